@@ -1,0 +1,23 @@
+// `npm start` builds first when dist/ is missing or older than any source file.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const marker = path.join(root, 'dist', 'src', 'cli.js');
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+const stale = !existsSync(marker) || newestMtime(path.join(root, 'src')) > statSync(marker).mtimeMs
+  || statSync(path.join(root, 'tsconfig.json')).mtimeMs > statSync(marker).mtimeMs;
+if (stale) {
+  process.stdout.write('building service-sandbox (tsc)...\n');
+  execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+import { ConfigError, parseConfig } from './config.js';
+import { FixturesError } from './fixtures/fixtures.loader.js';
+import { startServer } from './server.js';
+import { signCommand } from './cli/sign.command.js';
+
+// `service-sandbox [serve] [flags]` serves the emulator; `service-sandbox sign ...` prints HMAC headers.
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === 'sign') {
+    process.exitCode = signCommand(rest, process.env);
+    return;
+  }
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(HELP);
+    return;
+  }
+  const args = command === 'serve' ? rest : argv;
+  let server;
+  try {
+    const config = parseConfig(args, process.env);
+    server = await startServer({ config });
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof FixturesError) {
+      process.stderr.write(`service-sandbox: ${error.message}\n`);
+      process.exit(2);
+    }
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      process.stderr.write(`service-sandbox: cannot listen: ${(error as Error).message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  process.stdout.write(`service-sandbox listening on ${server.url} (docs ${server.url}/docs, dashboard ${server.url}/_emulator/ui)\n`);
+  const shutdown = () => {
+    void server.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+const HELP = `service-sandbox: local emulator of the payments and accounts API
+
+Usage:
+  service-sandbox [serve] [--port 4010] [--host 127.0.0.1] [--db :memory:|FILE] [--fixtures FILE]
+                  [--seed TEXT] [--clock realtime|ISO-INSTANT] [--webhook-url URL] [--log-level LEVEL]
+                  [--admin-token TOKEN] [--journal-size N] [--webhook-timeout-ms MS]
+  service-sandbox sign METHOD TARGET [--body JSON] [--key API_KEY] [--secret SECRET] [--program PRG] [--user USR]
+                  prints curl -H arguments for an HMAC-signed request (defaults: the SINGLE_USER sandbox key)
+
+Every flag also reads an environment variable (PORT, HOST, DB_PATH, FIXTURES, SEED, CLOCK, WEBHOOK_URL,
+LOG_LEVEL, ADMIN_TOKEN, JOURNAL_SIZE, WEBHOOK_TIMEOUT_MS). See README.md.
+`;
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  process.stderr.write(`service-sandbox: ${(error as Error).message}\n`);
+  process.exit(1);
+});

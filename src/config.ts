@@ -1,0 +1,113 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { z } from 'zod';
+
+// One zod schema for every flag and environment variable (issue 2). A flag wins over its variable.
+
+// The package root, whether running from src/ (tests) or dist/src/ (built).
+export const PROJECT_ROOT = findPackageRoot(path.dirname(fileURLToPath(import.meta.url)));
+
+function findPackageRoot(start: string): string {
+  let dir = start;
+  while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+}
+export const DEFAULT_FIXTURES = path.join(PROJECT_ROOT, 'fixtures', 'default.json');
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const configSchema = z.object({
+  port: z.coerce
+    .number({ error: 'accepts an integer port 0-65535' })
+    .int('accepts an integer port 0-65535')
+    .min(0, 'accepts an integer port 0-65535')
+    .max(65535, 'accepts an integer port 0-65535')
+    .default(4010),
+  host: z.string().min(1, 'accepts a host name or IP address').default('127.0.0.1'),
+  db: z.string().min(1, 'accepts :memory: or a file path').default(':memory:'),
+  fixtures: z.string().min(1, 'accepts a path to a fixtures JSON file').default(DEFAULT_FIXTURES),
+  seed: z.string().min(1, 'accepts any non-empty string').default('service-sandbox'),
+  clock: z
+    .string()
+    .default('realtime')
+    .refine((value) => value === 'realtime' || isIsoInstant(value), {
+      message: 'accepts "realtime" or an ISO 8601 instant such as 2026-03-01T12:00:00.000Z',
+    }),
+  webhookUrl: z
+    .string()
+    .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), { message: 'accepts an http:// or https:// URL' })
+    .optional(),
+  logLevel: z.enum(LOG_LEVELS, { error: `accepts one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  adminToken: z.string().min(1, 'accepts a non-empty token').optional(),
+  journalSize: z.coerce
+    .number({ error: 'accepts an integer 0-100000' })
+    .int('accepts an integer 0-100000')
+    .min(0, 'accepts an integer 0-100000')
+    .max(100000, 'accepts an integer 0-100000')
+    .default(1000),
+  webhookTimeoutMs: z.coerce
+    .number({ error: 'accepts an integer number of milliseconds 1-600000' })
+    .int('accepts an integer number of milliseconds 1-600000')
+    .min(1, 'accepts an integer number of milliseconds 1-600000')
+    .max(600000, 'accepts an integer number of milliseconds 1-600000')
+    .default(10000),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+function isIsoInstant(value: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(value) && !Number.isNaN(Date.parse(value));
+}
+
+/** Flag name, environment variable and config key for each option: the README table mirrors this. */
+export const OPTIONS = [
+  { flag: '--port', env: 'PORT', key: 'port' },
+  { flag: '--host', env: 'HOST', key: 'host' },
+  { flag: '--db', env: 'DB_PATH', key: 'db' },
+  { flag: '--fixtures', env: 'FIXTURES', key: 'fixtures' },
+  { flag: '--seed', env: 'SEED', key: 'seed' },
+  { flag: '--clock', env: 'CLOCK', key: 'clock' },
+  { flag: '--webhook-url', env: 'WEBHOOK_URL', key: 'webhookUrl' },
+  { flag: '--log-level', env: 'LOG_LEVEL', key: 'logLevel' },
+  { flag: '--admin-token', env: 'ADMIN_TOKEN', key: 'adminToken' },
+  { flag: '--journal-size', env: 'JOURNAL_SIZE', key: 'journalSize' },
+  { flag: '--webhook-timeout-ms', env: 'WEBHOOK_TIMEOUT_MS', key: 'webhookTimeoutMs' },
+] as const;
+
+export class ConfigError extends Error {}
+
+/** Parse argv (without node and script) and the environment into a Config; throws ConfigError with one line. */
+export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
+  const raw: Record<string, string> = {};
+  for (const option of OPTIONS) {
+    const value = env[option.env];
+    if (value !== undefined && value !== '') raw[option.key] = value;
+  }
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i]!;
+    const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const option = OPTIONS.find((candidate) => candidate.flag === name);
+    if (!option) throw new ConfigError(`unknown option ${name}; accepted: ${OPTIONS.map((o) => o.flag).join(', ')}`);
+    const value = inline ?? argv[i + 1];
+    if (inline === undefined) i += 1;
+    if (value === undefined) throw new ConfigError(`${option.flag} needs a value`);
+    raw[option.key] = value;
+  }
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const key = String(issue.path[0]);
+    const option = OPTIONS.find((candidate) => candidate.key === key);
+    const given = raw[key];
+    throw new ConfigError(
+      `invalid ${option ? `${option.flag} / ${option.env}` : key}${given !== undefined ? ` "${given}"` : ''}: ${issue.message}`,
+    );
+  }
+  return result.data;
+}
+
+/** Start state of the clock from `--clock`. */
+export function clockStart(config: Config): { mode: 'realtime' } | { mode: 'frozen'; atMs: number } {
+  return config.clock === 'realtime' ? { mode: 'realtime' } : { mode: 'frozen', atMs: Date.parse(config.clock) };
+}

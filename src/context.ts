@@ -1,0 +1,28 @@
+import type { Db } from './db/connection.js';
+import type { Clock } from './lib/clock.js';
+import type { IdSource } from './lib/ids.js';
+import type { Config } from './config.js';
+import type { Fixtures } from './fixtures/fixtures.schema.js';
+import { errors } from './http/errors.js';
+
+/** Everything a domain function needs, injected (DESIGN: ctx = { db, clock, ids, config }). */
+export interface AppContext {
+  db: Db;
+  clock: Clock;
+  ids: IdSource;
+  config: Config;
+  fixtures: Fixtures;
+  /** Called after a write that created outbox rows, so delivery starts without blocking the request. */
+  notifyOutbox: () => void;
+  /** Handlers of deferred jobs by type (scheduler/job-handlers.ts). */
+  jobHandlers: Record<string, (ctx: AppContext, payload: Record<string, unknown>) => void>;
+}
+
+/** Decimal places of a currency (contract 0); unknown currencies are a 400 naming the field. */
+export function precisionOf(ctx: AppContext, currency: string, fieldRef = 'currency'): number {
+  const entry = ctx.fixtures.currencies[currency];
+  if (!entry) {
+    throw errors.field('InvalidValue', fieldRef, `Unknown currency "${currency}"; supported: ${Object.keys(ctx.fixtures.currencies).join(', ')}`);
+  }
+  return entry.precision;
+}

@@ -1,0 +1,32 @@
+import Database from 'better-sqlite3';
+import { migrate } from './migrate.js';
+
+export type Db = Database.Database;
+
+/** Open the database (`:memory:` by default, a file with `--db`), in WAL mode with foreign keys on. */
+export function openDatabase(path: string): Db {
+  const db = new Database(path);
+  if (path !== ':memory:') db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+// DESIGN habit 5: prepare each statement once per database handle.
+const statementCache = new WeakMap<Db, Map<string, Database.Statement>>();
+
+export function sql<Row = unknown>(db: Db, text: string): Database.Statement<unknown[], Row> {
+  let cache = statementCache.get(db);
+  if (!cache) {
+    cache = new Map();
+    statementCache.set(db, cache);
+  }
+  let statement = cache.get(text);
+  if (!statement) {
+    statement = db.prepare(text);
+    cache.set(text, statement);
+  }
+  return statement as Database.Statement<unknown[], Row>;
+}

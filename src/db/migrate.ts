@@ -1,0 +1,22 @@
+import type { Db } from './connection.js';
+import { migrations } from './migrations/index.js';
+
+// Numbered migrations tracked with PRAGMA user_version; each runs in its own transaction.
+export function migrate(db: Db): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  const sorted = [...migrations].sort((a, b) => a.version - b.version);
+  for (const migration of sorted) {
+    if (migration.version <= current) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.pragma(`user_version = ${migration.version}`);
+    })();
+  }
+}
+
+/** Tables holding emulator state (everything except the migration bookkeeping), for reset. */
+export function stateTables(db: Db): string[] {
+  return (
+    db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string }>
+  ).map((row) => row.name);
+}

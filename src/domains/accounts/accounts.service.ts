@@ -1,0 +1,55 @@
+import { sql } from '../../db/connection.js';
+import type { AppContext } from '../../context.js';
+import { precisionOf } from '../../context.js';
+import { errors } from '../../http/errors.js';
+import { formatAmount } from '../../lib/money.js';
+import type { Page } from '../../http/pagination.js';
+import { balancesOf } from '../ledger/ledger.service.js';
+import { toDepositInstruction, type DepositInstructionRow } from '../deposit-instructions/deposit-instructions.schema.js';
+import { toAccount, type Account, type AccountDetail, type AccountRow } from './accounts.schema.js';
+
+export interface Caller {
+  programmeId: string;
+  userId: string;
+}
+
+/**
+ * The caller's own top-level account. Contract 1: an id of another programme (or no such id) is 404; an
+ * account of another user of the same programme is 403.
+ */
+export function requireOwnAccount(ctx: AppContext, caller: Caller, accountId: string): AccountRow {
+  const row = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
+  if (!row || row.programme_id !== caller.programmeId || row.parent_account_id !== null) {
+    throw errors.notFound(`Account ${accountId} not found`);
+  }
+  if (row.user_id !== caller.userId) throw errors.forbidden(`Account ${accountId} belongs to another user`);
+  return row;
+}
+
+// contract 3: createdAt ascending, then id
+export function listAccounts(ctx: AppContext, caller: Caller, page: { pageIndex: number; pageSize: number }): Page<Account> {
+  const rows = sql<AccountRow>(
+    ctx.db,
+    'SELECT * FROM accounts WHERE user_id = ? AND parent_account_id IS NULL ORDER BY created_at_ms, id LIMIT ? OFFSET ?',
+  ).all(caller.userId, page.pageSize, page.pageIndex * page.pageSize);
+  const total = sql<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM accounts WHERE user_id = ? AND parent_account_id IS NULL').get(caller.userId)!;
+  return { data: rows.map(toAccount), pageIndex: page.pageIndex, pageSize: page.pageSize, totalRecords: total.n };
+}
+
+export function depositInstructionsOf(ctx: AppContext, accountId: string): DepositInstructionRow[] {
+  return sql<DepositInstructionRow>(ctx.db, 'SELECT * FROM deposit_instructions WHERE account_id = ? ORDER BY created_at_ms, id').all(accountId);
+}
+
+export function getAccountDetail(ctx: AppContext, caller: Caller, accountId: string): AccountDetail {
+  const row = requireOwnAccount(ctx, caller, accountId);
+  const precision = precisionOf(ctx, row.currency);
+  const balances = balancesOf(ctx, row.id);
+  return {
+    ...toAccount(row),
+    depositInstructions: depositInstructionsOf(ctx, row.id).map(toDepositInstruction),
+    balances: {
+      current: formatAmount(balances.currentMinor, precision),
+      available: formatAmount(balances.availableMinor, precision),
+    },
+  };
+}

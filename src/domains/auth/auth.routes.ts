@@ -1,0 +1,24 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../../context.js';
+import { errorResponses } from '../../http/errors.js';
+import { userOf } from '../../http/auth.js';
+import { tokenBody, tokenResponse } from './auth.schema.js';
+import { issueToken } from './auth.service.js';
+
+export const authRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.post(
+      '/v1/auth/token',
+      {
+        config: { auth: { modes: ['hmac'], user: 'required' } },
+        schema: {
+          tags: ['Auth'],
+          summary: 'Issue a bearer access token (interface 5.1, contract 2)',
+          description: 'HMAC only; the token acts for the user of the HMAC headers. Optional body { scopes }. Lifetime 3600 s of emulated time.',
+          body: tokenBody,
+          response: { 200: tokenResponse, ...errorResponses(403) },
+        },
+      },
+      async (request) => ctx.db.transaction(() => issueToken(ctx, userOf(request), request.body?.scopes))(),
+    );
+  };

@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { SCOPES } from '../../http/auth.js';
+
+// contract 2: POST /v1/auth/token
+export const tokenBody = z
+  .object({ scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length).optional() })
+  .strict()
+  .optional();
+
+export const tokenResponse = z
+  .object({
+    accessToken: z.string(),
+    tokenType: z.literal('Bearer'),
+    expiresIn: z.number().int(),
+    expiresAt: z.string(),
+    scopes: z.array(z.enum(SCOPES)),
+    programId: z.string(),
+    userId: z.string(),
+  })
+  .meta({ id: 'AccessToken' });
+export type TokenResponse = z.infer<typeof tokenResponse>;

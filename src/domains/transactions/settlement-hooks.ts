@@ -1,0 +1,5 @@
+import type { SettlementHook } from './transactions.service.js';
+
+// Hooks that run after a transaction status write, inside the same SQLite transaction. Add a domain's hook
+// here (one import, one entry) rather than teaching transitionTransaction about it.
+export const settlementHooks: SettlementHook[] = [];

@@ -1,0 +1,47 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../../context.js';
+import { errorResponses, errors } from '../../http/errors.js';
+import { envelopeSchema } from '../../http/pagination.js';
+import { authOf } from '../../http/auth.js';
+import { createUserBody, listUsersQuery, userSchema } from './users.schema.js';
+import { createUser, listUsers } from './users.service.js';
+
+export const usersRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.get(
+      '/v1/users',
+      {
+        config: { auth: { modes: ['hmac'], user: 'programme' } },
+        schema: {
+          tags: ['Users'],
+          summary: 'List users of the programme (interface 4.11)',
+          description: 'HMAC only. Users whose enrollment has started, newest first. pageSize 1-25, default 25.',
+          querystring: listUsersQuery,
+          response: { 200: envelopeSchema(userSchema), ...errorResponses(403) },
+        },
+      },
+      async (request) => listUsers(ctx, authOf(request).programmeId, request.query),
+    );
+
+    app.post(
+      '/v1/auth/users',
+      {
+        config: { auth: { modes: ['hmac'], user: 'programme' } },
+        schema: {
+          tags: ['Auth'],
+          summary: 'Create a user of the programme (contract 2)',
+          description: 'HMAC with a MULTI_USER key. 201 when created; 200 with the existing user for a known externalId.',
+          body: createUserBody,
+          response: { 200: userSchema, 201: userSchema, ...errorResponses(403) },
+        },
+      },
+      async (request, reply) => {
+        const auth = authOf(request);
+        if (auth.integrationType !== 'MULTI_USER') {
+          throw errors.forbidden('Creating users is a programme-level write: use a MULTI_USER key', 'SINGLE_USER_KEY_NOT_ALLOWED');
+        }
+        const result = ctx.db.transaction(() => createUser(ctx, auth.programmeId, request.body))();
+        return reply.status(result.created ? 201 : 200).send(result.user);
+      },
+    );
+  };

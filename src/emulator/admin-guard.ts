@@ -1,0 +1,21 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.js';
+import { errors } from '../http/errors.js';
+
+// Contract 10: the control plane needs no credentials unless ADMIN_TOKEN is set; then it takes
+// `Authorization: Bearer <ADMIN_TOKEN>` (or `X-Admin-Token`). Health stays open for container checks.
+export function registerAdminGuard(app: FastifyInstance, ctx: AppContext): void {
+  const token = ctx.config.adminToken;
+  if (!token) return;
+  const expected = Buffer.from(token);
+  app.addHook('onRequest', async (request) => {
+    const path = request.url.split('?')[0]!;
+    if (!path.startsWith('/_emulator') || path === '/_emulator/health') return;
+    const given = (request.headers['x-admin-token'] as string | undefined) ?? /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')?.[1];
+    const buffer = Buffer.from(given ?? '');
+    if (buffer.length !== expected.length || !timingSafeEqual(buffer, expected)) {
+      throw errors.unauthorized('The control plane requires the admin token: Authorization: Bearer <ADMIN_TOKEN> or X-Admin-Token');
+    }
+  });
+}

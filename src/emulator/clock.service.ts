@@ -1,0 +1,31 @@
+import type { AppContext } from '../context.js';
+import { advanceClock, runDueJobs } from '../scheduler/scheduler.js';
+import { errors } from '../http/errors.js';
+
+export function clockView(ctx: AppContext, jobsRun?: number) {
+  const state = ctx.clock.state();
+  const view = {
+    now: ctx.clock.nowIso(),
+    mode: state.mode,
+    offsetMs: ctx.clock.nowMs() - ctx.clock.realNowMs(),
+  } as { now: string; mode: 'realtime' | 'frozen'; offsetMs: number; jobsRun?: number };
+  if (jobsRun !== undefined) view.jobsRun = jobsRun;
+  return view;
+}
+
+/** Contract 10: freeze, advance (running due jobs in time order) or resume real time. */
+export function changeClock(ctx: AppContext, body: { freezeAt?: string; advanceMs?: number; realtime?: true }) {
+  if (body.freezeAt !== undefined) {
+    const target = Date.parse(body.freezeAt);
+    if (target < ctx.clock.nowMs()) {
+      throw errors.field('InvalidValue', 'freezeAt', 'freezeAt is earlier than the emulated now; the clock only moves forward (use /_emulator/reset to start over)');
+    }
+    // Moving forward to the instant runs the jobs due on the way, then freezes there.
+    ctx.clock.freezeAt(ctx.clock.nowMs());
+    const ran = advanceClock(ctx, target - ctx.clock.nowMs());
+    return clockView(ctx, ran);
+  }
+  if (body.advanceMs !== undefined) return clockView(ctx, advanceClock(ctx, body.advanceMs));
+  ctx.clock.resume();
+  return clockView(ctx, runDueJobs(ctx));
+}

@@ -1,0 +1,54 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../context.js';
+import { errorResponses } from '../http/errors.js';
+import { resetState } from '../fixtures/fixtures.seed.js';
+import { VERSION } from '../version.js';
+import { clockBody, clockResponse, healthResponse, resetResponse } from './emulator.schema.js';
+import { changeClock, clockView } from './clock.service.js';
+
+// The control plane of contract 10. No credentials unless ADMIN_TOKEN is set (emulator/admin-guard.ts).
+export const emulatorRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.get(
+      '/_emulator/health',
+      { schema: { tags: ['Emulator'], summary: 'Liveness', response: { 200: healthResponse } } },
+      async () => ({ status: 'ok' as const, now: ctx.clock.nowIso(), version: VERSION }),
+    );
+
+    app.post(
+      '/_emulator/reset',
+      {
+        schema: {
+          tags: ['Emulator'],
+          summary: 'Back to the fixtures: every table cleared and reloaded in one transaction; clock back to its start',
+          response: { 200: resetResponse, ...errorResponses() },
+        },
+      },
+      async () => {
+        const started = process.hrtime.bigint();
+        ctx.clock.restoreInitial();
+        resetState(ctx);
+        return { status: 'reset' as const, durationMs: Number(process.hrtime.bigint() - started) / 1e6 };
+      },
+    );
+
+    app.get(
+      '/_emulator/clock',
+      { schema: { tags: ['Emulator'], summary: 'Read the emulated clock', response: { 200: clockResponse } } },
+      async () => clockView(ctx),
+    );
+
+    app.post(
+      '/_emulator/clock',
+      {
+        schema: {
+          tags: ['Emulator'],
+          summary: 'Freeze, advance or resume the emulated clock',
+          description: 'Advancing runs every job due by the new time in time order before answering.',
+          body: clockBody,
+          response: { 200: clockResponse, ...errorResponses() },
+        },
+      },
+      async (request) => changeClock(ctx, request.body),
+    );
+  };

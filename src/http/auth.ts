@@ -1,0 +1,259 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sql } from '../db/connection.js';
+import type { AppContext } from '../context.js';
+import { canonicalRequest, hexDigestsEqual, hmacSha256Hex } from '../lib/hmac.js';
+import { errors, ServiceError } from './errors.js';
+
+// Authentication of interface 5 with the emulator's rules of contract 2: HMAC headers (server-to-server),
+// bearer tokens (client-server), the payout endpoint's HMAC variant, and the user context that every
+// user-scoped endpoint acts for.
+
+export const SCOPES = [
+  'accounts:read',
+  'accounts:write',
+  'transactions:read',
+  'transactions:write',
+  'enrollment:read',
+  'enrollment:write',
+  'beneficiaries:read',
+  'beneficiaries:write',
+  'statements:read',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const HEADER = {
+  apiKey: 'x-service-api-key',
+  timestamp: 'x-service-timestamp',
+  programId: 'x-service-program-id',
+  userId: 'x-service-user-id',
+  signature: 'x-service-signature',
+} as const;
+
+export const HMAC_SKEW_MS = 60_000; // interface 5.2
+export const PAYOUT_SKEW_MS = 300_000; // contract 2: payout variant
+export const TOKEN_LIFETIME_SECONDS = 3600; // contract 2
+
+export interface AuthPolicy {
+  /** Accepted modes; `payout` is the HMAC variant of interface 4.12. `none`: no credentials. */
+  modes: ReadonlyArray<'hmac' | 'bearer' | 'payout' | 'none'>;
+  /** Bearer tokens must carry this scope (HMAC callers hold every scope). */
+  scope?: Scope;
+  /** `required`: the call acts for one user (contract 2 user context); `programme`: programme-level. */
+  user: 'required' | 'programme';
+}
+
+export interface AuthContext {
+  mode: 'hmac' | 'bearer' | 'payout' | 'none';
+  programmeId: string;
+  apiKey: string | null;
+  integrationType: 'SINGLE_USER' | 'MULTI_USER' | null;
+  /** The user the call acts for; null on programme-level calls. */
+  userId: string | null;
+  scopes: ReadonlySet<Scope>;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthPolicy;
+  }
+  interface FastifyRequest {
+    rawBody?: Buffer;
+    auth?: AuthContext;
+  }
+}
+
+interface ApiKeyRow {
+  api_key: string;
+  programme_id: string;
+  secret: string;
+  integration_type: 'SINGLE_USER' | 'MULTI_USER';
+  user_id: string | null;
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function lookupKey(ctx: AppContext, apiKey: string): ApiKeyRow | undefined {
+  return sql<ApiKeyRow>(ctx.db, 'SELECT * FROM api_keys WHERE api_key = ?').get(apiKey);
+}
+
+function requestTarget(request: FastifyRequest): string {
+  return request.raw.url ?? request.url;
+}
+
+/** HMAC mode (interface 5.2, contract 2). */
+function verifyHmac(ctx: AppContext, request: FastifyRequest): ApiKeyRow {
+  const apiKey = header(request, HEADER.apiKey);
+  const timestamp = header(request, HEADER.timestamp);
+  const signature = header(request, HEADER.signature);
+  const programId = header(request, HEADER.programId);
+  if (!apiKey) throw errors.unauthorized('Missing X-Service-Api-Key header');
+  const key = lookupKey(ctx, apiKey);
+  if (!key) throw errors.unauthorized('Unknown API key');
+  if (!timestamp) throw errors.unauthorized('Missing X-Service-Timestamp header (milliseconds since the Unix epoch)');
+  if (!/^\d{1,16}$/.test(timestamp)) throw errors.unauthorized('X-Service-Timestamp must be milliseconds since the Unix epoch, as digits');
+  if (Math.abs(ctx.clock.realNowMs() - Number(timestamp)) > HMAC_SKEW_MS) {
+    throw errors.unauthorized('X-Service-Timestamp is more than 60 seconds away from the server clock; sign each request with the current time');
+  }
+  if (!signature) throw errors.unauthorized('Missing X-Service-Signature header');
+  if (!programId) throw errors.unauthorized('Missing X-Service-Program-Id header');
+  const expected = hmacSha256Hex(key.secret, canonicalRequest(apiKey, timestamp, request.method, requestTarget(request), request.rawBody ?? Buffer.alloc(0)));
+  if (!hexDigestsEqual(expected, signature)) {
+    throw errors.unauthorized(
+      'Signature mismatch: expected lower-case hex HMAC-SHA256 of apiKey + timestamp + METHOD + path?query + raw body, keyed with the API secret',
+    );
+  }
+  if (programId !== key.programme_id) throw errors.forbidden('X-Service-Program-Id does not match the programme of this API key');
+  return key;
+}
+
+function headerLengthCheck(name: string, value: string | undefined, min: number, max: number): void {
+  if (value !== undefined && (value.length < min || value.length > max)) {
+    throw errors.field('InvalidFormat', name, `${name} must be ${min}-${max} characters`);
+  }
+}
+
+/** The payout endpoint's HMAC variant (interface 4.12, 5.2; contract 2). Reusable by any route. */
+export function verifyPayoutHmac(ctx: AppContext, request: FastifyRequest): ApiKeyRow {
+  const apiKey = header(request, HEADER.apiKey);
+  const timestamp = header(request, HEADER.timestamp);
+  const signature = header(request, HEADER.signature);
+  const programId = header(request, HEADER.programId);
+  headerLengthCheck('X-Service-Api-Key', apiKey, 8, 128);
+  headerLengthCheck('X-Service-Program-Id', programId, 8, 128);
+  if (!apiKey) throw errors.unauthorized('Missing X-Service-Api-Key header');
+  const key = lookupKey(ctx, apiKey);
+  if (!key) throw errors.unauthorized('Unknown API key');
+  if (!timestamp) throw errors.unauthorized('Missing X-Service-Timestamp header (RFC 3339 UTC on this endpoint)');
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]00:00)$/i.test(timestamp) || Number.isNaN(Date.parse(timestamp))) {
+    throw errors.unauthorized('X-Service-Timestamp must be an RFC 3339 UTC timestamp on the payout endpoint, e.g. 2026-03-01T12:00:00Z');
+  }
+  if (Math.abs(ctx.clock.realNowMs() - Date.parse(timestamp)) > PAYOUT_SKEW_MS) {
+    throw errors.unauthorized('X-Service-Timestamp is more than 300 seconds away from the server clock');
+  }
+  if (!signature) throw errors.unauthorized('Missing X-Service-Signature header');
+  if (!/^sha256=[A-Fa-f0-9]{64}$/.test(signature)) throw errors.unauthorized('X-Service-Signature must match ^sha256=[A-Fa-f0-9]{64}$');
+  if (!programId) throw errors.unauthorized('Missing X-Service-Program-Id header');
+  const expected = hmacSha256Hex(key.secret, canonicalRequest(apiKey, timestamp, request.method, requestTarget(request), request.rawBody ?? Buffer.alloc(0)));
+  if (!hexDigestsEqual(expected, signature.slice('sha256='.length))) {
+    throw errors.unauthorized('Signature mismatch: expected sha256=<hex HMAC-SHA256 of apiKey + timestamp + POST + path?query + raw body>');
+  }
+  if (programId !== key.programme_id) throw errors.forbidden('X-Service-Program-Id does not match the programme of this API key');
+  return key;
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+interface TokenRow {
+  programme_id: string;
+  user_id: string;
+  scopes: string;
+  expires_at_ms: number;
+}
+
+function verifyBearer(ctx: AppContext, token: string): AuthContext {
+  const row = sql<TokenRow>(ctx.db, 'SELECT programme_id, user_id, scopes, expires_at_ms FROM access_tokens WHERE token_hash = ?').get(hashToken(token));
+  if (!row) throw errors.unauthorized('Unknown access token');
+  if (row.expires_at_ms <= ctx.clock.nowMs()) throw errors.unauthorized('Access token expired; request a new one from POST /v1/auth/token');
+  return {
+    mode: 'bearer',
+    programmeId: row.programme_id,
+    apiKey: null,
+    integrationType: null,
+    userId: row.user_id,
+    scopes: new Set(row.scopes.split(' ').filter(Boolean) as Scope[]),
+  };
+}
+
+/** Resolve the user a key acts for (contract 2 user context). */
+function userContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, policy: AuthPolicy): string | null {
+  const userHeader = header(request, HEADER.userId);
+  if (policy.user === 'programme') return null;
+  if (key.integration_type === 'SINGLE_USER') {
+    if (userHeader !== undefined) {
+      throw new ServiceError(400, 'USER_ID_HEADER_NOT_ALLOWED', 'X-Service-User-Id must not be sent with a SINGLE_USER key; the key is bound to its user');
+    }
+    return key.user_id;
+  }
+  if (!userHeader) {
+    throw new ServiceError(400, 'USER_ID_HEADER_REQUIRED', 'X-Service-User-Id is required with a MULTI_USER key on this endpoint');
+  }
+  const user = sql<{ id: string }>(ctx.db, 'SELECT id FROM users WHERE id = ? AND programme_id = ?').get(userHeader, key.programme_id);
+  if (!user) throw errors.forbidden(`X-Service-User-Id ${userHeader} is not a user of this programme`);
+  return user.id;
+}
+
+export function authenticate(ctx: AppContext, request: FastifyRequest, policy: AuthPolicy): AuthContext {
+  if (policy.modes.includes('none')) {
+    return { mode: 'none', programmeId: '', apiKey: null, integrationType: null, userId: null, scopes: new Set() };
+  }
+  const authorization = header(request, 'authorization');
+  if (authorization !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match) throw errors.unauthorized('Authorization header must be "Bearer <access token>"');
+    if (!policy.modes.includes('bearer')) {
+      throw errors.unauthorized('This endpoint accepts HMAC-signed requests only (X-Service-* headers); bearer tokens are not accepted');
+    }
+    const auth = verifyBearer(ctx, match[1]!);
+    if (policy.scope && !auth.scopes.has(policy.scope)) {
+      throw errors.forbidden(`Access token lacks the ${policy.scope} scope`);
+    }
+    return auth;
+  }
+  if (policy.modes.includes('payout')) {
+    const key = verifyPayoutHmac(ctx, request);
+    return hmacContext(ctx, request, key, policy, 'payout');
+  }
+  if (header(request, HEADER.apiKey) === undefined) {
+    throw errors.unauthorized(
+      policy.modes.includes('bearer')
+        ? 'Missing authentication: send Authorization: Bearer <token> or the X-Service-* HMAC headers'
+        : 'Missing authentication: this endpoint takes the X-Service-* HMAC headers',
+    );
+  }
+  const key = verifyHmac(ctx, request);
+  return hmacContext(ctx, request, key, policy, 'hmac');
+}
+
+function hmacContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, policy: AuthPolicy, mode: 'hmac' | 'payout'): AuthContext {
+  return {
+    mode,
+    programmeId: key.programme_id,
+    apiKey: key.api_key,
+    integrationType: key.integration_type,
+    userId: userContext(ctx, request, key, policy),
+    scopes: new Set(SCOPES),
+  };
+}
+
+/** Registers the hook that authenticates each route by its `config.auth` policy. */
+export function registerAuth(app: FastifyInstance, ctx: AppContext): void {
+  app.addHook('preValidation', async (request) => {
+    const policy = request.routeOptions.config.auth;
+    if (!policy) return;
+    request.auth = authenticate(ctx, request, policy);
+  });
+}
+
+/** The authenticated context; routes with an auth policy always have one. */
+export function authOf(request: FastifyRequest): AuthContext {
+  if (!request.auth) throw errors.internal('route has no auth policy');
+  return request.auth;
+}
+
+/** The user a user-scoped call acts for. */
+export function userOf(request: FastifyRequest): { programmeId: string; userId: string } {
+  const auth = authOf(request);
+  if (!auth.userId) throw errors.internal('route is not user-scoped');
+  return { programmeId: auth.programmeId, userId: auth.userId };
+}
+
+/** A fresh random bearer token (contract 2: random, never derived from the clock). */
+export function newAccessToken(): string {
+  return `sbx_at_${randomBytes(24).toString('base64url')}`;
+}

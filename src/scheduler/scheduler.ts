@@ -1,0 +1,110 @@
+import { sql } from '../db/connection.js';
+import type { AppContext } from '../context.js';
+
+// Deferred work is a row in `jobs` with a due time on the emulated clock (DESIGN). Jobs run in time order,
+// each in its own SQLite transaction, with the clock reading the job's due time while it runs, so a rail
+// step due at T is stamped T even when the clock was advanced past it in one call (contract 10).
+
+export type JobHandler = (ctx: AppContext, payload: Record<string, unknown>) => void;
+
+interface JobRow {
+  id: number;
+  type: string;
+  due_at_ms: number;
+  payload: string;
+}
+
+export function scheduleJob(ctx: AppContext, type: string, dueAtMs: number, payload: Record<string, unknown>): number {
+  if (!ctx.jobHandlers[type]) throw new Error(`no handler registered for job type ${type}`);
+  const result = sql(ctx.db, 'INSERT INTO jobs (type, due_at_ms, payload, created_at_ms) VALUES (?, ?, ?, ?)').run(
+    type,
+    dueAtMs,
+    JSON.stringify(payload),
+    ctx.clock.nowMs(),
+  );
+  return Number(result.lastInsertRowid);
+}
+
+export function cancelJobs(ctx: AppContext, type: string, payloadMatch: (payload: Record<string, unknown>) => boolean): void {
+  const rows = sql<JobRow>(ctx.db, "SELECT id, type, due_at_ms, payload FROM jobs WHERE status = 'PENDING' AND type = ?").all(type);
+  for (const row of rows) {
+    if (payloadMatch(JSON.parse(row.payload) as Record<string, unknown>)) {
+      sql(ctx.db, "UPDATE jobs SET status = 'CANCELED' WHERE id = ?").run(row.id);
+    }
+  }
+}
+
+function nextDueJob(ctx: AppContext, uptoMs: number): JobRow | undefined {
+  return sql<JobRow>(
+    ctx.db,
+    "SELECT id, type, due_at_ms, payload FROM jobs WHERE status = 'PENDING' AND due_at_ms <= ? ORDER BY due_at_ms, id LIMIT 1",
+  ).get(uptoMs);
+}
+
+function runJob(ctx: AppContext, job: JobRow): void {
+  const handler = ctx.jobHandlers[job.type];
+  try {
+    ctx.db.transaction(() => {
+      if (!handler) throw new Error(`no handler for job type ${job.type}`);
+      handler(ctx, JSON.parse(job.payload) as Record<string, unknown>);
+      sql(ctx.db, "UPDATE jobs SET status = 'DONE', attempts = attempts + 1 WHERE id = ?").run(job.id);
+    })();
+  } catch (error) {
+    // A failing job must not wedge the queue: record it and move on.
+    sql(ctx.db, "UPDATE jobs SET status = 'FAILED', attempts = attempts + 1, last_error = ? WHERE id = ?").run(
+      error instanceof Error ? error.message : String(error),
+      job.id,
+    );
+  }
+}
+
+/**
+ * Run every job due by the clock's current time. With a flowing clock jobs keep their own due time
+ * only in the database; the clock is not moved back.
+ */
+export function runDueJobs(ctx: AppContext, limit = 10_000): number {
+  let ran = 0;
+  for (;;) {
+    const job = nextDueJob(ctx, ctx.clock.nowMs());
+    if (!job || ran >= limit) break;
+    runJob(ctx, job);
+    ran += 1;
+  }
+  if (ran > 0) ctx.notifyOutbox();
+  return ran;
+}
+
+/** Advance the emulated clock by `ms`, running due jobs in time order at their own due times. */
+export function advanceClock(ctx: AppContext, ms: number): number {
+  const target = ctx.clock.nowMs() + ms;
+  const frozen = ctx.clock.state().mode === 'frozen';
+  let ran = 0;
+  for (;;) {
+    const job = nextDueJob(ctx, target);
+    if (!job) break;
+    if (job.due_at_ms > ctx.clock.nowMs()) moveTo(ctx, job.due_at_ms, frozen);
+    runJob(ctx, job);
+    ran += 1;
+  }
+  if (target > ctx.clock.nowMs()) moveTo(ctx, target, frozen);
+  if (ran > 0) ctx.notifyOutbox();
+  return ran;
+}
+
+function moveTo(ctx: AppContext, ms: number, frozen: boolean): void {
+  if (frozen) ctx.clock.freezeAt(ms);
+  else ctx.clock.advance(ms - ctx.clock.nowMs());
+}
+
+/** Poll for due jobs while time flows (realtime clock); returns a stop function. */
+export function startSchedulerTimer(ctx: AppContext, intervalMs = 100): () => void {
+  const timer = setInterval(() => {
+    try {
+      runDueJobs(ctx);
+    } catch {
+      // the database may be closing during shutdown
+    }
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,91 @@
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { createContext } from '../src/context.factory.js';
+import type { AppContext } from '../src/context.js';
+import { createClock } from '../src/lib/clock.js';
+import { signRequest } from '../src/lib/hmac.js';
+import type { Config } from '../src/config.js';
+
+// Tests build the app on a fresh in-memory database with a manual (frozen) clock (DESIGN habit 7).
+
+export const START = '2026-03-01T12:00:00.000Z';
+
+export const CREDENTIALS = {
+  programmeId: 'prg_sandbox',
+  single: { apiKey: 'pk_sandbox_single', secret: 'sk_sandbox_single_secret', userId: 'usr_acme' },
+  multi: { apiKey: 'pk_sandbox_multi', secret: 'sk_sandbox_multi_secret' },
+  other: { apiKey: 'pk_other_multi', secret: 'sk_other_multi_secret', programmeId: 'prg_other', userId: 'usr_other' },
+  webhook: { apiKey: 'wk_sandbox', secret: 'whsec_sandbox_secret' },
+} as const;
+
+export interface TestApp {
+  app: FastifyInstance;
+  ctx: AppContext;
+  /** Signed request as usr_acme with the SINGLE_USER key (default), or another identity. */
+  request(method: string, url: string, body?: unknown, as?: Identity): Promise<LightMyRequestResponse>;
+  /** HMAC headers for a request (contract 2). */
+  sign(method: string, url: string, body?: string, as?: Identity): Record<string, string>;
+  close(): Promise<void>;
+}
+
+export interface Identity {
+  apiKey?: string;
+  secret?: string;
+  programmeId?: string;
+  /** X-Service-User-Id (for MULTI_USER keys). */
+  userId?: string;
+  bearer?: string;
+  timestamp?: string;
+}
+
+export const AS_JANE: Identity = { apiKey: CREDENTIALS.multi.apiKey, secret: CREDENTIALS.multi.secret, userId: 'usr_jane' };
+export const AS_ACME_MULTI: Identity = { apiKey: CREDENTIALS.multi.apiKey, secret: CREDENTIALS.multi.secret, userId: 'usr_acme' };
+export const AS_OTHER: Identity = {
+  apiKey: CREDENTIALS.other.apiKey,
+  secret: CREDENTIALS.other.secret,
+  programmeId: CREDENTIALS.other.programmeId,
+  userId: CREDENTIALS.other.userId,
+};
+
+export async function buildTestApp(options: { start?: string; config?: Partial<Config>; db?: string } = {}): Promise<TestApp> {
+  const clock = createClock({ mode: 'frozen', atMs: Date.parse(options.start ?? START) });
+  const ctx = createContext({ config: { logLevel: 'silent', db: options.db ?? ':memory:', ...options.config }, clock });
+  const app = await buildApp(ctx);
+
+  function sign(method: string, url: string, body = '', as: Identity = {}): Record<string, string> {
+    const apiKey = as.apiKey ?? CREDENTIALS.single.apiKey;
+    const secret = as.secret ?? CREDENTIALS.single.secret;
+    const timestamp = as.timestamp ?? String(Date.now());
+    const headers: Record<string, string> = {
+      'x-service-api-key': apiKey,
+      'x-service-timestamp': timestamp,
+      'x-service-program-id': as.programmeId ?? CREDENTIALS.programmeId,
+      'x-service-signature': signRequest({ apiKey, secret, timestamp, method, target: url, body }),
+    };
+    if (as.userId) headers['x-service-user-id'] = as.userId;
+    return headers;
+  }
+
+  async function request(method: string, url: string, body?: unknown, as: Identity = {}): Promise<LightMyRequestResponse> {
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const headers: Record<string, string> = as.bearer ? { authorization: `Bearer ${as.bearer}` } : sign(method, url, payload ?? '', as);
+    if (payload !== undefined) headers['content-type'] = 'application/json';
+    return app.inject({ method: method as InjectOptions['method'], url, payload, headers });
+  }
+
+  return {
+    app,
+    ctx,
+    request,
+    sign,
+    async close() {
+      await app.close();
+      ctx.db.close();
+    },
+  };
+}
+
+/** Parse a JSON response body. */
+export function json<T = any>(response: LightMyRequestResponse): T {
+  return JSON.parse(response.body) as T;
+}
