@@ -1,34 +1,65 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { Writable } from 'node:stream';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
+import { z } from 'zod';
 import swaggerUi from '@fastify/swagger-ui';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
 import type { AppContext } from './context.js';
-import { errors, registerErrorHandling } from './http/errors.js';
-import { registerAuth } from './http/auth.js';
+import { errors, registerErrorHandling, ServiceError } from './http/errors.js';
+import { registerAuth, type AuthPolicy } from './http/auth.js';
+import { documentErrorResponses, securityFor, SECURITY_SCHEMES } from './http/openapi.js';
+import { registerRouteCatalog } from './http/route-catalog.js';
+import { redactUrl } from './http/redact.js';
 import { registerAdminGuard } from './emulator/admin-guard.js';
 import { VERSION } from './version.js';
 import { routeModules } from './routes.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024; // contract 1: 1 MiB
 
+export interface BuildAppOptions {
+  /** Where log lines go (default stdout); tests capture them to prove secrets stay out. */
+  logStream?: Writable;
+  /** Extra plugins registered after the domain routes (tests use this for probe routes). */
+  plugins?: FastifyPluginAsync[];
+}
+
 /** Build the Fastify app around a context (routes are thin; domains hold the logic). */
-export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger:
       ctx.config.logLevel === 'silent'
         ? false
         : {
             level: ctx.config.logLevel,
-            // Secrets never appear in logs: only method, url and status are logged, and these are redacted anyway.
-            redact: ['req.headers.authorization', 'req.headers["x-service-signature"]', 'req.headers["x-service-api-key"]'],
+            ...(options.logStream ? { stream: options.logStream } : {}),
+            // Secrets never appear in logs (issue 2): requests are logged as method, url and address only
+            // (no headers, no bodies), and the url's signed-link parameters are masked. The redact list is
+            // a second line of defence should anything log headers later.
+            serializers: { req: serializeRequest },
+            redact: {
+              paths: [
+                'req.headers.authorization',
+                'req.headers["x-service-signature"]',
+                'req.headers["x-service-api-key"]',
+                'req.headers["x-admin-token"]',
+              ],
+              censor: '[REDACTED]',
+            },
           },
     bodyLimit: DEFAULT_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: false,
   }).withTypeProvider<ZodTypeProvider>();
 
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(optionalBodyAware);
   app.setSerializerCompiler(serializerCompiler);
+  registerRouteCatalog(app);
   registerErrorHandling(app);
   registerBodyParsers(app);
 
@@ -38,17 +69,23 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       info: {
         title: 'service-sandbox',
         version: VERSION,
-        description: 'Local emulator of the accounts, transactions and enrollment service (interface 1.0) plus its /_emulator control plane.',
+        description:
+          'Local emulator of the accounts, transactions and enrollment service (interface 1.0) plus its /_emulator control plane. ' +
+          'Every non-2xx answer has the ServiceError body { message, errorCode?, validationErrors? }.',
       },
       servers: [{ url: `http://${ctx.config.host === '0.0.0.0' ? '127.0.0.1' : ctx.config.host}:${ctx.config.port}` }],
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer' },
-          hmacApiKey: { type: 'apiKey', in: 'header', name: 'X-Service-Api-Key' },
-        },
-      },
+      components: { securitySchemes: SECURITY_SCHEMES },
     },
-    transform: jsonSchemaTransform,
+    // Each operation gets the security requirement of its `config.auth` policy (interface 5).
+    transform: (input) => {
+      const result = jsonSchemaTransform(input);
+      const security = securityFor((input.route.config as { auth?: AuthPolicy } | undefined)?.auth, input.url);
+      if (security && result.schema && !(result.schema as { hide?: boolean }).hide) {
+        (result.schema as Record<string, unknown>).security = security;
+      }
+      return result;
+    },
+    transformObject: (input) => documentErrorResponses(jsonSchemaTransformObject(input)),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -56,32 +93,65 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   registerAdminGuard(app, ctx);
   registerAuth(app, ctx);
   for (const module of routeModules) await app.register(module(ctx));
+  for (const plugin of options.plugins ?? []) await app.register(plugin);
 
   await app.ready();
   return app;
 }
 
+// Fastify hands a missing body to the validator as null, so a route whose body schema is optional
+// (`POST /v1/auth/token` takes `{ scopes? }` or nothing) would refuse a request without one. A null body
+// on such a route is treated as absent.
+const optionalBodyAware: typeof validatorCompiler = (route) => {
+  const validate = validatorCompiler(route);
+  if (route.httpPart !== 'body' || !(route.schema instanceof z.ZodType) || !route.schema.safeParse(undefined).success) return validate;
+  return (data) => (data === null ? { value: undefined } : validate(data));
+};
+
+function serializeRequest(request: FastifyRequest) {
+  return { method: request.method, url: redactUrl(request.url), remoteAddress: request.ip };
+}
+
 function registerBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  // Keep the raw bytes: HMAC signatures cover the body byte for byte (contract 2).
+  // Fastify's JSON parser refuses `__proto__` and `constructor.prototype` keys; it is used only when the
+  // body contains one of those words, so ordinary bodies are parsed once and keep JSON.parse's message.
+  const guardedJsonParse = app.getDefaultJsonParser('error', 'error');
+  const malformed = (detail: string) =>
+    errors.invalid(`The body is not valid JSON: ${detail}`, [{ type: 'InvalidFormat', fieldRef: 'body', message: `Malformed JSON body: ${detail}` }]);
+
+  // Keep the raw bytes: HMAC signatures cover the body byte for byte (contract 2). An empty body with a
+  // JSON content type counts as no body, so `curl -H 'Content-Type: application/json' -X POST` works on
+  // routes that take none.
   app.addContentTypeParser(['application/json', 'application/*+json'], { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     request.rawBody = body;
     if (body.length === 0) return done(null, undefined);
+    const text = body.toString('utf8');
+    let value: unknown;
     try {
-      done(null, JSON.parse(body.toString('utf8')));
+      value = JSON.parse(text);
     } catch (error) {
-      const wrapped = errors.invalid(`The body is not valid JSON: ${(error as Error).message}`, [
-        { type: 'InvalidFormat', fieldRef: 'body', message: 'Malformed JSON body' },
-      ]);
-      done(wrapped, undefined);
+      return done(malformed((error as Error).message), undefined);
     }
+    if (text.includes('__proto__') || text.includes('constructor')) {
+      return guardedJsonParse(request, text, (error) => {
+        if (error) return done(malformed('keys named __proto__ or constructor.prototype are not accepted'), undefined);
+        done(null, value);
+      });
+    }
+    done(null, value);
   });
+  // The payout endpoint takes a Base64 text body (interface 4.12).
   app.addContentTypeParser('text/plain', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     request.rawBody = body;
     done(null, body.toString('utf8'));
   });
+  // Any other type: fine without a body (curl -d '' sends a form type), otherwise 415 (contract 1 body).
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     request.rawBody = body;
-    done(null, body.length === 0 ? undefined : body);
+    if (body.length === 0) return done(null, undefined);
+    const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim();
+    const what = type ? `Unsupported Content-Type "${type}"` : 'A body was sent without a Content-Type';
+    done(new ServiceError(415, 'INVALID_REQUEST', `${what}; send application/json (text/plain on the payout endpoint)`), undefined);
   });
 }

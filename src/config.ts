@@ -75,7 +75,9 @@ export const OPTIONS = [
   { flag: '--webhook-timeout-ms', env: 'WEBHOOK_TIMEOUT_MS', key: 'webhookTimeoutMs' },
 ] as const;
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
 /** Parse argv (without node and script) and the environment into a Config; throws ConfigError with one line. */
 export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {

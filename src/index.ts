@@ -4,3 +4,13 @@ export { startServer, type RunningServer } from './server.js';
 export { createContext, type ContextOptions } from './context.factory.js';
 export { signRequest, canonicalRequest } from './lib/hmac.js';
 export type { AppContext } from './context.js';
+export {
+  verifyWebhookSignature,
+  checkWebhookSignature,
+  signWebhook,
+  DEFAULT_WEBHOOK_TOLERANCE_MS,
+  type VerifyWebhookInput,
+  type SignWebhookInput,
+  type WebhookVerificationResult,
+} from './webhook-verify.js';
+export { startWebhookDispatcher, type WebhookDispatcher, type WebhookDispatcherOptions } from './domains/webhooks/webhooks.dispatcher.js';

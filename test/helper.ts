@@ -1,4 +1,5 @@
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { Writable } from 'node:stream';
+import type { FastifyInstance, FastifyPluginAsync, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { createContext } from '../src/context.factory.js';
 import type { AppContext } from '../src/context.js';
@@ -47,10 +48,20 @@ export const AS_OTHER: Identity = {
   userId: CREDENTIALS.other.userId,
 };
 
-export async function buildTestApp(options: { start?: string; config?: Partial<Config>; db?: string } = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  start?: string;
+  config?: Partial<Config>;
+  db?: string;
+  /** Capture log lines (set config.logLevel too, the default is silent). */
+  logStream?: Writable;
+  /** Extra plugins, e.g. probe routes that exercise a foundation helper through HTTP. */
+  plugins?: FastifyPluginAsync[];
+}
+
+export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const clock = createClock({ mode: 'frozen', atMs: Date.parse(options.start ?? START) });
   const ctx = createContext({ config: { logLevel: 'silent', db: options.db ?? ':memory:', ...options.config }, clock });
-  const app = await buildApp(ctx);
+  const app = await buildApp(ctx, { logStream: options.logStream, plugins: options.plugins });
 
   function sign(method: string, url: string, body = '', as: Identity = {}): Record<string, string> {
     const apiKey = as.apiKey ?? CREDENTIALS.single.apiKey;

@@ -1,23 +1,28 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../http/errors.js';
+import type { AuthPolicy } from '../http/auth.js';
 import { resetState } from '../fixtures/fixtures.seed.js';
 import { VERSION } from '../version.js';
 import { clockBody, clockResponse, healthResponse, resetResponse } from './emulator.schema.js';
 import { changeClock, clockView } from './clock.service.js';
 
 // The control plane of contract 10. No credentials unless ADMIN_TOKEN is set (emulator/admin-guard.ts).
+// CONTROL_PLANE is exported so other /_emulator route files state the same policy.
+export const CONTROL_PLANE = { auth: { modes: ['none'], user: 'programme' } } as const satisfies { auth: AuthPolicy };
+
 export const emulatorRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {
     app.get(
       '/_emulator/health',
-      { schema: { tags: ['Emulator'], summary: 'Liveness', response: { 200: healthResponse } } },
+      { config: CONTROL_PLANE, schema: { tags: ['Emulator'], summary: 'Liveness (open even when ADMIN_TOKEN is set)', response: { 200: healthResponse } } },
       async () => ({ status: 'ok' as const, now: ctx.clock.nowIso(), version: VERSION }),
     );
 
     app.post(
       '/_emulator/reset',
       {
+        config: CONTROL_PLANE,
         schema: {
           tags: ['Emulator'],
           summary: 'Back to the fixtures: every table cleared and reloaded in one transaction; clock back to its start',
@@ -34,13 +39,14 @@ export const emulatorRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
 
     app.get(
       '/_emulator/clock',
-      { schema: { tags: ['Emulator'], summary: 'Read the emulated clock', response: { 200: clockResponse } } },
+      { config: CONTROL_PLANE, schema: { tags: ['Emulator'], summary: 'Read the emulated clock', response: { 200: clockResponse, ...errorResponses() } } },
       async () => clockView(ctx),
     );
 
     app.post(
       '/_emulator/clock',
       {
+        config: CONTROL_PLANE,
         schema: {
           tags: ['Emulator'],
           summary: 'Freeze, advance or resume the emulated clock',

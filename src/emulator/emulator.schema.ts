@@ -11,12 +11,24 @@ export const clockResponse = z
   })
   .meta({ id: 'Clock' });
 
+// Contract 10: exactly one of { freezeAt }, { advanceMs } or { realtime: true }. One strict object with a
+// refinement (rather than a union) so that a bad value is reported on its own field.
+const EXACTLY_ONE = 'Send exactly one of { "freezeAt": ISO instant }, { "advanceMs": integer >= 0 } or { "realtime": true }';
 export const clockBody = z
-  .union([
-    z.object({ freezeAt: z.iso.datetime({ offset: true }) }).strict(),
-    z.object({ advanceMs: z.number().int().min(0).max(366 * 24 * 3600 * 1000) }).strict(),
-    z.object({ realtime: z.literal(true) }).strict(),
-  ])
-  .describe('Exactly one of { freezeAt }, { advanceMs } or { realtime: true }');
+  .object({
+    freezeAt: z.iso
+      .datetime({ offset: true, error: 'freezeAt must be an ISO 8601 instant with Z or an offset, such as 2026-03-01T12:00:00.000Z' })
+      .optional(),
+    advanceMs: z
+      .number({ error: 'advanceMs must be an integer number of milliseconds 0-31622400000 (one year)' })
+      .int('advanceMs must be an integer number of milliseconds 0-31622400000 (one year)')
+      .min(0, 'advanceMs must be an integer number of milliseconds 0-31622400000 (one year)')
+      .max(366 * 24 * 3600 * 1000, 'advanceMs must be an integer number of milliseconds 0-31622400000 (one year)')
+      .optional(),
+    realtime: z.literal(true, { error: 'realtime accepts only true' }).optional(),
+  })
+  .strict()
+  .refine((body) => [body.freezeAt, body.advanceMs, body.realtime].filter((value) => value !== undefined).length === 1, { error: EXACTLY_ONE })
+  .describe(EXACTLY_ONE);
 
 export const resetResponse = z.object({ status: z.literal('reset'), durationMs: z.number() });

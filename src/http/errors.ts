@@ -3,6 +3,7 @@ import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } fro
 import { z } from 'zod';
 import { InvalidTransitionError } from '../lib/state-machine.js';
 import { MoneyFormatError } from '../lib/money.js';
+import { methodsForPath } from './route-catalog.js';
 
 // The error model of interface 7 and contract 1: one error type, one handler, one body shape
 // `{ message, errorCode?, validationErrors? }` on every non-2xx answer.
@@ -121,10 +122,19 @@ function locationLabel(location: Location): string {
 
 /** Turn zod issues (from fastify's validator or a service-level parse) into interface 7.2 items. */
 export function zodIssuesToValidationErrors(issues: readonly z.core.$ZodIssue[], location: Location, rawInput?: unknown): ValidationError[] {
-  return issues.map((issue) => {
+  return issues.flatMap((issue): ValidationError[] => {
     const path = issue.path.map(String);
+    // A strict object names the unexpected keys on the parent; report each key as its own field.
+    if (issue.code === 'unrecognized_keys') {
+      const keys = (issue as { keys?: string[] }).keys ?? [];
+      return keys.map((key) => {
+        const fieldRef = [...path, key].join('.');
+        return { type: 'InvalidValue', fieldRef, message: `${fieldRef} is not an accepted ${location === 'querystring' ? 'query parameter' : 'field'}` };
+      });
+    }
     const fieldRef = path.join('.');
-    const missing = issue.code === 'invalid_type' && valueAt(rawInput, issue.path) === undefined;
+    // Absent value: zod reports invalid_type for most schemas and invalid_value for enums and literals.
+    const missing = (issue.code === 'invalid_type' || issue.code === 'invalid_value') && path.length > 0 && valueAt(rawInput, issue.path) === undefined;
     let type: ValidationErrorType;
     if (missing) {
       type =
@@ -139,11 +149,11 @@ export function zodIssuesToValidationErrors(issues: readonly z.core.$ZodIssue[],
       type = 'InvalidValue';
     }
     const message = missing
-      ? `${fieldRef || locationLabel(location)} is required`
+      ? `${fieldRef} is required${issue.code === 'invalid_value' ? ` (${issue.message.replace(/^Invalid option: /, '')})` : ''}`
       : issue.message.startsWith(fieldRef) && fieldRef
         ? issue.message
         : `${fieldRef || locationLabel(location)}: ${issue.message}`;
-    return fieldRef ? { type, fieldRef, message } : { type: 'Unknown', message };
+    return [fieldRef ? { type, fieldRef, message } : { type: 'Unknown', message }];
   });
 }
 
@@ -176,7 +186,18 @@ function sendError(reply: FastifyReply, error: ServiceError): void {
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
-    sendError(reply, errors.notFound(`No route for ${request.method} ${request.url.split('?')[0]}`));
+    const path = request.url.split('?')[0]!;
+    // Contract 1: a known path with the wrong method is a 405 with an Allow header, not a 404.
+    const allowed = methodsForPath(app, path);
+    if (allowed.length > 0) {
+      void reply.header('allow', allowed.join(', '));
+      sendError(
+        reply,
+        new ServiceError(405, 'INVALID_REQUEST', `Method ${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`),
+      );
+      return;
+    }
+    sendError(reply, errors.notFound(`No route for ${request.method} ${path}; see /openapi.json for the routes this emulator serves`));
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
@@ -231,7 +252,11 @@ export function toServiceError(error: unknown, request?: FastifyRequest): Servic
         [{ type: code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'MissingRequestBody' : 'InvalidFormat', fieldRef: 'body', message: 'Malformed JSON body' }],
       );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ServiceError(413, 'INVALID_REQUEST', 'The request body is larger than this endpoint accepts');
+      return new ServiceError(
+        413,
+        'INVALID_REQUEST',
+        `The request body is larger than this endpoint accepts (at most ${request?.routeOptions.bodyLimit ?? 'the configured limit of'} bytes)`,
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ServiceError(415, 'INVALID_REQUEST', `Unsupported Content-Type ${String(request?.headers['content-type'] ?? '')}; send application/json`);
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':

@@ -1,7 +1,9 @@
 // Money is exact (contract 0): integer minor units as bigint, never JS floats. Decimal strings are parsed
 // and formatted here and nowhere else.
 
-export class MoneyFormatError extends Error {}
+export class MoneyFormatError extends Error {
+  override name = 'MoneyFormatError';
+}
 
 const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
 

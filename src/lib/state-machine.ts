@@ -4,6 +4,8 @@
 export type TransitionTable<S extends string> = Readonly<Record<S, readonly S[]>>;
 
 export class InvalidTransitionError extends Error {
+  override name = 'InvalidTransitionError';
+
   constructor(
     readonly machine: string,
     readonly from: string,

@@ -1,4 +1,9 @@
 import { migration001Core } from './001-core.js';
+import { migration002MoneyIn } from './002-money-in.js';
+import { migration003MoneyOut } from './003-money-out.js';
+import { migration004Webhooks } from './004-webhooks.js';
+import { migration005Statements } from './005-statements.js';
+import { migration006Enrollment } from './006-enrollment.js';
 
 export interface Migration {
   version: number;
@@ -7,4 +12,4 @@ export interface Migration {
 }
 
 // Add new migrations here with the next number; never edit one that has shipped.
-export const migrations: Migration[] = [migration001Core];
+export const migrations: Migration[] = [migration001Core, migration002MoneyIn, migration003MoneyOut, migration004Webhooks, migration005Statements, migration006Enrollment];

@@ -45,3 +45,47 @@ export function toDepositInstruction(row: DepositInstructionRow): DepositInstruc
     disclosures: JSON.parse(row.disclosures) as DepositInstruction['disclosures'],
   };
 }
+
+// interface 2.13 / 4.1: the creation request and its 202 answer. Strict: the request has exactly these two
+// fields, and a field the emulator would ignore (say a `network`) is reported rather than dropped.
+export const createDepositInstructionBody = z
+  .strictObject({
+    name: z
+      .string({ error: 'name must be a string of 1-64 characters' })
+      .min(1, 'name must be 1-64 characters')
+      .max(64, 'name must be 1-64 characters (interface 8)'),
+    idempotencyKey: z
+      .string({ error: 'idempotencyKey must be a string of 1-128 characters' })
+      .min(1, 'idempotencyKey must be 1-128 characters')
+      .max(128, 'idempotencyKey must be 1-128 characters'),
+  })
+  .meta({ id: 'DepositInstructionRequest' });
+export type CreateDepositInstructionBody = z.infer<typeof createDepositInstructionBody>;
+
+export const depositInstructionAcceptedSchema = z
+  .object({
+    accountId: z.string(),
+    name: z.string().describe('The name of the first request with this idempotencyKey'),
+    status: z.literal('PENDING').describe('Always PENDING (interface 2.13): the instruction appears in the account detail once provisioned'),
+    idempotencyKey: z.string(),
+  })
+  .meta({ id: 'DepositInstructionResponse' });
+export type DepositInstructionAccepted = z.infer<typeof depositInstructionAcceptedSchema>;
+
+export const depositInstructionParams = z.object({ accountId: z.string().min(1).max(128) });
+
+/** A creation request (migration 002): PENDING until the provisioning job materialises the instruction. */
+export interface DepositInstructionRequestRow {
+  id: string;
+  account_id: string;
+  user_id: string;
+  name: string;
+  idempotency_key: string;
+  status: 'PENDING' | 'PROVISIONED';
+  rail_type: string;
+  network: string | null;
+  details: string;
+  created_at: string;
+  created_at_ms: number;
+  provisioned_at: string | null;
+}

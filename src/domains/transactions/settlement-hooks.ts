@@ -1,5 +1,6 @@
 import type { SettlementHook } from './transactions.service.js';
+import { internalSweepHook } from './internal-sweep.js';
 
 // Hooks that run after a transaction status write, inside the same SQLite transaction. Add a domain's hook
 // here (one import, one entry) rather than teaching transitionTransaction about it.
-export const settlementHooks: SettlementHook[] = [];
+export const settlementHooks: SettlementHook[] = [internalSweepHook];

@@ -202,8 +202,16 @@ export function toTransaction(row: TransactionRow, precision: PrecisionLookup): 
   if (row.debit_memo !== null) transaction.debitMemo = row.debit_memo;
   if (row.debit_reference !== null) transaction.debitReference = row.debit_reference;
   if (row.debit_entry_descriptor !== null) transaction.debitEntryDescriptor = row.debit_entry_descriptor;
-  return transaction;
+  // Keys in the schema's order, as the route serializer would write them: the stored REST JSON (migration
+  // 002) and a response serialized from the schema are then byte-identical.
+  const ordered: Record<string, unknown> = {};
+  for (const key of TRANSACTION_KEYS) {
+    if (key in transaction) ordered[key] = transaction[key as keyof Transaction];
+  }
+  return ordered as Transaction;
 }
+
+const TRANSACTION_KEYS = Object.keys(transactionSchema.shape);
 
 /** REST object -> webhook form: fields with no value are omitted instead of sent as null (interface 6.1). */
 export function toWebhookTransaction(transaction: Transaction): Record<string, unknown> {
@@ -213,3 +221,115 @@ export function toWebhookTransaction(transaction: Transaction): Record<string, u
   }
   return out;
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// GET /v1/transactions query (interface 4.5, contract 4). Strict: a value outside the accepted set, or a
+// parameter the list does not know, is a 400 naming the parameter; nothing falls back silently.
+
+export const TRANSACTION_SORT_FIELDS = ['CREATED_AT', 'UPDATED_AT', 'STATUS', 'TYPE'] as const;
+export type TransactionSortField = (typeof TRANSACTION_SORT_FIELDS)[number];
+export const SORT_DIRECTIONS = ['ASC', 'DESC'] as const;
+
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * An ISO 8601 instant with `Z` or an offset, to epoch ms. Digits below the millisecond round towards the
+ * inside of the range (`ceil` for a lower bound, `floor` for an upper one), since stored instants have
+ * millisecond precision. Returns null when the text is not a valid instant.
+ */
+export function parseInstantMs(text: string, bound: 'lower' | 'upper'): number | null {
+  const match = INSTANT.exec(text);
+  if (!match) return null;
+  const [, y, mo, d, h, mi, s = '00', fraction = '', zone] = match;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const base = Date.UTC(year, month - 1, day, hour, minute, second);
+  if (new Date(base).getUTCDate() !== day) return null; // 2026-02-30 and the like
+  let offsetMinutes = 0;
+  if (zone !== 'Z' && zone !== 'z') {
+    const sign = zone!.startsWith('-') ? -1 : 1;
+    const [oh, om] = zone!.slice(1).split(':').map(Number);
+    if (oh! > 23 || om! > 59) return null;
+    offsetMinutes = sign * (oh! * 60 + om!);
+  }
+  const millis = Number(fraction.slice(0, 3).padEnd(3, '0'));
+  const belowMilli = /[1-9]/.test(fraction.slice(3)) ? 1 : 0;
+  return base + millis + (bound === 'lower' ? belowMilli : 0) - offsetMinutes * 60_000;
+}
+
+function instantParameter(name: string, bound: 'lower' | 'upper') {
+  return z
+    .string()
+    .transform((value, context) => {
+      const ms = parseInstantMs(value, bound);
+      if (ms === null) {
+        const hint = / \d{2}:\d{2}$/.test(value) ? ' (a "+" in a query string decodes to a space: URL-encode the offset as %2B01:00)' : '';
+        context.addIssue({
+          code: 'invalid_format',
+          format: 'datetime',
+          message: `${name} must be an ISO 8601 instant with Z or an offset, e.g. 2026-03-01T12:00:00.000Z or 2026-03-01T13:00:00%2B01:00${hint}`,
+        } as never);
+        return z.NEVER;
+      }
+      return ms;
+    })
+    .optional()
+    .describe(`ISO 8601 instant with Z or a URL-encoded offset (inclusive)`);
+}
+
+export const listTransactionsQuery = z
+  .strictObject({
+    accountId: z
+      .string()
+      .min(1, 'accountId must be an account id from GET /v1/accounts')
+      .max(128, 'accountId must be an account id from GET /v1/accounts')
+      .optional()
+      .describe('Only transactions of this account, its sub-balances included (interface 4.5 account filter)'),
+    pageIndex: z.coerce
+      .number({ error: 'pageIndex must be an integer >= 0' })
+      .int('pageIndex must be an integer >= 0')
+      .min(0, 'pageIndex must be an integer >= 0')
+      .max(1_000_000_000, 'pageIndex is too large')
+      .default(0),
+    pageSize: z.coerce
+      .number({ error: 'pageSize must be an integer 1-200' })
+      .int('pageSize must be an integer 1-200')
+      .min(1, 'pageSize must be an integer 1-200')
+      .max(200, 'pageSize must be an integer 1-200')
+      .default(25),
+    sortBy: z
+      .enum(TRANSACTION_SORT_FIELDS, { error: `sortBy must be one of ${TRANSACTION_SORT_FIELDS.join(', ')}` })
+      .default('CREATED_AT'),
+    sortDirection: z.enum(SORT_DIRECTIONS, { error: 'sortDirection must be ASC or DESC' }).default('DESC'),
+    minUpdatedAt: instantParameter('minUpdatedAt', 'lower'),
+    maxUpdatedAt: instantParameter('maxUpdatedAt', 'upper'),
+    minCreatedAt: instantParameter('minCreatedAt', 'lower'),
+    type: z.enum(TRANSACTION_TYPES, { error: `type must be one of ${TRANSACTION_TYPES.join(', ')}` }).optional(),
+    status: z.enum(TRANSACTION_STATUSES, { error: `status must be one of ${TRANSACTION_STATUSES.join(', ')}` }).optional(),
+  })
+  .superRefine((query, context) => {
+    if (query.minUpdatedAt !== undefined && query.maxUpdatedAt !== undefined && query.minUpdatedAt > query.maxUpdatedAt) {
+      context.addIssue({ code: 'custom', path: ['maxUpdatedAt'], message: 'maxUpdatedAt must not be earlier than minUpdatedAt' });
+    }
+  });
+export type ListTransactionsQuery = z.output<typeof listTransactionsQuery>;
+
+export const transactionParams = z.object({ transactionId: z.string().min(1).max(128) });
+
+// POST /_emulator/transactions/{id}/status (contract 10)
+export const forceStatusBody = z
+  .strictObject({
+    status: z.enum(TRANSACTION_STATUSES, { error: `status must be one of ${TRANSACTION_STATUSES.join(', ')}` }),
+    statusCode: z
+      .string()
+      .regex(/^[A-Z][A-Z0-9_]{0,63}$/, 'statusCode must be an upper-case code such as RAIL_REJECTED (letters, digits, _; at most 64)')
+      .optional()
+      .describe('Machine-readable code to record; FAILED defaults to RAIL_REJECTED'),
+    statusReason: z.string().min(1).max(255).optional().describe('Free text to record as statusReason'),
+  })
+  .meta({ id: 'ForceTransactionStatus' });

@@ -2,13 +2,13 @@ import { sql } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { assertTransition } from '../../lib/state-machine.js';
-import { balancesOf, entriesOfTransaction, postEntry } from '../ledger/ledger.service.js';
+import { availableOf, entriesOfTransaction, postEntry } from '../ledger/ledger.service.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
 import { errors } from '../../http/errors.js';
 import { formatAmount } from '../../lib/money.js';
 import { settlementHooks } from './settlement-hooks.js';
-import { transactionTransitions, type TransactionStatus } from './transactions.machine.js';
+import { TRANSACTION_STATUSES, transactionTransitions, type TransactionStatus } from './transactions.machine.js';
 import {
   toTransaction,
   toWebhookTransaction,
@@ -20,7 +20,9 @@ import {
 } from './transactions.schema.js';
 
 // The transaction core: creation with its ledger hold, the state machine, the rail timeline and the
-// outbox events. Every function runs inside the caller's SQLite transaction.
+// outbox events. Each write runs in its own SQLite transaction (a savepoint when the caller already has
+// one), so a failure half-way leaves nothing behind; the REST form of the row is stored with it
+// (migration 002) and the same object is the webhook payload, so REST and events never drift.
 
 export const RAIL_STEP_JOB = 'transaction.rail-step';
 
@@ -39,6 +41,7 @@ export interface FeeInput {
   type: string;
   label: string;
   amountMinor: bigint;
+  /** Fees are charged on the debit side (contract 5): this must be the debit currency. */
   currency: string;
 }
 
@@ -57,7 +60,10 @@ export interface NewTransaction {
   category?: Transaction['category'];
   /** Total debit, fees included. */
   debitAmountMinor: bigint;
-  /** Debit net of fees, when a net figure exists (interface 2.4: absent is not zero). */
+  /**
+   * Debit net of fees, when a net figure exists (interface 2.4: absent is not zero). Omitted (undefined)
+   * with fees: debit minus fees. Explicit null: no net figure.
+   */
   netDebitAmountMinor?: bigint | null;
   debitCurrency: string;
   debitParty?: Party | null;
@@ -82,6 +88,10 @@ export interface NewTransaction {
   intentId?: string | null;
   statusReason?: string | null;
   statusCode?: string | null;
+  /**
+   * How the sandbox rail treats the transaction. Omitted on an OUTGOING transaction: the magic amounts of
+   * contract 4 decide (see `outgoingRailBehaviour`). INCOMING transactions are never magic.
+   */
   railBehaviour?: RailBehaviour;
   /** Fixture history only: a settled record with given instants, no events and no timeline. */
   history?: { status: 'COMPLETED' | 'FAILED'; createdAt: string; completedAt: string };
@@ -97,6 +107,9 @@ export class InsufficientFundsError extends Error {
   }
 }
 
+/** A caller of the core broke one of its rules (a programming error, not bad client input). */
+export class LedgerRuleError extends Error {}
+
 export function precisionLookup(ctx: AppContext): (currency: string) => number {
   return (currency) => precisionOf(ctx, currency);
 }
@@ -109,42 +122,122 @@ export function serializeTransaction(ctx: AppContext, row: TransactionRow): Tran
   return toTransaction(row, precisionLookup(ctx));
 }
 
-function emit(ctx: AppContext, row: TransactionRow, eventType: 'transaction_created' | 'transaction_status_updated'): void {
+/**
+ * Store the REST form of a row (migration 002 `rest_json`) and return the object. Call after any write
+ * to a transaction row; a write that skips this only leaves the stored form stale, never wrong.
+ */
+export function refreshStoredTransaction(ctx: AppContext, id: string): Transaction {
+  const row = getTransactionRow(ctx, id);
+  if (!row) throw errors.notFound(`Transaction ${id} not found`);
+  const transaction = serializeTransaction(ctx, row);
+  sql(ctx.db, 'UPDATE transactions SET rest_json = ? WHERE id = ?').run(JSON.stringify(transaction), id);
+  return transaction;
+}
+
+/** The REST JSON text of a row: the stored form, or rebuilt from the row when it is stale. */
+export function transactionJson(ctx: AppContext, row: Pick<TransactionRow, 'id'> & { rest_json?: string | null }): string {
+  if (row.rest_json) return row.rest_json;
+  const full = getTransactionRow(ctx, row.id);
+  if (!full) throw errors.notFound(`Transaction ${row.id} not found`);
+  return JSON.stringify(serializeTransaction(ctx, full));
+}
+
+function emit(
+  ctx: AppContext,
+  row: TransactionRow,
+  transaction: Transaction,
+  eventType: 'transaction_created' | 'transaction_status_updated',
+): void {
   recordEvent(ctx, {
     programmeId: row.programme_id,
     userId: row.user_id,
     resourceType: 'transaction',
     resourceId: row.id,
     eventType,
-    payload: toWebhookTransaction(serializeTransaction(ctx, row)),
+    payload: toWebhookTransaction(transaction),
   });
+}
+
+/** The contract 4 magic amount of an outgoing transaction: the amount sent (credit), else debit net of fees. */
+export function outgoingRailBehaviour(ctx: AppContext, input: Pick<NewTransaction, 'creditAmountMinor' | 'creditCurrency' | 'debitAmountMinor' | 'debitCurrency' | 'fees'>): RailBehaviour {
+  const byCredit = railBehaviourFor(input.creditAmountMinor, precisionOf(ctx, input.creditCurrency));
+  if (byCredit !== 'NORMAL') return byCredit;
+  const feeTotal = (input.fees ?? []).reduce((sum, fee) => sum + fee.amountMinor, 0n);
+  return railBehaviourFor(input.debitAmountMinor - feeTotal, precisionOf(ctx, input.debitCurrency));
+}
+
+interface LedgerAccountRow {
+  id: string;
+  user_id: string;
+  programme_id: string;
+  currency: string;
+}
+
+function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigint): void {
+  const fail = (message: string) => {
+    throw new LedgerRuleError(`createTransaction: ${message}`);
+  };
+  if (input.debitAmountMinor <= 0n) fail(`debitAmountMinor must be positive, got ${input.debitAmountMinor}`);
+  if (input.creditAmountMinor <= 0n) fail(`creditAmountMinor must be positive, got ${input.creditAmountMinor}`);
+  for (const fee of input.fees ?? []) {
+    if (fee.amountMinor < 0n) fail(`fee ${fee.label} is negative`);
+    if (fee.currency !== input.debitCurrency) fail(`fee ${fee.label} is in ${fee.currency}; fees are charged in the debit currency ${input.debitCurrency}`);
+  }
+  if (feeTotal > input.debitAmountMinor) fail(`fees ${feeTotal} exceed the debit amount ${input.debitAmountMinor}`);
+  // An entry posted in another currency than its account's would make the balance meaningless.
+  const accountOf = (id: string) => sql<LedgerAccountRow>(ctx.db, 'SELECT id, user_id, programme_id, currency FROM accounts WHERE id = ?').get(id);
+  for (const [side, id, currency] of [
+    ['debit', input.debitAccountId, input.debitCurrency],
+    ['credit', input.creditAccountId, input.creditCurrency],
+  ] as const) {
+    if (!id) continue;
+    const account = accountOf(id);
+    if (!account) fail(`${side} account ${id} does not exist`);
+    else {
+      if (account.currency !== currency) fail(`${side} account ${id} holds ${account.currency}, not ${currency}`);
+      if (account.programme_id !== input.programmeId) fail(`${side} account ${id} is not in programme ${input.programmeId}`);
+    }
+  }
 }
 
 /**
  * Create a transaction. An outgoing one holds its debit (amount and each fee as separate entries) at once;
  * if `available` cannot cover it, InsufficientFundsError is thrown and nothing is written, unless
  * `failOnInsufficientFunds` is set, in which case the transaction is recorded FAILED with
- * statusCode INSUFFICIENT_FUNDS and no entries (contract 6).
+ * statusCode INSUFFICIENT_FUNDS and no entries (contract 6). The balance check and the hold are one
+ * IMMEDIATE SQLite transaction, so no other writer (another request, or another process on the same
+ * database file) can spend the same funds in between: `available` never goes below zero.
  */
 export function createTransaction(ctx: AppContext, input: NewTransaction, options: { failOnInsufficientFunds?: boolean } = {}): TransactionRow {
-  const id = input.id ?? ctx.ids.id('transaction');
-  const createdAt = input.history?.createdAt ?? ctx.clock.nowIso();
+  return ctx.db.transaction(() => createTransactionNow(ctx, input, options)).immediate();
+}
+
+function createTransactionNow(ctx: AppContext, input: NewTransaction, options: { failOnInsufficientFunds?: boolean }): TransactionRow {
   const fees = input.fees ?? [];
   const feeTotal = fees.reduce((sum, fee) => sum + fee.amountMinor, 0n);
+  checkLedgerRules(ctx, input, feeTotal);
+  const id = input.id ?? ctx.ids.id('transaction');
+  const createdAt = input.history?.createdAt ?? ctx.clock.nowIso();
   let status: TransactionStatus = input.history?.status ?? 'PENDING';
   let statusCode = input.statusCode ?? null;
   let statusReason = input.statusReason ?? null;
 
-  if (input.debitAccountId && !input.history) {
-    const { availableMinor } = balancesOf(ctx, input.debitAccountId);
+  if (input.debitAccountId) {
+    const availableMinor = availableOf(ctx, input.debitAccountId);
     if (availableMinor < input.debitAmountMinor) {
-      if (!options.failOnInsufficientFunds) throw new InsufficientFundsError(input.debitAccountId, availableMinor, input.debitAmountMinor);
+      // Fixture history must be consistent too: a history debit that overdraws is a fixtures error.
+      if (input.history || !options.failOnInsufficientFunds) throw new InsufficientFundsError(input.debitAccountId, availableMinor, input.debitAmountMinor);
       status = 'FAILED';
       statusCode = 'INSUFFICIENT_FUNDS';
-      statusReason = `Insufficient funds: available ${availableMinor} minor units is less than the ${input.debitAmountMinor} required`;
+      const precision = precisionOf(ctx, input.debitCurrency);
+      statusReason = `Insufficient funds: available ${formatAmount(availableMinor, precision)} ${input.debitCurrency} is less than the ${formatAmount(input.debitAmountMinor, precision)} ${input.debitCurrency} required`;
     }
   }
 
+  const netDebitAmountMinor = input.netDebitAmountMinor !== undefined ? input.netDebitAmountMinor : fees.length > 0 ? input.debitAmountMinor - feeTotal : null;
+  const railBehaviour: RailBehaviour = input.history
+    ? 'NONE'
+    : (input.railBehaviour ?? (input.direction === 'OUTGOING' ? outgoingRailBehaviour(ctx, input) : 'NORMAL'));
   const feesJson: Fee[] = fees.map((fee) => ({
     type: fee.type,
     label: fee.label,
@@ -181,7 +274,7 @@ export function createTransaction(ctx: AppContext, input: NewTransaction, option
     input.depositReconciliationId ?? null,
     input.relatedTransactionId ?? null,
     input.debitAmountMinor,
-    input.netDebitAmountMinor ?? null,
+    netDebitAmountMinor,
     input.debitCurrency,
     json(input.debitParty),
     input.debitRail ?? null,
@@ -200,7 +293,7 @@ export function createTransaction(ctx: AppContext, input: NewTransaction, option
     input.fxSpread ?? null,
     '[]',
     input.purpose ?? null,
-    input.history ? 'NONE' : (input.railBehaviour ?? 'NORMAL'),
+    railBehaviour,
     input.intentId ?? null,
     createdAt,
     Date.parse(createdAt),
@@ -209,6 +302,7 @@ export function createTransaction(ctx: AppContext, input: NewTransaction, option
     completedAt,
   );
 
+  // A transaction recorded FAILED for insufficient funds never held anything.
   const holdPosted = input.debitAccountId !== null && !(status === 'FAILED' && !input.history);
   if (holdPosted && input.debitAccountId) {
     postDebitHold(ctx, id, input.debitAccountId, input.debitAmountMinor - feeTotal, input.debitCurrency, fees, createdAt, describe(input));
@@ -229,9 +323,10 @@ export function createTransaction(ctx: AppContext, input: NewTransaction, option
     if (status === 'FAILED' && holdPosted) reverseHold(ctx, id, input.history.completedAt);
   }
 
+  const transaction = refreshStoredTransaction(ctx, id);
   const row = getTransactionRow(ctx, id)!;
   if (!input.history) {
-    emit(ctx, row, 'transaction_created');
+    emit(ctx, row, transaction, 'transaction_created');
     if (status !== 'FAILED') scheduleNextRailStep(ctx, row);
   }
   return row;
@@ -253,6 +348,7 @@ function postDebitHold(
   }
 }
 
+/** Contract 4: a failed transaction's hold is released by posting the reversal of each debit entry. */
 function reverseHold(ctx: AppContext, transactionId: string, postedAt?: string): void {
   for (const entry of entriesOfTransaction(ctx, transactionId)) {
     if (entry.amount_minor >= 0 || entry.kind === 'REVERSAL') continue;
@@ -269,6 +365,11 @@ function reverseHold(ctx: AppContext, transactionId: string, postedAt?: string):
   }
 }
 
+function typeLabel(type: Transaction['type'], category: Transaction['category'] | undefined): string {
+  if (category === 'INTERNAL_SWEEP') return 'Internal sweep';
+  return type.charAt(0) + type.slice(1).toLowerCase().replace('_', ' ');
+}
+
 function describe(input: NewTransaction): string {
   const counterparty =
     input.direction === 'INCOMING'
@@ -278,19 +379,29 @@ function describe(input: NewTransaction): string {
       : input.creditParty?.partyType === 'BENEFICIARY'
         ? (input.creditParty.beneficiary.business?.name ?? input.creditParty.beneficiary.person?.name ?? null)
         : null;
-  const label = input.category === 'INTERNAL_SWEEP' ? 'Internal sweep' : input.type.charAt(0) + input.type.slice(1).toLowerCase().replace('_', ' ');
+  const label = typeLabel(input.type, input.category);
   return counterparty ? `${label} ${input.direction === 'INCOMING' ? 'from' : 'to'} ${counterparty}` : label;
 }
 
 /**
  * Move a transaction to `to` (contract 4 transition table). COMPLETED posts the credit; FAILED reverses
- * the hold. Emits transaction_status_updated and schedules the next rail step.
+ * the hold. Emits transaction_status_updated, schedules the next rail step and runs the settlement hooks,
+ * all in one SQLite transaction.
  */
 export function transitionTransaction(
   ctx: AppContext,
   id: string,
   to: TransactionStatus,
   details: { statusCode?: string | null; statusReason?: string | null } = {},
+): TransactionRow {
+  return ctx.db.transaction(() => transitionTransactionNow(ctx, id, to, details)).immediate();
+}
+
+function transitionTransactionNow(
+  ctx: AppContext,
+  id: string,
+  to: TransactionStatus,
+  details: { statusCode?: string | null; statusReason?: string | null },
 ): TransactionRow {
   const row = getTransactionRow(ctx, id);
   if (!row) throw errors.notFound(`Transaction ${id} not found`);
@@ -318,18 +429,19 @@ export function transitionTransaction(
   }
   if (to === 'FAILED') reverseHold(ctx, id);
 
+  const transaction = refreshStoredTransaction(ctx, id);
   const updated = getTransactionRow(ctx, id)!;
-  emit(ctx, updated, 'transaction_status_updated');
+  emit(ctx, updated, transaction, 'transaction_status_updated');
   scheduleNextRailStep(ctx, updated);
   for (const hook of settlementHooks) hook(ctx, updated, row.status);
-  return updated;
+  return getTransactionRow(ctx, id)!;
 }
 
 function ledgerDescription(ctx: AppContext, row: TransactionRow): string {
   const first = sql<{ description: string }>(ctx.db, 'SELECT description FROM ledger_entries WHERE transaction_id = ? ORDER BY id LIMIT 1').get(row.id);
   if (first) return first.description;
   const party = row.debit_party ? (JSON.parse(row.debit_party) as Party) : null;
-  const label = row.category === 'INTERNAL_SWEEP' ? 'Internal sweep' : row.type.charAt(0) + row.type.slice(1).toLowerCase().replace('_', ' ');
+  const label = typeLabel(row.type, row.category);
   return party?.partyType === 'PAYER' ? `${label} from ${party.payer.displayName}` : label;
 }
 
@@ -364,13 +476,35 @@ function scheduleNextRailStep(ctx: AppContext, row: TransactionRow): void {
   }
 }
 
-/** Job handler: apply a scheduled rail step unless the transaction was moved on by other means. */
+/**
+ * Job handler: apply a scheduled rail step unless the transaction was moved on by other means (a forced
+ * status makes the older step invalid, and it is skipped rather than failing the job).
+ */
 export function runRailStep(ctx: AppContext, payload: Record<string, unknown>): void {
   const id = String(payload.transactionId);
   const to = payload.to as TransactionStatus;
   const row = getTransactionRow(ctx, id);
-  if (!row || !transactionTransitions[row.status].includes(to)) return;
+  if (!row || !TRANSACTION_STATUSES.includes(to) || !transactionTransitions[row.status].includes(to)) return;
   transitionTransaction(ctx, id, to, to === 'FAILED' ? { statusCode: 'RAIL_REJECTED' } : {});
+}
+
+/**
+ * Contract 10 control plane: force a legal transition (an illegal one is the transition table's 409).
+ * The regular effects apply: ledger, event, next rail step, hooks.
+ */
+export function forceTransactionStatus(
+  ctx: AppContext,
+  id: string,
+  input: { status: TransactionStatus; statusCode?: string; statusReason?: string },
+): Transaction {
+  return ctx.db.transaction(() => {
+    if (!getTransactionRow(ctx, id)) throw errors.notFound(`Transaction ${id} not found`);
+    const details: { statusCode?: string | null; statusReason?: string | null } = {};
+    if (input.statusCode !== undefined) details.statusCode = input.statusCode;
+    if (input.statusReason !== undefined) details.statusReason = input.statusReason;
+    const row = transitionTransaction(ctx, id, input.status, details);
+    return JSON.parse(transactionJson(ctx, row)) as Transaction;
+  }).immediate();
 }
 
 function formatMinor(ctx: AppContext, minor: bigint, currency: string): string {

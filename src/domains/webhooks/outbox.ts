@@ -2,7 +2,9 @@ import { sql } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 
 // Contract 11: events are rows written in the same SQLite transaction as the change that causes them.
-// Callers run inside that transaction; delivery (webhooks.dispatcher) reads the table later.
+// Callers run inside that transaction; delivery (webhooks.dispatcher.ts) reads the table later.
+// Each event gets its delivery row here too, in the same transaction, so nothing owed is lost on a crash
+// and the delivery id is drawn deterministically (contract 0) rather than whenever the dispatcher runs.
 
 export type TransactionEventType = 'transaction_created' | 'transaction_status_updated';
 
@@ -18,10 +20,36 @@ export interface OutboxEventInput {
 
 export function recordEvent(ctx: AppContext, input: OutboxEventInput): string {
   const eventId = ctx.ids.id('event');
-  sql(
+  const occurredAt = ctx.clock.nowIso();
+  const result = sql(
     ctx.db,
     `INSERT INTO outbox (event_id, programme_id, user_id, resource_type, resource_id, event_type, occurred_at, payload)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(eventId, input.programmeId, input.userId, input.resourceType, input.resourceId, input.eventType, ctx.clock.nowIso(), JSON.stringify(input.payload));
+  ).run(eventId, input.programmeId, input.userId, input.resourceType, input.resourceId, input.eventType, occurredAt, JSON.stringify(input.payload));
+
+  // README "Webhooks": an event written while its programme has no webhook URL is recorded SKIPPED (final,
+  // replayable once an endpoint is set) instead of piling up and flooding the endpoint set later.
+  const programme = sql<{ webhook_url: string | null }>(ctx.db, 'SELECT webhook_url FROM programmes WHERE id = ?').get(input.programmeId);
+  const status = programme?.webhook_url ? 'PENDING' : 'SKIPPED';
+  sql(
+    ctx.db,
+    `INSERT INTO webhook_deliveries (id, event_seq, event_id, programme_id, resource_id, event_type, status, last_error, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    ctx.ids.id('delivery'),
+    Number(result.lastInsertRowid),
+    eventId,
+    input.programmeId,
+    input.resourceId,
+    input.eventType,
+    status,
+    status === 'SKIPPED' ? 'No webhook URL configured for the programme when the event was written' : null,
+    occurredAt,
+    occurredAt,
+  );
+  if (status === 'SKIPPED') sql(ctx.db, "UPDATE outbox SET status = 'SKIPPED' WHERE seq = ?").run(result.lastInsertRowid);
+  // Deferred by the dispatcher (setImmediate), so the send starts after this transaction commits and
+  // never inside the request that caused the event.
+  ctx.notifyOutbox();
   return eventId;
 }

@@ -1,0 +1,46 @@
+# service-sandbox: local emulator of the payments and accounts API.
+#
+#   docker build -t service-sandbox .
+#   docker run -p 4010:4010 service-sandbox                                   # state in memory
+#   docker run -p 4010:4010 -v sandbox-data:/data -e DB_PATH=/data/sandbox.db service-sandbox   # state kept
+#
+# Every flag has an environment variable (README "Configuration"): PORT, DB_PATH, SEED, CLOCK, WEBHOOK_URL,
+# LOG_LEVEL, ADMIN_TOKEN, FIXTURES, ...
+
+# ---- build stage: compilers for better-sqlite3's native addon live only here ----
+FROM node:20-bookworm-slim AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+# Dependencies first, so a source change does not rebuild better-sqlite3.
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+COPY fixtures ./fixtures
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund
+
+# ---- runtime stage: node, the compiled server and production dependencies only ----
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=4010
+WORKDIR /app
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/fixtures ./fixtures
+# Runtime assets such as the dashboard's static files are read from src/ (src/emulator/dashboard).
+COPY --from=build /app/src ./src
+# A database file given with DB_PATH=/data/sandbox.db survives container restarts on this volume.
+RUN mkdir -p /data && chown node:node /data
+VOLUME ["/data"]
+# The official image's unprivileged user (uid 1000).
+USER node
+EXPOSE 4010
+# No curl in the slim image: node's own fetch checks the control plane's health route.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4010) + '/_emulator/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/src/cli.js"]

@@ -1,0 +1,158 @@
+import { z } from 'zod';
+import { pageQuery } from '../../http/pagination.js';
+import { formatAmount } from '../../lib/money.js';
+import { CREDIT_RAILS, creditRailSchema, type CreditRail } from '../fees-fx/fees-fx.schema.js';
+import { PAYMENT_PURPOSES, TRANSACTION_TYPES, type PaymentPurpose } from '../transactions/transactions.machine.js';
+import { feeSchema, instrumentSchema, type Fee, type Instrument } from '../transactions/transactions.schema.js';
+import { INTENT_STATUSES, type IntentStatus } from './intents.machine.js';
+
+// Transaction intents (interface 2.3, 2.14, 3.2, 4.4; contract 5): request bodies, the resource and the
+// row -> API mapping.
+
+const decimalAmount = (field: string) =>
+  z
+    .string({ error: `${field} must be a decimal string such as "100.00"` })
+    .regex(/^\d+(\.\d+)?$/, `${field} must be a plain decimal string such as "100.00" (no sign, exponent or separators)`);
+
+const resourceId = (field: string) =>
+  z.string({ error: `${field} must be a string id` }).min(1, `${field} must not be empty`).max(128, `${field} must be at most 128 characters`);
+
+export const purposeSchema = z.enum(PAYMENT_PURPOSES, { error: 'purpose must be one of the payment purposes of interface 2.7, e.g. PAYMENT_FOR_SERVICES' });
+
+export const intentCreditInput = z.discriminatedUnion('instrumentType', [
+  z.object({ instrumentType: z.literal('ACCOUNT'), accountId: resourceId('credit.accountId') }),
+  z.object({ instrumentType: z.literal('BANK_ACCOUNT'), beneficiaryId: resourceId('credit.beneficiaryId'), instrumentId: resourceId('credit.instrumentId') }),
+  z.object({ instrumentType: z.literal('EXTERNAL_WALLET'), beneficiaryId: resourceId('credit.beneficiaryId'), instrumentId: resourceId('credit.instrumentId') }),
+]);
+export type IntentCreditInput = z.infer<typeof intentCreditInput>;
+
+export const createIntentBody = z
+  .object({
+    idempotencyKey: z
+      .string({ error: 'idempotencyKey is required: 1-128 characters, reused to commit' })
+      .min(1, 'idempotencyKey must be 1-128 characters')
+      .max(128, 'idempotencyKey must be 1-128 characters'),
+    debitAccountId: resourceId('debitAccountId'),
+    credit: intentCreditInput.describe(
+      '{ instrumentType: "ACCOUNT", accountId } (own account: TRANSFER) or { instrumentType: "BANK_ACCOUNT" | "EXTERNAL_WALLET", beneficiaryId, instrumentId } (WITHDRAWAL)',
+    ),
+    debitAmount: decimalAmount('debitAmount').nullish().describe('Total debit, fees included. Send exactly one of debitAmount and creditAmount'),
+    creditAmount: decimalAmount('creditAmount').nullish().describe('Amount to credit, in the credit currency'),
+    creditCurrency: z.string().nullish().describe('Optional; must equal the credit instrument\'s currency'),
+    creditRail: creditRailSchema.nullish().describe('Pin the rail; default from the instrument (US bank: ACH, IBAN in EUR: SEPA, other banks: SWIFT, wallet: its network)'),
+    purpose: purposeSchema.nullish(),
+    debitMemo: z.string().max(140, 'debitMemo must be at most 140 characters').nullish(),
+  })
+  .meta({ id: 'CreateTransactionIntentRequest', description: 'Contract 5' });
+export type CreateIntentInput = z.infer<typeof createIntentBody>;
+
+export const commitIntentBody = z
+  .object({
+    idempotencyKey: z
+      .string({ error: 'idempotencyKey is required: the key used to create the intent' })
+      .min(1, 'idempotencyKey must be 1-128 characters')
+      .max(128, 'idempotencyKey must be 1-128 characters'),
+  })
+  .meta({ id: 'CommitTransactionIntentRequest', description: 'Interface 2.14' });
+
+export const transactionIntentSchema = z
+  .object({
+    id: z.string(),
+    type: z.enum(TRANSACTION_TYPES),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    status: z.enum(INTENT_STATUSES),
+    debitAmount: z.string().describe('Total debit in the debit currency: the credit amount converted, plus fees'),
+    creditAmount: z.string(),
+    debitCurrency: z.string(),
+    creditCurrency: z.string(),
+    debitInstrument: instrumentSchema,
+    creditInstrument: instrumentSchema,
+    fees: z.array(feeSchema),
+    exchangeRate: z.string().describe('Credit currency units per debit currency unit: mid x (1 - spread); "1" without conversion'),
+    statusReason: z.string(),
+    relatedTransactionId: z.string().optional().describe('Present once committed: the transaction created'),
+    debitMemo: z.string().optional(),
+    purpose: z.enum(PAYMENT_PURPOSES).nullable(),
+    creditRail: z.enum(CREDIT_RAILS).nullable(),
+    expiresAt: z.string().describe('15 minutes of emulated time after creation (contract 5)'),
+  })
+  .meta({ id: 'TransactionIntent', description: 'Interface 2.3 plus expiresAt (contract 5)' });
+export type TransactionIntent = z.infer<typeof transactionIntentSchema>;
+
+export const listIntentsQuery = z.object(pageQuery(100));
+export const intentParams = z.object({ transactionIntentId: z.string().min(1).max(128) });
+
+/** Fees as stored on the intent: minor units as strings (JSON has no bigint). */
+export interface StoredFee {
+  type: string;
+  label: string;
+  amountMinor: string;
+  currency: string;
+}
+
+export interface IntentRow {
+  id: string;
+  programme_id: string;
+  user_id: string;
+  idempotency_key: string;
+  request_hash: string;
+  type: 'TRANSFER' | 'WITHDRAWAL';
+  status: IntentStatus;
+  status_reason: string;
+  debit_account_id: string;
+  credit_account_id: string | null;
+  beneficiary_id: string | null;
+  beneficiary_instrument_id: string | null;
+  debit_amount_minor: number;
+  principal_minor: number;
+  debit_currency: string;
+  credit_amount_minor: number;
+  credit_currency: string;
+  debit_instrument: string;
+  credit_instrument: string;
+  credit_party: string | null;
+  fees: string;
+  exchange_rate: string;
+  base_exchange_rate: string;
+  fx_spread: string;
+  credit_rail: CreditRail | null;
+  credit_rail_type: string | null;
+  debit_memo: string | null;
+  purpose: PaymentPurpose | null;
+  related_transaction_id: string | null;
+  expires_at: string;
+  expires_at_ms: number;
+  created_at: string;
+  created_at_ms: number;
+  updated_at: string;
+  updated_at_ms: number;
+}
+
+export function toIntent(row: IntentRow, precision: (currency: string) => number): TransactionIntent {
+  const intent: TransactionIntent = {
+    id: row.id,
+    type: row.type,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    status: row.status,
+    debitAmount: formatAmount(BigInt(row.debit_amount_minor), precision(row.debit_currency)),
+    creditAmount: formatAmount(BigInt(row.credit_amount_minor), precision(row.credit_currency)),
+    debitCurrency: row.debit_currency,
+    creditCurrency: row.credit_currency,
+    debitInstrument: JSON.parse(row.debit_instrument) as Instrument,
+    creditInstrument: JSON.parse(row.credit_instrument) as Instrument,
+    fees: (JSON.parse(row.fees) as StoredFee[]).map(
+      (fee): Fee => ({ type: fee.type, label: fee.label, amount: formatAmount(BigInt(fee.amountMinor), precision(fee.currency)), currency: fee.currency }),
+    ),
+    exchangeRate: row.exchange_rate,
+    statusReason: row.status_reason,
+    purpose: row.purpose,
+    creditRail: row.credit_rail,
+    expiresAt: row.expires_at,
+  };
+  // interface 4.4: relatedTransactionId is included "when execution was created"; a memo only when supplied
+  if (row.related_transaction_id !== null) intent.relatedTransactionId = row.related_transaction_id;
+  if (row.debit_memo !== null) intent.debitMemo = row.debit_memo;
+  return intent;
+}

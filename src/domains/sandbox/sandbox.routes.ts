@@ -1,0 +1,31 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../../context.js';
+import { errorResponses } from '../../http/errors.js';
+import { userOf } from '../../http/auth.js';
+import { simulateDepositBody, simulateDepositParams, simulateDepositResponse } from './sandbox.schema.js';
+import { simulateDeposit } from './sandbox.service.js';
+
+export const sandboxRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.post(
+      '/v1/sandbox/accounts/:accountId/deposits',
+      {
+        config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:write', user: 'required' } },
+        schema: {
+          tags: ['Sandbox'],
+          summary: 'Simulate a deposit (interface 4.13)',
+          description:
+            'Records an INCOMING DEPOSIT through one of the account\'s deposit instructions; it settles PENDING -> COMPLETED after ' +
+            'timeline.depositCompletionMs of emulated time. On a stablecoin account the deposit lands in the network sub-balance and an ' +
+            'INTERNAL_SWEEP transfer moves it to the account once it completes. 404 when depositInstructionId is not an instruction of the account.',
+          params: simulateDepositParams,
+          body: simulateDepositBody,
+          response: { 202: simulateDepositResponse, ...errorResponses(403, 404) },
+        },
+      },
+      async (request, reply) => {
+        const result = simulateDeposit(ctx, userOf(request), request.params.accountId, request.body);
+        return reply.status(202).send(result);
+      },
+    );
+  };

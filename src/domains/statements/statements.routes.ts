@@ -1,0 +1,79 @@
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../context.js';
+import { errorResponses } from '../../http/errors.js';
+import { userOf } from '../../http/auth.js';
+import {
+  statementFileParams,
+  statementFileQuery,
+  statementLinkSchema,
+  statementParams,
+  statementQuery,
+  statementSchema,
+} from './statements.schema.js';
+import { openStatementFile, requestStatement } from './statements.service.js';
+
+// interface 4.3 and contract 9: the statement, and the credential-free download behind its signed link.
+
+const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/** Absolute base of download links: the request's own Host, else the configured address. */
+function baseUrlOf(ctx: AppContext, request: FastifyRequest): string {
+  const host = request.host;
+  if (host && HOST_HEADER.test(host)) return `${request.protocol ?? 'http'}://${host}`;
+  const configured = ctx.config.host === '0.0.0.0' ? '127.0.0.1' : ctx.config.host;
+  return `http://${configured}:${ctx.config.port}`;
+}
+
+export const statementsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.get(
+      '/v1/accounts/:accountId/statement',
+      {
+        config: { auth: { modes: ['hmac', 'bearer'], scope: 'statements:read', user: 'required' } },
+        schema: {
+          tags: ['Statements'],
+          summary: 'Get an account statement as JSON, or a link to a CSV or PDF file (interface 4.3)',
+          description:
+            'startDate and endDate (YYYY-MM-DD, UTC, both inclusive) are required: startDate not before 2026-01-01, endDate not ' +
+            'before startDate nor after today (emulated clock), at most 366 days. format json (default), csv or pdf, ' +
+            'case-insensitive. csv and pdf answer { url, expiresAt }: a signed link valid 15 minutes of emulated time. ' +
+            'A PDF over 500 pages gives 400 PDF_PAGE_LIMIT_EXCEEDED.',
+          params: statementParams,
+          querystring: statementQuery,
+          response: { 200: z.union([statementSchema, statementLinkSchema]), ...errorResponses(403, 404) },
+        },
+      },
+      async (request) => requestStatement(ctx, userOf(request), request.params.accountId, request.query, baseUrlOf(ctx, request)),
+    );
+
+    app.get(
+      '/v1/statement-files/:fileId',
+      {
+        config: { auth: { modes: ['none'], user: 'programme' } },
+        schema: {
+          tags: ['Statements'],
+          summary: 'Download a rendered statement file through its signed link (contract 9)',
+          description:
+            'No credentials: the expires and signature query parameters are the credential. A missing, altered or expired ' +
+            'link gives 403; a valid link to a file no longer stored (after a reset) gives 404.',
+          params: statementFileParams,
+          querystring: statementFileQuery,
+          response: {
+            200: z.unknown().describe('The file bytes: text/csv; charset=utf-8 or application/pdf, sent as an attachment'),
+            ...errorResponses(403, 404),
+          },
+        },
+      },
+      async (request, reply) => {
+        const file = openStatementFile(ctx, request.params.fileId, request.query.expires, request.query.signature);
+        return reply
+          .header('content-type', file.content_type)
+          .header('content-disposition', `attachment; filename="${file.file_name}"`)
+          .header('cache-control', 'private, no-store')
+          .header('x-content-type-options', 'nosniff')
+          .send(file.content);
+      },
+    );
+  };

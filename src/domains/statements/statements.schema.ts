@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { depositInstructionSchema } from '../deposit-instructions/deposit-instructions.schema.js';
+
+// interface 2.8 (statement and statement link), 4.3 (query) and contract 9 (validation, signed file link).
+
+const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/);
+
+export const STATEMENT_FORMATS = ['json', 'csv', 'pdf'] as const;
+export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
+
+export const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+const date = (name: string) =>
+  z
+    .string({ error: `${name} must be a date YYYY-MM-DD` })
+    .regex(DATE_PATTERN, `${name} must be a date YYYY-MM-DD`)
+    .describe(`${name === 'startDate' ? 'First' : 'Last'} day of the period, inclusive (YYYY-MM-DD, UTC)`);
+
+// Only the shape is checked here; the calendar and range rules of contract 9 need the emulated clock and
+// run in the service (statements.service.ts `validateStatementQuery`) so every rule names its parameter.
+export const statementQuery = z.object({
+  startDate: date('startDate'),
+  endDate: date('endDate'),
+  format: z
+    .string({ error: 'format must be json, csv or pdf' })
+    .optional()
+    .describe('json (default), csv or pdf; case-insensitive (interface 4.3)'),
+});
+export type StatementQuery = z.infer<typeof statementQuery>;
+
+export const statementParams = z.object({ accountId: z.string().min(1).max(128) });
+
+export const statementEntrySchema = z
+  .object({
+    occurredAt: z.string().describe('When the ledger entry was posted'),
+    description: z.string(),
+    reference: z.string().describe("The transaction's referenceNumber"),
+    direction: z.enum(['CREDIT', 'DEBIT']),
+    amount: decimalString.describe('Positive; direction gives the sign'),
+    balanceBefore: decimalString,
+    balanceAfter: decimalString,
+    isFee: z.boolean(),
+    statusAsOfPeriodEnd: z
+      .enum(['SETTLED', 'IN_FLIGHT'])
+      .describe('SETTLED when the transaction had reached COMPLETED or FAILED by the end of the period (or by generatedAt if earlier)'),
+  })
+  .meta({ id: 'StatementEntry' });
+export type StatementEntry = z.infer<typeof statementEntrySchema>;
+
+export const statementDaySchema = z
+  .object({
+    date: z.string(),
+    openingBalance: decimalString,
+    closingBalance: decimalString,
+    entries: z.array(statementEntrySchema),
+  })
+  .meta({ id: 'StatementDay' });
+export type StatementDay = z.infer<typeof statementDaySchema>;
+
+export const statementSummaryLineSchema = z
+  .object({
+    label: z.string(),
+    count: z.number().int(),
+    total: decimalString.describe('Net signed amount of the line: credits positive, debits negative'),
+  })
+  .meta({ id: 'StatementSummaryLine' });
+export type StatementSummaryLine = z.infer<typeof statementSummaryLineSchema>;
+
+export const statementSchema = z
+  .object({
+    accountId: z.string(),
+    accountDisplayName: z.string().nullable(),
+    holderName: z.string(),
+    currency: z.string(),
+    from: z.string(),
+    to: z.string(),
+    generatedAt: z.string(),
+    depositInstructions: z.array(depositInstructionSchema),
+    openingBalance: decimalString,
+    closingBalance: decimalString,
+    totalCredits: decimalString,
+    totalDebits: decimalString,
+    summary: z.array(statementSummaryLineSchema),
+    days: z.array(statementDaySchema),
+  })
+  .meta({ id: 'Statement', description: 'Account statement of interface 2.8' });
+export type Statement = z.infer<typeof statementSchema>;
+
+export const statementLinkSchema = z
+  .object({
+    url: z.string().describe('Absolute, signed download link; no credentials needed'),
+    expiresAt: z.string(),
+  })
+  .meta({ id: 'StatementLink', description: 'Statement link of interface 2.8 (csv and pdf)' });
+export type StatementLink = z.infer<typeof statementLinkSchema>;
+
+export const statementFileParams = z.object({ fileId: z.string().min(1).max(128) });
+
+// Optional on purpose: a link with a missing or mangled part is a tampered link (403), not a 400.
+export const statementFileQuery = z.object({
+  expires: z.string().optional().describe('Expiry instant, epoch milliseconds on the emulated clock'),
+  signature: z.string().optional().describe('Lower-case hex HMAC-SHA256 of "<fileId>:<expires>"'),
+});
+
+export interface StatementFileRow {
+  id: string;
+  programme_id: string;
+  user_id: string;
+  account_id: string;
+  format: 'csv' | 'pdf';
+  file_name: string;
+  content_type: string;
+  content: Buffer;
+  size_bytes: number;
+  created_at: string;
+  created_at_ms: number;
+  expires_at_ms: number;
+}
+
+/** A ledger entry of the statement account joined with what its transaction says about settlement. */
+export interface StatementEntryRow {
+  id: bigint;
+  kind: 'PRINCIPAL' | 'FEE' | 'REVERSAL';
+  amount_minor: bigint;
+  is_fee: bigint;
+  description: string;
+  posted_at_ms: bigint;
+  type: string;
+  direction: 'INCOMING' | 'OUTGOING';
+  status: string;
+  reference_number: string;
+  completed_at: string | null;
+  updated_at_ms: bigint;
+  failed_at_ms: bigint | null;
+}

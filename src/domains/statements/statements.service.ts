@@ -1,0 +1,375 @@
+import { sql } from '../../db/connection.js';
+import type { AppContext } from '../../context.js';
+import { precisionOf } from '../../context.js';
+import { errors, ServiceError, type ValidationError } from '../../http/errors.js';
+import { formatAmount } from '../../lib/money.js';
+import { hexDigestsEqual, hmacSha256Hex } from '../../lib/hmac.js';
+import { depositInstructionsOf, requireOwnAccount, type Caller } from '../accounts/accounts.service.js';
+import { toDepositInstruction } from '../deposit-instructions/deposit-instructions.schema.js';
+import { TRANSACTION_TYPES } from '../transactions/transactions.machine.js';
+import { renderStatementCsv } from './statement-csv.renderer.js';
+import { estimatePdfPages, renderStatementPdf } from './statement-pdf.renderer.js';
+import {
+  DATE_PATTERN,
+  STATEMENT_FORMATS,
+  type Statement,
+  type StatementDay,
+  type StatementEntry,
+  type StatementEntryRow,
+  type StatementFileRow,
+  type StatementFormat,
+  type StatementLink,
+  type StatementQuery,
+  type StatementSummaryLine,
+} from './statements.schema.js';
+
+// Account statements (interface 2.8, 4.3; contract 9). The statement follows the posted-entries ledger of
+// contract 4 (the `available` view): every ledger entry of the account is a statement line, so an
+// outgoing payment's hold (principal and each fee) shows when it is created and, if it fails, its
+// reversal shows when it fails. Balances are running sums of those entries, so
+// opening + credits - debits = closing holds by construction.
+
+/** Interface 4.3 / 8: balance history is recorded from this day; earlier periods are rejected. */
+export const STATEMENT_HISTORY_START = '2026-01-01';
+/** Contract 9: a period covers at most this many days (both ends inclusive). */
+export const MAX_PERIOD_DAYS = 366;
+/** Contract 1 / interface 7.1: PDF_PAGE_LIMIT_EXCEEDED above this many pages. */
+export const PDF_PAGE_LIMIT = 500;
+/** Stored files beyond this total are dropped oldest first (their links then answer 404). */
+export const MAX_STORED_BYTES = 256 * 1024 * 1024;
+
+const DAY_MS = 86_400_000;
+
+export interface StatementPeriod {
+  from: string;
+  to: string;
+  format: StatementFormat;
+  fromMs: number;
+  /** Midnight UTC after `to`: the period is [fromMs, toExclusiveMs). */
+  toExclusiveMs: number;
+}
+
+/** Epoch ms of a real calendar day at midnight UTC, or null for 2026-02-30 and the like. */
+function parseDay(value: string): number | null {
+  if (!DATE_PATTERN.test(value)) return null;
+  const ms = Date.UTC(Number(value.slice(0, 4)), Number(value.slice(5, 7)) - 1, Number(value.slice(8, 10)));
+  return new Date(ms).toISOString().slice(0, 10) === value ? ms : null;
+}
+
+/**
+ * The rules of contract 9 that zod's shape check cannot express: real calendar days, the history start,
+ * order, "not after today" on the emulated clock (UTC), the 366-day span and the case-insensitive format.
+ * All failures are reported together, each naming its parameter.
+ */
+export function validateStatementQuery(ctx: AppContext, query: StatementQuery): StatementPeriod {
+  const problems: ValidationError[] = [];
+  const fail = (type: ValidationError['type'], fieldRef: string, message: string) => problems.push({ type, fieldRef, message });
+
+  const format = (query.format ?? 'json').toLowerCase();
+  if (!(STATEMENT_FORMATS as readonly string[]).includes(format)) {
+    fail('InvalidValue', 'format', `format "${query.format}" is not supported; use json, csv or pdf (case-insensitive)`);
+  }
+  const fromMs = parseDay(query.startDate);
+  const toMs = parseDay(query.endDate);
+  if (fromMs === null) fail('InvalidFormat', 'startDate', `startDate "${query.startDate}" is not a calendar date YYYY-MM-DD`);
+  if (toMs === null) fail('InvalidFormat', 'endDate', `endDate "${query.endDate}" is not a calendar date YYYY-MM-DD`);
+  if (fromMs !== null && query.startDate < STATEMENT_HISTORY_START) {
+    fail('InvalidValue', 'startDate', `startDate must not be earlier than ${STATEMENT_HISTORY_START}, the first day of recorded balance history`);
+  }
+  const today = ctx.clock.nowIso().slice(0, 10);
+  if (toMs !== null) {
+    if (fromMs !== null && toMs < fromMs) {
+      fail('InvalidValue', 'endDate', `endDate ${query.endDate} is before startDate ${query.startDate}`);
+    } else if (query.endDate > today) {
+      fail('InvalidValue', 'endDate', `endDate ${query.endDate} is in the future; today is ${today} (UTC, emulated clock)`);
+    } else if (fromMs !== null && (toMs - fromMs) / DAY_MS + 1 > MAX_PERIOD_DAYS) {
+      fail('InvalidValue', 'endDate', `The period spans ${(toMs - fromMs) / DAY_MS + 1} days; at most ${MAX_PERIOD_DAYS} days are allowed`);
+    }
+  }
+  if (problems.length > 0) {
+    const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+    throw errors.invalid(`Invalid request: ${problems[0]!.message}${more}`, problems);
+  }
+  return { from: query.startDate, to: query.endDate, format: format as StatementFormat, fromMs: fromMs!, toExclusiveMs: toMs! + DAY_MS };
+}
+
+// Summary lines (interface 2.8 "grouped by transaction type with fees as their own line"). A type whose
+// entries go against its natural direction (transfers both ways) gets one line per direction.
+const TYPE_LABELS: Record<string, string> = {
+  DEPOSIT: 'Deposits',
+  WITHDRAWAL: 'Withdrawals',
+  TRANSFER: 'Transfers',
+  REFUND: 'Refunds',
+  PARTIAL_REFUND: 'Partial refunds',
+};
+const NATURAL_DIRECTION: Record<string, 'CREDIT' | 'DEBIT'> = {
+  DEPOSIT: 'CREDIT',
+  REFUND: 'CREDIT',
+  PARTIAL_REFUND: 'CREDIT',
+  WITHDRAWAL: 'DEBIT',
+};
+export const FEES_LABEL = 'Fees';
+export const REVERSALS_LABEL = 'Reversals of failed transactions';
+
+function summaryKey(row: StatementEntryRow, direction: 'CREDIT' | 'DEBIT'): { key: string; label: string; rank: number } {
+  if (row.kind === 'REVERSAL') return { key: 'REVERSAL', label: REVERSALS_LABEL, rank: 1001 };
+  if (row.is_fee === 1n) return { key: 'FEE', label: FEES_LABEL, rank: 1000 };
+  const typeIndex = (TRANSACTION_TYPES as readonly string[]).indexOf(row.type);
+  const base = TYPE_LABELS[row.type] ?? row.type.charAt(0) + row.type.slice(1).toLowerCase().replaceAll('_', ' ');
+  const natural = NATURAL_DIRECTION[row.type];
+  const label = natural === direction ? base : `${base} ${direction === 'CREDIT' ? 'in' : 'out'}`;
+  return { key: `${row.type}:${direction}`, label, rank: (typeIndex < 0 ? 900 : typeIndex) * 2 + (direction === 'CREDIT' ? 0 : 1) };
+}
+
+function entryDirection(row: StatementEntryRow): 'CREDIT' | 'DEBIT' {
+  if (row.amount_minor > 0n) return 'CREDIT';
+  if (row.amount_minor < 0n) return 'DEBIT';
+  // a zero entry (a zero fee): the side it was posted on
+  return row.kind === 'REVERSAL' || row.direction === 'INCOMING' ? 'CREDIT' : 'DEBIT';
+}
+
+/**
+ * When the entry's transaction reached a final state: COMPLETED at `completedAt`; FAILED when its hold
+ * was reversed (the first REVERSAL entry), or its last update when it never held anything.
+ */
+function finalAtMs(row: StatementEntryRow): number | null {
+  if (row.status === 'COMPLETED') return row.completed_at ? Date.parse(row.completed_at) : Number(row.updated_at_ms);
+  if (row.status === 'FAILED') return Number(row.failed_at_ms ?? row.updated_at_ms);
+  return null;
+}
+
+function holderNameOf(ctx: AppContext, userId: string): string {
+  return sql<{ name: string }>(ctx.db, 'SELECT name FROM users WHERE id = ?').get(userId)?.name ?? '';
+}
+
+/** Build the statement of interface 2.8 for the caller's account (synchronous reads only). */
+export function buildStatement(ctx: AppContext, caller: Caller, accountId: string, period: StatementPeriod): Statement {
+  const account = requireOwnAccount(ctx, caller, accountId);
+  const precision = precisionOf(ctx, account.currency);
+  const money = (minor: bigint) => formatAmount(minor, precision);
+  const nowMs = ctx.clock.nowMs();
+  // Settlement is judged at the end of the period, or now when the period ends today.
+  const asOfMs = Math.min(period.toExclusiveMs - 1, nowMs);
+
+  const opening = sql<{ total: bigint }>(
+    ctx.db,
+    'SELECT COALESCE(SUM(amount_minor), 0) AS total FROM ledger_entries WHERE account_id = ? AND posted_at_ms < ?',
+  )
+    .safeIntegers(true)
+    .get(account.id, period.fromMs)!.total;
+
+  // Chronological, ties broken by entry id (the order entries were posted in).
+  const rows = sql<StatementEntryRow>(
+    ctx.db,
+    `SELECT e.id, e.kind, e.amount_minor, e.is_fee, e.description, e.posted_at_ms,
+            t.type, t.direction, t.status, t.reference_number, t.completed_at, t.updated_at_ms,
+            CASE WHEN t.status = 'FAILED'
+                 THEN (SELECT MIN(r.posted_at_ms) FROM ledger_entries r WHERE r.transaction_id = t.id AND r.kind = 'REVERSAL')
+            END AS failed_at_ms
+       FROM ledger_entries e JOIN transactions t ON t.id = e.transaction_id
+      WHERE e.account_id = ? AND e.posted_at_ms >= ? AND e.posted_at_ms < ?
+      ORDER BY e.posted_at_ms, e.id`,
+  )
+    .safeIntegers(true)
+    .all(account.id, period.fromMs, period.toExclusiveMs);
+
+  let balance = BigInt(opening);
+  let credits = 0n;
+  let debits = 0n;
+  const days: StatementDay[] = [];
+  const summary = new Map<string, { label: string; rank: number; count: number; totalMinor: bigint }>();
+  let day: StatementDay | null = null;
+  for (const row of rows) {
+    const amountMinor = BigInt(row.amount_minor);
+    const direction = entryDirection(row);
+    const occurredAt = new Date(Number(row.posted_at_ms)).toISOString();
+    const date = occurredAt.slice(0, 10);
+    if (!day || day.date !== date) {
+      day = { date, openingBalance: money(balance), closingBalance: money(balance), entries: [] };
+      days.push(day);
+    }
+    const balanceBefore = balance;
+    balance += amountMinor;
+    if (amountMinor > 0n) credits += amountMinor;
+    else debits -= amountMinor;
+    const settledAt = finalAtMs(row);
+    const entry: StatementEntry = {
+      occurredAt,
+      description: row.description,
+      reference: row.reference_number,
+      direction,
+      amount: money(amountMinor < 0n ? -amountMinor : amountMinor),
+      balanceBefore: money(balanceBefore),
+      balanceAfter: money(balance),
+      isFee: row.is_fee === 1n,
+      statusAsOfPeriodEnd: settledAt !== null && settledAt <= asOfMs ? 'SETTLED' : 'IN_FLIGHT',
+    };
+    day.entries.push(entry);
+    day.closingBalance = entry.balanceAfter;
+
+    const group = summaryKey(row, direction);
+    const line = summary.get(group.key) ?? { label: group.label, rank: group.rank, count: 0, totalMinor: 0n };
+    line.count += 1;
+    line.totalMinor += amountMinor;
+    summary.set(group.key, line);
+  }
+
+  const summaryLines: StatementSummaryLine[] = [...summary.values()]
+    .sort((a, b) => a.rank - b.rank)
+    .map((line) => ({ label: line.label, count: line.count, total: money(line.totalMinor) }));
+
+  return {
+    accountId: account.id,
+    accountDisplayName: account.display_name,
+    holderName: holderNameOf(ctx, account.user_id),
+    currency: account.currency,
+    from: period.from,
+    to: period.to,
+    generatedAt: ctx.clock.nowIso(),
+    // Only instructions that can receive funds: a PENDING one is still being provisioned.
+    depositInstructions: depositInstructionsOf(ctx, account.id)
+      .filter((row) => row.status === 'ACTIVE')
+      .map(toDepositInstruction),
+    openingBalance: money(BigInt(opening)),
+    closingBalance: money(balance),
+    totalCredits: money(credits),
+    totalDebits: money(debits),
+    summary: summaryLines,
+    days,
+  };
+}
+
+// ---- files and signed links (contract 9) ----
+
+/** `statement-<account>-<from>-<to>.<ext>` (Content-Disposition filename). */
+export function statementFileName(statement: Pick<Statement, 'accountId' | 'from' | 'to'>, format: 'csv' | 'pdf'): string {
+  return `statement-${statement.accountId}-${statement.from}-${statement.to}.${format}`;
+}
+
+const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', pdf: 'application/pdf' } as const;
+
+/**
+ * The link secret is derived from the seed, so the same seed, fixtures, clock and requests give
+ * byte-identical links (contract 0). It protects against tampering in a sandbox; it is not a production
+ * secret (anyone who knows the seed can sign a link).
+ */
+function linkSecret(ctx: AppContext): string {
+  return hmacSha256Hex(ctx.config.seed, 'service-sandbox/statement-file-links/v1');
+}
+
+export function signStatementLink(ctx: AppContext, fileId: string, expiresMs: number): string {
+  return hmacSha256Hex(linkSecret(ctx), `${fileId}:${expiresMs}`);
+}
+
+export interface StoredStatementFile {
+  fileId: string;
+  expiresAtMs: number;
+}
+
+/** Store a rendered file; drop expired files, then the oldest ones beyond MAX_STORED_BYTES. */
+export function storeStatementFile(
+  ctx: AppContext,
+  caller: Caller,
+  statement: Statement,
+  format: 'csv' | 'pdf',
+  content: Buffer,
+): StoredStatementFile {
+  return ctx.db.transaction(() => {
+    const nowMs = ctx.clock.nowMs();
+    sql(ctx.db, 'DELETE FROM statement_files WHERE expires_at_ms <= ?').run(nowMs);
+    const fileId = ctx.ids.id('statementFile');
+    const expiresAtMs = nowMs + ctx.fixtures.timeline.statementLinkMs;
+    sql(
+      ctx.db,
+      `INSERT INTO statement_files (id, programme_id, user_id, account_id, format, file_name, content_type, content, size_bytes,
+         created_at, created_at_ms, expires_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      fileId,
+      caller.programmeId,
+      caller.userId,
+      statement.accountId,
+      format,
+      statementFileName(statement, format),
+      CONTENT_TYPES[format],
+      content,
+      content.length,
+      ctx.clock.nowIso(),
+      nowMs,
+      expiresAtMs,
+    );
+    let stored = sql<{ total: number }>(ctx.db, 'SELECT COALESCE(SUM(size_bytes), 0) AS total FROM statement_files').get()!.total;
+    while (stored > MAX_STORED_BYTES) {
+      const oldest = sql<{ id: string; size_bytes: number }>(
+        ctx.db,
+        'SELECT id, size_bytes FROM statement_files WHERE id <> ? ORDER BY created_at_ms, rowid LIMIT 1',
+      ).get(fileId);
+      if (!oldest) break;
+      sql(ctx.db, 'DELETE FROM statement_files WHERE id = ?').run(oldest.id);
+      stored -= oldest.size_bytes;
+    }
+    return { fileId, expiresAtMs };
+  })();
+}
+
+export function statementLink(ctx: AppContext, baseUrl: string, file: StoredStatementFile): StatementLink {
+  const signature = signStatementLink(ctx, file.fileId, file.expiresAtMs);
+  return {
+    url: `${baseUrl}/v1/statement-files/${encodeURIComponent(file.fileId)}?expires=${file.expiresAtMs}&signature=${signature}`,
+    expiresAt: new Date(file.expiresAtMs).toISOString(),
+  };
+}
+
+/**
+ * Contract 9: the signed link is the only credential. A missing, altered or expired part gives 403; a
+ * well-signed, unexpired link to a file that is no longer stored (reset, purge) gives 404.
+ */
+export function openStatementFile(ctx: AppContext, fileId: string, expires: string | undefined, signature: string | undefined): StatementFileRow {
+  if (!expires || !signature) {
+    throw errors.forbidden('The statement link is incomplete: it needs both expires and signature; request a new link');
+  }
+  if (!/^\d{1,16}$/.test(expires) || !hexDigestsEqual(signStatementLink(ctx, fileId, Number(expires)), signature)) {
+    throw errors.forbidden('The statement link signature does not match; use the URL exactly as returned, or request a new link');
+  }
+  const expiresMs = Number(expires);
+  if (expiresMs <= ctx.clock.nowMs()) {
+    throw errors.forbidden(`The statement link expired at ${new Date(expiresMs).toISOString()}; request a new link`);
+  }
+  const row = sql<StatementFileRow>(ctx.db, 'SELECT * FROM statement_files WHERE id = ?').get(fileId);
+  if (!row || row.expires_at_ms !== expiresMs) {
+    throw errors.notFound(`Statement file ${fileId} is no longer stored; request a new link`);
+  }
+  return row;
+}
+
+/**
+ * GET /v1/accounts/{accountId}/statement. JSON is answered inline; CSV and PDF are rendered from the
+ * same statement outside any SQLite transaction, stored, and answered with a signed link.
+ */
+export async function requestStatement(
+  ctx: AppContext,
+  caller: Caller,
+  accountId: string,
+  query: StatementQuery,
+  baseUrl: string,
+): Promise<Statement | StatementLink> {
+  const period = validateStatementQuery(ctx, query);
+  const statement = buildStatement(ctx, caller, accountId, period);
+  if (period.format === 'json') return statement;
+  let content: Buffer;
+  if (period.format === 'pdf') {
+    // Counted with the renderer's own layout, without drawing, so an oversized statement costs no rendering.
+    const pages = estimatePdfPages(statement);
+    if (pages > PDF_PAGE_LIMIT) {
+      throw new ServiceError(
+        400,
+        'PDF_PAGE_LIMIT_EXCEEDED',
+        `The PDF statement would have ${pages} pages; the limit is ${PDF_PAGE_LIMIT}. Request a shorter period, or format=csv or json`,
+      );
+    }
+    content = await renderStatementPdf(statement);
+  } else {
+    content = await renderStatementCsv(statement);
+  }
+  const file = storeStatementFile(ctx, caller, statement, period.format, content);
+  return statementLink(ctx, baseUrl, file);
+}

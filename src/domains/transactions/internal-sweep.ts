@@ -1,0 +1,52 @@
+import { sql } from '../../db/connection.js';
+import type { AppContext } from '../../context.js';
+import type { AccountRow } from '../accounts/accounts.schema.js';
+import { createTransaction, refreshStoredTransaction, type SettlementHook } from './transactions.service.js';
+
+// Contract 4 / interface 2.4: a stablecoin deposit lands in the account's network sub-balance; when it
+// completes, a TRANSFER with category INTERNAL_SWEEP moves it to the parent account. The two are linked
+// both ways by relatedTransactionId (the sweep names its deposit at creation; the deposit names its sweep
+// from the same SQLite transaction on, i.e. from its completion). Both are listed under the parent.
+// The sweep holds the sub-balance at creation and credits the parent at completion, so the parent's
+// balance moves only once the sweep completes.
+
+/** The 1:1 rate between a network token (USDC_ETH ...) and the account's USDC. */
+export const SWEEP_EXCHANGE_RATE = '1.000000';
+
+// A function declaration (hoisted), not a const: settlement-hooks.ts lists it while this module may still be
+// initialising when the import cycle through transactions.service.ts is entered here first.
+export function internalSweepHook(...[ctx, row, previousStatus]: Parameters<SettlementHook>): void {
+  if (row.status !== 'COMPLETED' || previousStatus === 'COMPLETED') return;
+  if (row.type !== 'DEPOSIT' || !row.credit_account_id) return;
+  const sub = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(row.credit_account_id);
+  if (!sub || sub.kind !== 'SUB_BALANCE' || !sub.parent_account_id) return;
+  const parent = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(sub.parent_account_id)!;
+  const parentInstrument = (currency: string) => ({
+    instrumentType: 'ACCOUNT' as const,
+    account: { id: parent.id, displayName: parent.display_name, currency },
+  });
+  const sweep = createTransaction(ctx, {
+    programmeId: row.programme_id,
+    userId: row.user_id,
+    accountId: parent.id,
+    debitAccountId: sub.id,
+    creditAccountId: parent.id,
+    // INCOMING from the parent's point of view: the timeline completes it after sweepCompletionMs.
+    direction: 'INCOMING',
+    type: 'TRANSFER',
+    category: 'INTERNAL_SWEEP',
+    debitAmountMinor: BigInt(row.credit_amount_minor),
+    netDebitAmountMinor: null,
+    debitCurrency: sub.currency,
+    debitRail: row.debit_rail,
+    debitInstrument: parentInstrument(sub.currency),
+    creditAmountMinor: BigInt(row.credit_amount_minor),
+    creditCurrency: parent.currency,
+    creditInstrument: parentInstrument(parent.currency),
+    exchangeRate: SWEEP_EXCHANGE_RATE,
+    relatedTransactionId: row.id,
+    railBehaviour: 'NORMAL',
+  });
+  sql(ctx.db, 'UPDATE transactions SET related_transaction_id = ? WHERE id = ?').run(sweep.id, row.id);
+  refreshStoredTransaction(ctx, row.id);
+}

@@ -1,0 +1,48 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../../context.js';
+import { errorResponses } from '../../http/errors.js';
+import { envelopeSchema } from '../../http/pagination.js';
+import { userOf } from '../../http/auth.js';
+import { listTransactionsQuery, transactionParams, transactionSchema } from './transactions.schema.js';
+import { getTransactionJson, listTransactionsJson } from './transactions-list.service.js';
+
+// The services answer JSON text (the rows' stored REST form, migration 002); a string sent with a JSON
+// content type goes out as is, so the page is not parsed and re-serialized on every request.
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export const transactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.get(
+      '/v1/transactions',
+      {
+        config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:read', user: 'required' } },
+        schema: {
+          tags: ['Transactions'],
+          summary: 'List transactions (interface 4.5)',
+          description:
+            'The calling user\'s transactions (all of their accounts, or one with accountId, sub-balances included). ' +
+            'sortBy CREATED_AT (default) | UPDATED_AT | STATUS | TYPE, sortDirection DESC (default) | ASC, ties broken by id in the ' +
+            'same direction. minUpdatedAt, maxUpdatedAt and minCreatedAt are inclusive ISO 8601 instants (Z or a URL-encoded offset). ' +
+            'Change sync: sortBy=UPDATED_AT&sortDirection=ASC&minUpdatedAt=<latest seen>, skipping ids already seen; when a full page ' +
+            'shares one updatedAt, pin minUpdatedAt=maxUpdatedAt to it and page with pageIndex until a short page.',
+          querystring: listTransactionsQuery,
+          response: { 200: envelopeSchema(transactionSchema), ...errorResponses(403, 404) },
+        },
+      },
+      async (request, reply) => reply.type(JSON_TYPE).send(listTransactionsJson(ctx, userOf(request), request.query) as never),
+    );
+
+    app.get(
+      '/v1/transactions/:transactionId',
+      {
+        config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:read', user: 'required' } },
+        schema: {
+          tags: ['Transactions'],
+          summary: 'Get a transaction (interface 4.6)',
+          params: transactionParams,
+          response: { 200: transactionSchema, ...errorResponses(403, 404) },
+        },
+      },
+      async (request, reply) => reply.type(JSON_TYPE).send(getTransactionJson(ctx, userOf(request), request.params.transactionId) as never),
+    );
+  };

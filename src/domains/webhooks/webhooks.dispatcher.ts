@@ -1,0 +1,139 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { attemptDelivery, closeSender, senderState } from './webhooks.sender.js';
+import { dueDeliveryIds, setWebhookEndpoint } from './webhooks.service.js';
+
+// The webhook dispatcher (issue 5): a long-running service that sends every due delivery of the outbox,
+// a few at a time, without ever blocking the request that wrote the event. It is woken by
+// `ctx.notifyOutbox()` (called by recordEvent and by the scheduler after jobs ran, e.g. a due
+// `webhook.retry`), and polls as a safety net. All delivery state is in SQLite, so a new dispatcher on the
+// same database file picks up whatever was owed when the previous process stopped.
+
+export interface WebhookDispatcherOptions {
+  /** Attempts on the wire at once (default 8). Events of one transaction never overlap regardless. */
+  concurrency?: number;
+  /** Per-attempt timeout in real ms (default config webhookTimeoutMs: 10 s, interface 6.1). */
+  timeoutMs?: number;
+  /** Safety-net poll in real ms (default 1000); notifyOutbox wakes the dispatcher at once anyway. */
+  pollIntervalMs?: number;
+}
+
+export interface WebhookDispatcher {
+  /** Look for due deliveries soon (after the current synchronous work, so after its commit). */
+  wake(): void;
+  /**
+   * Resolves once nothing is on the wire and nothing is due now (RETRYING deliveries wait for the emulated
+   * clock). For tests and for the CLI; rejects after `timeoutMs` of real time (default 30 s).
+   */
+  drain(options?: { timeoutMs?: number }): Promise<void>;
+  /** Stop sending; attempts on the wire are aborted unrecorded, so they are sent again after a restart. */
+  stop(): Promise<void>;
+}
+
+const running = new WeakMap<AppContext, WebhookDispatcher>();
+
+export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatcherOptions = {}): WebhookDispatcher {
+  if (running.has(ctx)) throw new Error('a webhook dispatcher is already running for this context');
+  const concurrency = Math.max(1, options.concurrency ?? 8);
+  const timeoutMs = options.timeoutMs ?? ctx.config.webhookTimeoutMs;
+  const sender = senderState(ctx);
+  const own = new Map<string, Promise<unknown>>();
+  const stopController = new AbortController();
+  const previousNotify = ctx.notifyOutbox;
+  let stopped = false;
+  let wakeScheduled = false;
+  const settleWaiters = new Set<() => void>();
+
+  function wake(): void {
+    if (stopped || wakeScheduled) return;
+    wakeScheduled = true;
+    // setImmediate: recordEvent calls this inside the writer's SQLite transaction; by the time the pump
+    // runs, that transaction has committed (or rolled back, and there is nothing to send).
+    setImmediate(() => {
+      wakeScheduled = false;
+      pump();
+    });
+  }
+
+  function pump(): void {
+    if (stopped || own.size >= concurrency) return;
+    let ids: string[];
+    try {
+      ids = dueDeliveryIds(ctx, concurrency + sender.inFlight.size);
+    } catch {
+      return; // database closing during shutdown
+    }
+    for (const id of ids) {
+      if (own.size >= concurrency) break;
+      if (sender.inFlight.has(id) || own.has(id)) continue;
+      const attempt = attemptDelivery(ctx, id, 'SCHEDULED', { timeoutMs, signal: stopController.signal })
+        .catch(() => 'ABORTED')
+        .finally(() => {
+          own.delete(id);
+          wake();
+        });
+      own.set(id, attempt);
+    }
+  }
+
+  function onSettled(): void {
+    wake();
+    for (const waiter of [...settleWaiters]) waiter();
+  }
+  sender.listeners.add(onSettled);
+
+  ctx.notifyOutbox = wake;
+  const timer = setInterval(wake, options.pollIntervalMs ?? 1000);
+  timer.unref();
+
+  const dispatcher: WebhookDispatcher = {
+    wake,
+    async drain({ timeoutMs: limit = 30_000 } = {}) {
+      const deadline = Date.now() + limit;
+      for (;;) {
+        if (stopped) throw new Error('the webhook dispatcher is stopped');
+        pump();
+        if (own.size === 0 && sender.inFlight.size === 0 && dueDeliveryIds(ctx, 1).length === 0) return;
+        if (Date.now() > deadline) throw new Error(`webhook deliveries still in flight or due after ${limit} ms`);
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(fallback);
+            settleWaiters.delete(done);
+            resolve();
+          };
+          const fallback = setTimeout(done, 25);
+          settleWaiters.add(done);
+        });
+      }
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      if (ctx.notifyOutbox === wake) ctx.notifyOutbox = previousNotify;
+      sender.listeners.delete(onSettled);
+      stopController.abort();
+      await Promise.allSettled([...own.values()]);
+      running.delete(ctx);
+      await closeSender(ctx);
+    },
+  };
+  running.set(ctx, dispatcher);
+  wake(); // whatever was owed before this start (a restart on a database file)
+  return dispatcher;
+}
+
+/** The running dispatcher of a context, if any. */
+export function webhookDispatcherOf(ctx: AppContext): WebhookDispatcher | undefined {
+  return running.get(ctx);
+}
+
+/**
+ * Background service (src/background.ts). `--webhook-url` is applied to every programme on each start,
+ * not only when a new database is seeded, so a restart on a database file honours the flag.
+ */
+export function webhookDispatcherService(ctx: AppContext, _app: FastifyInstance): () => Promise<void> {
+  if (ctx.config.webhookUrl) setWebhookEndpoint(ctx, { url: ctx.config.webhookUrl });
+  const dispatcher = startWebhookDispatcher(ctx);
+  return () => dispatcher.stop();
+}

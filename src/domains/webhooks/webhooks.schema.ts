@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { pageQuery } from '../../http/pagination.js';
+
+// The control plane's view of webhook deliveries (contract 10, 11). One schema per resource.
+
+export const DELIVERY_STATUSES = ['PENDING', 'RETRYING', 'DELIVERED', 'FAILED', 'SKIPPED'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export const WEBHOOK_EVENT_TYPES = ['transaction_created', 'transaction_status_updated'] as const;
+
+export const webhookAttemptSchema = z
+  .object({
+    number: z.number().int().describe('1-based over every attempt of the delivery, replays included'),
+    kind: z.enum(['SCHEDULED', 'REPLAY']).describe('SCHEDULED: the first attempt or a retry of contract 11; REPLAY: sent by the replay endpoint'),
+    url: z.string(),
+    attemptedAt: z.string().describe('Emulated time of the attempt (the retry schedule runs on the emulated clock)'),
+    signedAt: z.string().describe('Real wall-clock time sent as X-Service-Timestamp'),
+    outcome: z.enum(['SUCCEEDED', 'FAILED']),
+    responseStatus: z.number().int().nullable().describe('HTTP status of the answer; null on a network error or timeout'),
+    responseBody: z.string().nullable().describe('First 2 KiB of the answer'),
+    error: z.string().nullable().describe('Why the attempt failed: network error, timeout, or a non-2xx status'),
+    latencyMs: z.number().int(),
+    requestHeaders: z.record(z.string(), z.string()),
+    requestBody: z.string().describe('The raw body sent, byte for byte'),
+  })
+  .meta({ id: 'WebhookAttempt' });
+export type WebhookAttempt = z.infer<typeof webhookAttemptSchema>;
+
+export const webhookDeliverySchema = z
+  .object({
+    id: z.string().describe('Delivery id (dlv_); one delivery per event'),
+    eventId: z.string(),
+    eventType: z.string(),
+    resourceType: z.string(),
+    transactionId: z.string(),
+    programId: z.string(),
+    userId: z.string().nullable(),
+    occurredAt: z.string(),
+    status: z.enum(DELIVERY_STATUSES),
+    attemptCount: z.number().int().describe('Scheduled attempts made (at most 10); replays not counted'),
+    nextAttemptAt: z.string().nullable().describe('Emulated time of the next retry while RETRYING'),
+    lastAttemptAt: z.string().nullable(),
+    lastResponseStatus: z.number().int().nullable(),
+    lastError: z.string().nullable(),
+    deliveredAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    body: z
+      .object({ transaction: z.record(z.string(), z.unknown()), metadata: z.record(z.string(), z.string()) })
+      .describe('The webhook body of interface 6.1, as every attempt sends it'),
+    attempts: z.array(webhookAttemptSchema),
+  })
+  .meta({ id: 'WebhookDelivery' });
+export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
+
+export const listDeliveriesQuery = z
+  .object({
+    status: z.enum(DELIVERY_STATUSES).optional(),
+    eventType: z.enum(WEBHOOK_EVENT_TYPES).optional(),
+    transactionId: z.string().min(1).optional(),
+    programId: z.string().min(1).optional(),
+    sortDirection: z.enum(['ASC', 'DESC']).default('DESC').describe('By event order; DESC (newest first) by default'),
+    ...pageQuery(200, 25),
+  })
+  .strict();
+export type ListDeliveriesQuery = z.infer<typeof listDeliveriesQuery>;
+
+export const deliveryListSchema = z
+  .object({
+    data: z.array(webhookDeliverySchema),
+    pageIndex: z.number().int(),
+    pageSize: z.number().int(),
+    totalRecords: z.number().int(),
+  })
+  .meta({ id: 'WebhookDeliveryList' });
+
+export const deliveryParams = z.object({ id: z.string().min(1).describe('Delivery id (dlv_) or its event id (evt_)') });
+
+const webhookUrl = z
+  .string()
+  .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), { message: 'url must be an http:// or https:// URL' });
+
+export const setEndpointBody = z
+  .object({
+    url: webhookUrl.nullable().optional().describe('Webhook URL; null or absent clears it (events are then recorded SKIPPED)'),
+    programId: z.string().min(1).optional().describe('Programme to change; absent: every programme'),
+  })
+  .strict();
+
+export const endpointQuery = z.object({ programId: z.string().min(1).optional() }).strict();
+
+export const webhookEndpointsSchema = z
+  .object({
+    endpoints: z.array(
+      z.object({
+        programId: z.string(),
+        url: z.string().nullable(),
+        apiKey: z.string().describe('The webhook API key sent as X-Service-Api-Key'),
+      }),
+    ),
+  })
+  .meta({ id: 'WebhookEndpoints' });
+export type WebhookEndpoints = z.infer<typeof webhookEndpointsSchema>;

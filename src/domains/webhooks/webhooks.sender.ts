@@ -1,0 +1,140 @@
+import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
+import type { AppContext } from '../../context.js';
+import {
+  prepareAttempt,
+  recordAttempt,
+  RESPONSE_BODY_LOG_LIMIT,
+  type AttemptKind,
+  type AttemptResult,
+  type PreparedAttempt,
+} from './webhooks.service.js';
+
+// The asynchronous half of one webhook attempt (interface 6.1, contract 11): prepare the signed request in
+// a short transaction, POST it with undici outside any transaction, then record the outcome in another.
+// The HTTP timeout is a real-time network limit (config webhookTimeoutMs, 10 s by default), not business
+// time; the retry schedule that follows a failure runs on the emulated clock (webhooks.service.ts).
+
+interface SenderState {
+  agent: Agent;
+  /** Deliveries with an attempt on the wire, scheduled or replayed: never two at once for one delivery. */
+  inFlight: Set<string>;
+  /** Called after every attempt settles (the dispatcher wakes up; drain() re-checks). */
+  listeners: Set<() => void>;
+}
+
+const senders = new WeakMap<AppContext, SenderState>();
+
+export function senderState(ctx: AppContext): SenderState {
+  let state = senders.get(ctx);
+  if (!state) {
+    state = { agent: new Agent({ connections: 64 }), inFlight: new Set(), listeners: new Set() };
+    senders.set(ctx, state);
+  }
+  return state;
+}
+
+/** Close the HTTP connection pool of a context (the next attempt opens a new one). */
+export async function closeSender(ctx: AppContext): Promise<void> {
+  const state = senders.get(ctx);
+  if (!state) return;
+  senders.delete(ctx);
+  await state.agent.close().catch(() => undefined);
+}
+
+export type AttemptOutcome = 'SENT' | 'BUSY' | 'SKIPPED' | 'ABORTED';
+
+export interface AttemptOptions {
+  timeoutMs: number;
+  /** Aborts the send without recording it (dispatcher shutdown): the delivery stays owed. */
+  signal?: AbortSignal;
+}
+
+/** Make one attempt of a delivery now. Never throws for receiver or network failures. */
+export async function attemptDelivery(ctx: AppContext, deliveryId: string, kind: AttemptKind, options: AttemptOptions): Promise<AttemptOutcome> {
+  const state = senderState(ctx);
+  if (state.inFlight.has(deliveryId)) return 'BUSY';
+  const prepared = prepareAttempt(ctx, deliveryId, kind);
+  if ('skipped' in prepared) return 'SKIPPED';
+  state.inFlight.add(deliveryId);
+  try {
+    const result = await send(state.agent, prepared, options);
+    if (options.signal?.aborted) return 'ABORTED';
+    try {
+      recordAttempt(ctx, prepared, result);
+    } catch {
+      // the database was closed under us (shutdown): the delivery is still owed and is sent again later
+      return 'ABORTED';
+    }
+    return 'SENT';
+  } finally {
+    state.inFlight.delete(deliveryId);
+    for (const listener of [...state.listeners]) listener();
+  }
+}
+
+/** Replay (contract 10): one extra attempt, signed afresh, answered once it has settled. */
+export async function replayDelivery(ctx: AppContext, deliveryId: string): Promise<AttemptOutcome> {
+  return attemptDelivery(ctx, deliveryId, 'REPLAY', { timeoutMs: ctx.config.webhookTimeoutMs });
+}
+
+async function send(agent: Agent, attempt: PreparedAttempt, options: AttemptOptions): Promise<AttemptResult> {
+  const started = performance.now();
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  const elapsed = () => performance.now() - started;
+  try {
+    const response = await request(attempt.url, {
+      method: 'POST',
+      headers: attempt.headers,
+      body: attempt.body,
+      signal,
+      dispatcher: agent,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+    // interface 6.1: a 2xx status within the timeout acknowledges; the answer's body is only logged
+    const latencyMs = elapsed();
+    const responseBody = await readLimited(response.body);
+    const ok = response.statusCode >= 200 && response.statusCode < 300;
+    return {
+      outcome: ok ? 'SUCCEEDED' : 'FAILED',
+      responseStatus: response.statusCode,
+      responseBody,
+      error: ok ? null : `receiver answered ${response.statusCode}; any 2xx acknowledges`,
+      latencyMs,
+    };
+  } catch (error) {
+    return {
+      outcome: 'FAILED',
+      responseStatus: null,
+      responseBody: null,
+      error: timeout.aborted ? `no answer within ${options.timeoutMs} ms (timeout)` : describeNetworkError(error),
+      latencyMs: elapsed(),
+    };
+  }
+}
+
+async function readLimited(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  try {
+    for await (const chunk of body) {
+      if (bytes < RESPONSE_BODY_LOG_LIMIT) chunks.push(chunk);
+      bytes += chunk.length;
+      if (bytes >= 64 * 1024) break; // enough for a log; leaving the loop destroys the stream
+    }
+  } catch {
+    // the status already arrived; a body cut short does not change the outcome
+  }
+  const text = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LOG_LIMIT).toString('utf8');
+  return text === '' ? null : text;
+}
+
+function describeNetworkError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: unknown }).cause;
+  const code = (error as { code?: string }).code ?? (cause as { code?: string } | undefined)?.code;
+  const message = error.message || (cause instanceof Error ? cause.message : '');
+  return code && !message.includes(code) ? `${code}: ${message}` : message || code || 'network error';
+}

@@ -1,0 +1,416 @@
+import { sql } from '../../db/connection.js';
+import type { AppContext } from '../../context.js';
+import { errors } from '../../http/errors.js';
+import { scheduleJob } from '../../scheduler/scheduler.js';
+import { signWebhook } from '../../webhook-verify.js';
+import { VERSION } from '../../version.js';
+import type {
+  DeliveryStatus,
+  ListDeliveriesQuery,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookEndpoints,
+} from './webhooks.schema.js';
+
+// Synchronous side of webhook delivery (interface 6.1, contract 11): what to send next, the signed request
+// of one attempt, and the bookkeeping after it. Every state change is one SQLite transaction. The async
+// HTTP send lives in webhooks.sender.ts and never holds a transaction open.
+
+export const WEBHOOK_RETRY_JOB = 'webhook.retry';
+
+/** Contract 11: delays after the 1st ... 9th failed scheduled attempt; the 10th failure is final. */
+export const RETRY_DELAYS_MS = [
+  5_000,
+  30_000,
+  2 * 60_000,
+  10 * 60_000,
+  30 * 60_000,
+  60 * 60_000,
+  2 * 60 * 60_000,
+  4 * 60 * 60_000,
+  8 * 60 * 60_000,
+] as const;
+
+/** Attempt log limits: a receiver's answer is kept for debugging, not archived. */
+export const RESPONSE_BODY_LOG_LIMIT = 2048;
+
+export interface DeliveryRow {
+  id: string;
+  event_seq: number;
+  event_id: string;
+  programme_id: string;
+  resource_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  delivered_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface AttemptRow {
+  id: number;
+  delivery_id: string;
+  number: number;
+  kind: 'SCHEDULED' | 'REPLAY';
+  url: string;
+  attempted_at: string;
+  attempted_at_ms: number;
+  signed_at_ms: number;
+  request_headers: string;
+  request_body: string;
+  outcome: 'SUCCEEDED' | 'FAILED';
+  response_status: number | null;
+  response_body: string | null;
+  error: string | null;
+  latency_ms: number;
+}
+
+interface OutboxRow {
+  seq: number;
+  event_id: string;
+  programme_id: string;
+  user_id: string | null;
+  resource_type: string;
+  event_type: string;
+  occurred_at: string;
+  payload: string;
+}
+
+interface ProgrammeWebhookRow {
+  id: string;
+  webhook_api_key: string;
+  webhook_secret: string;
+  webhook_url: string | null;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// What is due
+
+/**
+ * Deliveries that may be attempted now, oldest event first. A delivery waits while an earlier event of the
+ * same transaction is still PENDING or RETRYING, so a receiver sees one transaction's events in the order
+ * they were written (issue 5). FAILED and SKIPPED earlier events do not block.
+ */
+export function dueDeliveryIds(ctx: AppContext, limit: number): string[] {
+  return sql<{ id: string }>(
+    ctx.db,
+    `SELECT d.id FROM webhook_deliveries d
+     WHERE d.status = 'PENDING'
+       AND NOT EXISTS (
+         SELECT 1 FROM webhook_deliveries e
+         WHERE e.resource_id = d.resource_id AND e.event_seq < d.event_seq AND e.status IN ('PENDING', 'RETRYING'))
+     ORDER BY d.event_seq
+     LIMIT ?`,
+  )
+    .all(limit)
+    .map((row) => row.id);
+}
+
+/** Job handler: a retry's time has come on the emulated clock; the dispatcher is woken after the job. */
+export function runWebhookRetry(ctx: AppContext, payload: Record<string, unknown>): void {
+  const id = String(payload.deliveryId);
+  sql(ctx.db, "UPDATE webhook_deliveries SET status = 'PENDING', updated_at = ? WHERE id = ? AND status = 'RETRYING'").run(ctx.clock.nowIso(), id);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// One attempt: prepare (sync), send (async, webhooks.sender.ts), record (sync)
+
+export type AttemptKind = 'SCHEDULED' | 'REPLAY';
+
+export interface PreparedAttempt {
+  deliveryId: string;
+  kind: AttemptKind;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  attemptedAt: string;
+  attemptedAtMs: number;
+  signedAtMs: number;
+}
+
+export interface AttemptResult {
+  outcome: 'SUCCEEDED' | 'FAILED';
+  responseStatus: number | null;
+  responseBody: string | null;
+  error: string | null;
+  latencyMs: number;
+}
+
+function getDelivery(ctx: AppContext, id: string): DeliveryRow | undefined {
+  return sql<DeliveryRow>(ctx.db, 'SELECT * FROM webhook_deliveries WHERE id = ?').get(id);
+}
+
+/** Accept either the delivery id (`dlv_`) or its event id (`evt_`). */
+export function findDelivery(ctx: AppContext, id: string): DeliveryRow {
+  const row =
+    sql<DeliveryRow>(ctx.db, 'SELECT * FROM webhook_deliveries WHERE id = ?').get(id) ??
+    sql<DeliveryRow>(ctx.db, 'SELECT * FROM webhook_deliveries WHERE event_id = ?').get(id);
+  if (!row) throw errors.notFound(`Webhook delivery ${id} not found`);
+  return row;
+}
+
+/** The body of interface 6.1 / contract 11; the same bytes for every attempt of one event. */
+export function webhookBody(event: OutboxRow): string {
+  const metadata: Record<string, string> = {
+    eventId: event.event_id,
+    eventType: event.event_type,
+    programId: event.programme_id,
+  };
+  // webhook bodies omit fields that have no value (contract 0)
+  if (event.user_id !== null) metadata.userId = event.user_id;
+  metadata.occurredAt = event.occurred_at;
+  // The payload was stored as JSON at the instant of the event (toWebhookTransaction): splice it in as is.
+  return `{"transaction":${event.payload},"metadata":${JSON.stringify(metadata)}}`;
+}
+
+/**
+ * Build the signed request of the next attempt of a delivery, or return why there is none. A scheduled
+ * attempt of a delivery whose programme lost its URL is recorded SKIPPED.
+ */
+export function prepareAttempt(ctx: AppContext, deliveryId: string, kind: AttemptKind): PreparedAttempt | { skipped: string } {
+  return ctx.db.transaction(() => {
+    const delivery = getDelivery(ctx, deliveryId);
+    if (!delivery) return { skipped: 'delivery no longer exists (reset?)' };
+    if (kind === 'SCHEDULED' && delivery.status !== 'PENDING') return { skipped: `delivery is ${delivery.status}` };
+    const event = sql<OutboxRow>(ctx.db, 'SELECT * FROM outbox WHERE seq = ?').get(delivery.event_seq)!;
+    const programme = sql<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes WHERE id = ?').get(
+      delivery.programme_id,
+    );
+    if (!programme?.webhook_url) {
+      if (kind === 'SCHEDULED') {
+        const now = ctx.clock.nowIso();
+        sql(ctx.db, "UPDATE webhook_deliveries SET status = 'SKIPPED', next_attempt_at = NULL, last_error = ?, updated_at = ? WHERE id = ?").run(
+          'No webhook URL configured for the programme when the delivery was due',
+          now,
+          deliveryId,
+        );
+        sql(ctx.db, "UPDATE outbox SET status = 'SKIPPED' WHERE seq = ?").run(delivery.event_seq);
+      }
+      return { skipped: 'no webhook URL is configured for the programme' };
+    }
+    const body = webhookBody(event);
+    // README "Webhooks": the timestamp is real wall-clock time, because receivers compare it with their own
+    // clock (interface 6.1); business time (the retry schedule, attempted_at) is the emulated clock.
+    const signedAtMs = ctx.clock.realNowMs();
+    const timestamp = String(signedAtMs);
+    const path = new URL(programme.webhook_url).pathname;
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': `service-sandbox-webhooks/${VERSION}`,
+      'x-service-resource-type': event.resource_type,
+      'x-service-event-type': event.event_type,
+      'x-service-api-key': programme.webhook_api_key,
+      'x-service-timestamp': timestamp,
+      'x-service-signature': signWebhook({
+        apiKey: programme.webhook_api_key,
+        secret: programme.webhook_secret,
+        timestamp,
+        path,
+        rawBody: body,
+      }),
+    };
+    return {
+      deliveryId,
+      kind,
+      url: programme.webhook_url,
+      headers,
+      body,
+      attemptedAt: ctx.clock.nowIso(),
+      attemptedAtMs: ctx.clock.nowMs(),
+      signedAtMs,
+    };
+  })();
+}
+
+/**
+ * Log an attempt and move the delivery on, in one transaction. Scheduled attempts follow contract 11:
+ * success -> DELIVERED; failure -> RETRYING with a `webhook.retry` job on the emulated clock, or FAILED
+ * after the 10th. A replay is one extra attempt: success marks the delivery DELIVERED, failure leaves its
+ * status and schedule as they were. Returns false when the delivery vanished (reset) meanwhile.
+ */
+export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result: AttemptResult): boolean {
+  return ctx.db.transaction(() => {
+    const delivery = getDelivery(ctx, attempt.deliveryId);
+    if (!delivery) return false;
+    const number = sql<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM webhook_attempts WHERE delivery_id = ?').get(delivery.id)!.n + 1;
+    sql(
+      ctx.db,
+      `INSERT INTO webhook_attempts (delivery_id, number, kind, url, attempted_at, attempted_at_ms, signed_at_ms, request_headers,
+         request_body, outcome, response_status, response_body, error, latency_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      delivery.id,
+      number,
+      attempt.kind,
+      attempt.url,
+      attempt.attemptedAt,
+      attempt.attemptedAtMs,
+      attempt.signedAtMs,
+      JSON.stringify(attempt.headers),
+      attempt.body,
+      result.outcome,
+      result.responseStatus,
+      result.responseBody,
+      result.error,
+      Math.round(result.latencyMs),
+    );
+
+    const now = ctx.clock.nowIso();
+    let status: DeliveryStatus = delivery.status;
+    let attemptCount = delivery.attempt_count;
+    let nextAttemptAt = delivery.next_attempt_at;
+    let deliveredAt = delivery.delivered_at;
+    if (result.outcome === 'SUCCEEDED') {
+      status = 'DELIVERED';
+      nextAttemptAt = null;
+      deliveredAt ??= now;
+    }
+    if (attempt.kind === 'SCHEDULED') {
+      attemptCount += 1;
+      if (result.outcome === 'FAILED') {
+        const delay = RETRY_DELAYS_MS[attemptCount - 1];
+        if (delay === undefined) {
+          status = 'FAILED';
+          nextAttemptAt = null;
+        } else {
+          // the delay runs from the failure, on the emulated clock
+          const dueMs = ctx.clock.nowMs() + delay;
+          status = 'RETRYING';
+          nextAttemptAt = new Date(dueMs).toISOString();
+          scheduleJob(ctx, WEBHOOK_RETRY_JOB, dueMs, { deliveryId: delivery.id });
+        }
+      }
+    }
+    sql(
+      ctx.db,
+      `UPDATE webhook_deliveries SET status = ?, attempt_count = ?, next_attempt_at = ?, last_attempt_at = ?, last_response_status = ?,
+         last_error = ?, delivered_at = ?, updated_at = ? WHERE id = ?`,
+    ).run(status, attemptCount, nextAttemptAt, attempt.attemptedAt, result.responseStatus, result.error, deliveredAt, now, delivery.id);
+    // keep the outbox row's own status in step, for anyone reading the outbox directly
+    sql(ctx.db, 'UPDATE outbox SET status = ? WHERE seq = ?').run(status, delivery.event_seq);
+    return true;
+  })();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Control plane (contract 10)
+
+/** Check a replay is possible before any network work; 409 when there is nowhere to send it. */
+export function assertReplayable(ctx: AppContext, id: string): DeliveryRow {
+  const delivery = findDelivery(ctx, id);
+  const url = sql<{ webhook_url: string | null }>(ctx.db, 'SELECT webhook_url FROM programmes WHERE id = ?').get(delivery.programme_id)?.webhook_url;
+  if (!url) {
+    throw errors.conflict(`No webhook URL is configured for programme ${delivery.programme_id}; set one with PUT /_emulator/webhooks/endpoint first`);
+  }
+  return delivery;
+}
+
+export function listDeliveries(ctx: AppContext, query: ListDeliveriesQuery) {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (query.status) {
+    where.push('status = ?');
+    params.push(query.status);
+  }
+  if (query.eventType) {
+    where.push('event_type = ?');
+    params.push(query.eventType);
+  }
+  if (query.transactionId) {
+    where.push('resource_id = ?');
+    params.push(query.transactionId);
+  }
+  if (query.programId) {
+    where.push('programme_id = ?');
+    params.push(query.programId);
+  }
+  const filter = where.length ? `WHERE ${where.join(' AND ')}` : '';
+  const direction = query.sortDirection === 'ASC' ? 'ASC' : 'DESC';
+  const totalRecords = sql<{ n: number }>(ctx.db, `SELECT COUNT(*) AS n FROM webhook_deliveries ${filter}`).get(...params)!.n;
+  const rows = sql<DeliveryRow>(ctx.db, `SELECT * FROM webhook_deliveries ${filter} ORDER BY event_seq ${direction} LIMIT ? OFFSET ?`).all(
+    ...params,
+    query.pageSize,
+    query.pageIndex * query.pageSize,
+  );
+  return { data: rows.map((row) => toDelivery(ctx, row)), pageIndex: query.pageIndex, pageSize: query.pageSize, totalRecords };
+}
+
+export function getDeliveryView(ctx: AppContext, id: string): WebhookDelivery {
+  return toDelivery(ctx, findDelivery(ctx, id));
+}
+
+/** Row -> control-plane object, with the event's body and every attempt. */
+export function toDelivery(ctx: AppContext, row: DeliveryRow): WebhookDelivery {
+  const event = sql<OutboxRow>(ctx.db, 'SELECT * FROM outbox WHERE seq = ?').get(row.event_seq)!;
+  const attempts = sql<AttemptRow>(ctx.db, 'SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY number').all(row.id);
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    resourceType: event.resource_type,
+    transactionId: row.resource_id,
+    programId: row.programme_id,
+    userId: event.user_id,
+    occurredAt: event.occurred_at,
+    status: row.status,
+    attemptCount: row.attempt_count,
+    nextAttemptAt: row.next_attempt_at,
+    lastAttemptAt: row.last_attempt_at,
+    lastResponseStatus: row.last_response_status,
+    lastError: row.last_error,
+    deliveredAt: row.delivered_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    body: JSON.parse(webhookBody(event)) as WebhookDelivery['body'],
+    attempts: attempts.map(toAttempt),
+  };
+}
+
+function toAttempt(row: AttemptRow): WebhookAttempt {
+  return {
+    number: row.number,
+    kind: row.kind,
+    url: row.url,
+    attemptedAt: row.attempted_at,
+    signedAt: new Date(row.signed_at_ms).toISOString(),
+    outcome: row.outcome,
+    responseStatus: row.response_status,
+    responseBody: row.response_body,
+    error: row.error,
+    latencyMs: row.latency_ms,
+    requestHeaders: JSON.parse(row.request_headers) as Record<string, string>,
+    requestBody: row.request_body,
+  };
+}
+
+export function listEndpoints(ctx: AppContext, programmeId?: string): WebhookEndpoints {
+  const rows = programmeId
+    ? sql<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes WHERE id = ?').all(programmeId)
+    : sql<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes ORDER BY id').all();
+  if (programmeId && rows.length === 0) throw errors.notFound(`Programme ${programmeId} not found`);
+  return { endpoints: rows.map((row) => ({ programId: row.id, url: row.webhook_url, apiKey: row.webhook_api_key })) };
+}
+
+/**
+ * Set (or clear, with null) the webhook URL of one programme, or of every programme when none is named.
+ * Deliveries still owed (PENDING, RETRYING) go to the new URL at their next attempt; SKIPPED ones stay
+ * skipped until replayed.
+ */
+export function setWebhookEndpoint(ctx: AppContext, input: { url?: string | null; programId?: string }): WebhookEndpoints {
+  const url = input.url ?? null;
+  ctx.db.transaction(() => {
+    if (input.programId) {
+      const changed = sql(ctx.db, 'UPDATE programmes SET webhook_url = ? WHERE id = ?').run(url, input.programId).changes;
+      if (changed === 0) throw errors.notFound(`Programme ${input.programId} not found`);
+    } else {
+      sql(ctx.db, 'UPDATE programmes SET webhook_url = ?').run(url);
+    }
+  })();
+  ctx.notifyOutbox();
+  return listEndpoints(ctx, input.programId);
+}

@@ -1,0 +1,127 @@
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { z } from 'zod';
+import { sql } from '../db/connection.js';
+import type { AppContext } from '../context.js';
+import { errors } from '../http/errors.js';
+import { HEADER } from '../http/auth.js';
+import { signRequest } from '../lib/hmac.js';
+
+// The act-as proxy (issue 8): the dashboard drives the public API without holding any secret. The server
+// picks a key that can act for the user, signs the request exactly as a client would (contract 2), and runs
+// it through the app, so it meets the same validation, auth, idempotency and journal as any client call.
+
+export const ACT_AS_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+const PAYOUT_PREFIX = '/v1/payout-origination/';
+// Only the header a client must add on its own (payout submission, interface 4.12); auth headers are the proxy's.
+const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+export const actAsBody = z
+  .object({
+    userId: z.string().min(1).max(128),
+    method: z.enum(ACT_AS_METHODS),
+    path: z
+      .string()
+      .min(4)
+      .max(2048)
+      .startsWith('/v1/', 'path must be a public API path starting with /v1/ (with its ?query, URL-encoded)'),
+    body: z.unknown().optional().describe('Sent as JSON; on /v1/payout-origination/* a string sent as text/plain'),
+    idempotencyKey: z.string().min(1).max(128).optional().describe('Sent as the Idempotency-Key header (payout submission)'),
+  })
+  .strict();
+export type ActAsInput = z.infer<typeof actAsBody>;
+
+export const actAsResponse = z
+  .object({
+    status: z.number().int().describe('Status of the public API call'),
+    body: z.unknown().describe('Its body, parsed when JSON; null when empty'),
+    actedAs: z.object({
+      apiKey: z.string(),
+      integrationType: z.enum(['SINGLE_USER', 'MULTI_USER']),
+      programmeId: z.string(),
+      userId: z.string(),
+    }),
+  })
+  .meta({ id: 'ActAsResult' });
+export type ActAsResult = z.infer<typeof actAsResponse>;
+
+interface KeyRow {
+  api_key: string;
+  secret: string;
+  integration_type: 'SINGLE_USER' | 'MULTI_USER';
+  programme_id: string;
+}
+
+/** A MULTI_USER key of the user's programme, else a SINGLE_USER key bound to the user. */
+export function keyForUser(ctx: AppContext, userId: string): KeyRow {
+  const user = sql<{ id: string; programme_id: string }>(ctx.db, 'SELECT id, programme_id FROM users WHERE id = ?').get(userId);
+  if (!user) throw errors.notFound(`User ${userId} not found`);
+  const key = sql<KeyRow>(
+    ctx.db,
+    `SELECT api_key, secret, integration_type, programme_id FROM api_keys
+      WHERE programme_id = ? AND (integration_type = 'MULTI_USER' OR user_id = ?)
+      ORDER BY CASE integration_type WHEN 'MULTI_USER' THEN 0 ELSE 1 END, api_key LIMIT 1`,
+  ).get(user.programme_id, user.id);
+  if (!key) {
+    throw errors.conflict(`Programme ${user.programme_id} has no MULTI_USER key and no SINGLE_USER key bound to ${userId}; add one to the fixtures`);
+  }
+  return key;
+}
+
+function checkPath(path: string): void {
+  // Dot segments or encodings the URL parser would rewrite could leave /v1/ (e.g. /v1/../_emulator/...).
+  let parsed: URL;
+  try {
+    parsed = new URL(path, 'http://sandbox.invalid');
+  } catch {
+    throw errors.field('InvalidFormat', 'path', 'path is not a valid request target');
+  }
+  const [pathname] = path.split('?');
+  if (parsed.pathname !== pathname || !parsed.pathname.startsWith('/v1/') || path.includes('#')) {
+    throw errors.field('InvalidValue', 'path', 'path must be a normalized /v1/ path (no dot segments, no fragment; URL-encode special characters)');
+  }
+}
+
+export async function actAs(app: FastifyInstance, ctx: AppContext, input: ActAsInput): Promise<ActAsResult> {
+  checkPath(input.path);
+  const payout = input.path.startsWith(PAYOUT_PREFIX);
+  if ((input.method === 'GET' || input.method === 'DELETE') && input.body !== undefined) {
+    throw errors.field('InvalidValue', 'body', `A ${input.method} request carries no body; leave body out`);
+  }
+  if (payout && input.body !== undefined && typeof input.body !== 'string') {
+    throw errors.field('InvalidFormat', 'body', 'The payout endpoint takes a Base64 text body: send body as a string');
+  }
+  const key = keyForUser(ctx, input.userId);
+
+  const payload = input.body === undefined ? undefined : payout ? (input.body as string) : JSON.stringify(input.body);
+  // Contract 2: milliseconds of the real wall clock; the payout variant takes RFC 3339 UTC instead.
+  const timestamp = payout ? new Date(ctx.clock.realNowMs()).toISOString() : String(ctx.clock.realNowMs());
+  const signature = signRequest({ apiKey: key.api_key, secret: key.secret, timestamp, method: input.method, target: input.path, body: payload ?? '' });
+  const headers: Record<string, string> = {
+    [HEADER.apiKey]: key.api_key,
+    [HEADER.timestamp]: timestamp,
+    [HEADER.programId]: key.programme_id,
+    [HEADER.signature]: payout ? `sha256=${signature}` : signature,
+  };
+  if (key.integration_type === 'MULTI_USER') headers[HEADER.userId] = input.userId;
+  if (payload !== undefined) headers['content-type'] = payout ? 'text/plain' : 'application/json';
+  if (input.idempotencyKey !== undefined) headers[IDEMPOTENCY_HEADER] = input.idempotencyKey;
+
+  const response = await app.inject({ method: input.method as InjectOptions['method'], url: input.path, headers, payload });
+  return {
+    status: response.statusCode,
+    body: parseBody(response.body, String(response.headers['content-type'] ?? '')),
+    actedAs: { apiKey: key.api_key, integrationType: key.integration_type, programmeId: key.programme_id, userId: input.userId },
+  };
+}
+
+function parseBody(text: string, contentType: string): unknown {
+  if (text === '') return null;
+  if (contentType.includes('json')) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}

@@ -1,0 +1,47 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../context.js';
+import { errorResponses } from '../http/errors.js';
+import type { AuthPolicy } from '../http/auth.js';
+import { decisionParams, enrollmentSchema, forcedDecisionBody, revokeBody, revokeParams } from '../domains/enrollment/enrollment.schema.js';
+import { forceReviewDecision, revokeEnrollment } from '../domains/enrollment/enrollment.service.js';
+import { informationRequestDetailSchema } from '../domains/information-requests/information-requests.schema.js';
+
+// Contract 10: the enrollment part of the control plane. No credentials (unless ADMIN_TOKEN is set,
+// emulator/admin-guard.ts); ids are global, not scoped to a programme.
+const CONTROL_PLANE: { auth: AuthPolicy } = { auth: { modes: ['none'], user: 'programme' } };
+
+export const emulatorEnrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.post(
+      '/_emulator/information-requests/:informationRequestId/decision',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator'],
+          summary: 'Force the review decision of an information request',
+          description:
+            'Body { decision: "APPROVED" | "REJECTED" }. Only while PROCESSING_SUBMISSION or PENDING_REVIEW (otherwise 409). Completes the request and activates or rejects the enrollment at once.',
+          params: decisionParams,
+          body: forcedDecisionBody,
+          response: { 200: informationRequestDetailSchema, ...errorResponses(404, 409) },
+        },
+      },
+      async (request) => ctx.db.transaction(() => forceReviewDecision(ctx, request.params.informationRequestId, request.body.decision))(),
+    );
+
+    app.post(
+      '/_emulator/enrollment/:userId/revoke',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator'],
+          summary: 'Revoke an ACTIVE enrollment (reason REVOKED)',
+          description: 'Optional body { reasonDetail }. ACTIVE -> INACTIVE with reason REVOKED; any other state is a 409. Revocation is final.',
+          params: revokeParams,
+          body: revokeBody,
+          response: { 200: enrollmentSchema, ...errorResponses(404, 409) },
+        },
+      },
+      async (request) => ctx.db.transaction(() => revokeEnrollment(ctx, request.params.userId, request.body?.reasonDetail))(),
+    );
+  };

@@ -1,0 +1,188 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { errorResponses } from '../http/errors.js';
+
+// The request journal (issue 8, contract 10): the last N requests in a ring buffer (never unbounded), with
+// secrets and signatures redacted, so a test can assert "my app called commit exactly once".
+
+const MAX_BODY_CHARS = 16 * 1024;
+const REDACTED = '[REDACTED]';
+const SECRET_HEADERS = new Set(['authorization', 'x-service-signature', 'x-admin-token', 'cookie']);
+const SECRET_FIELDS = new Set(['accessToken', 'secret', 'password', 'contentBase64', 'signature', 'apiSecret']);
+
+export const journalEntrySchema = z
+  .object({
+    seq: z.number().int(),
+    at: z.string().describe('Real wall-clock time the request arrived'),
+    method: z.string(),
+    path: z.string(),
+    query: z.string().nullable(),
+    status: z.number().int(),
+    latencyMs: z.number(),
+    programmeId: z.string().nullable(),
+    userId: z.string().nullable(),
+    authMode: z.string().nullable(),
+    requestHeaders: z.record(z.string(), z.string()),
+    requestBody: z.unknown().nullable(),
+    responseBody: z.unknown().nullable(),
+  })
+  .meta({ id: 'JournalEntry' });
+export type JournalEntry = z.infer<typeof journalEntrySchema>;
+
+export class RequestJournal {
+  private readonly entries: JournalEntry[] = [];
+  private next = 0;
+  private seq = 0;
+
+  constructor(readonly capacity: number) {}
+
+  add(entry: Omit<JournalEntry, 'seq'>): void {
+    if (this.capacity === 0) return;
+    const full = { ...entry, seq: ++this.seq };
+    if (this.entries.length < this.capacity) this.entries.push(full);
+    else this.entries[this.next] = full;
+    this.next = (this.next + 1) % this.capacity;
+  }
+
+  /** Oldest first. */
+  all(): JournalEntry[] {
+    return this.entries.length < this.capacity ? [...this.entries] : [...this.entries.slice(this.next), ...this.entries.slice(0, this.next)];
+  }
+
+  clear(): void {
+    this.entries.length = 0;
+    this.next = 0;
+  }
+}
+
+/** Replace secret values anywhere in a JSON value. */
+export function redact(value: unknown, depth = 0): unknown {
+  if (depth > 20 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    out[key] = SECRET_FIELDS.has(key) ? REDACTED : redact(item, depth + 1);
+  }
+  return out;
+}
+
+function bodyFor(raw: unknown, contentType: string | undefined): unknown {
+  if (raw === undefined || raw === null || raw === '') return null;
+  let text: string;
+  if (Buffer.isBuffer(raw)) text = raw.toString('utf8');
+  else if (typeof raw === 'string') text = raw;
+  else return redact(raw);
+  if (contentType?.includes('json')) {
+    try {
+      return redact(JSON.parse(text));
+    } catch {
+      // not JSON after all: keep the text, truncated
+    }
+  }
+  if (contentType && !contentType.startsWith('text/') && !contentType.includes('json')) return `[${text.length} bytes of ${contentType}]`;
+  return text.length > MAX_BODY_CHARS ? `${text.slice(0, MAX_BODY_CHARS)}...[truncated ${text.length - MAX_BODY_CHARS} chars]` : text;
+}
+
+function headersFor(request: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    out[name] = SECRET_HEADERS.has(name) ? REDACTED : Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  return out;
+}
+
+const startTimes = new WeakMap<FastifyRequest, { started: bigint; at: string }>();
+const responseBodies = new WeakMap<FastifyRequest, unknown>();
+
+/** Hooks that record every request except the journal's own and the dashboard's static files. */
+export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJournal {
+  const journal = new RequestJournal(ctx.config.journalSize);
+  const skip = (url: string) => url.startsWith('/_emulator/requests') || url.startsWith('/_emulator/ui') || url.startsWith('/docs');
+
+  app.addHook('onRequest', async (request) => {
+    // wall clock on purpose: the journal records when requests really arrived
+    startTimes.set(request, { started: process.hrtime.bigint(), at: new Date().toISOString() });
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!skip(request.url)) responseBodies.set(request, bodyFor(payload, String(reply.getHeader('content-type') ?? '')));
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    if (skip(request.url)) return;
+    const start = startTimes.get(request);
+    const [path, query] = splitUrl(request.url);
+    journal.add({
+      at: start?.at ?? new Date().toISOString(),
+      method: request.method,
+      path,
+      query,
+      status: reply.statusCode,
+      latencyMs: start ? Number(process.hrtime.bigint() - start.started) / 1e6 : 0,
+      programmeId: request.auth?.programmeId || null,
+      userId: request.auth?.userId ?? null,
+      authMode: request.auth?.mode ?? null,
+      requestHeaders: headersFor(request),
+      requestBody: bodyFor(request.rawBody ?? request.body, request.headers['content-type']),
+      responseBody: responseBodies.get(request) ?? null,
+    });
+  });
+  return journal;
+}
+
+function splitUrl(url: string): [string, string | null] {
+  const index = url.indexOf('?');
+  return index === -1 ? [url, null] : [url.slice(0, index), url.slice(index + 1)];
+}
+
+export const journalQuery = z.object({
+  method: z
+    .string()
+    .regex(/^[A-Za-z]+$/, 'method must be an HTTP method such as GET or POST')
+    .transform((value) => value.toUpperCase())
+    .optional(),
+  pathPrefix: z.string().startsWith('/', 'pathPrefix must start with /').optional(),
+  status: z.coerce.number().int().min(100).max(599).optional(),
+  since: z.iso.datetime({ offset: true }).optional().describe('Only requests that arrived at or after this instant'),
+  limit: z.coerce.number().int().min(1).max(100000).optional().describe('Newest N matches'),
+});
+
+export function journalRoutes(app: FastifyInstance, journal: RequestJournal): void {
+  const typed = app.withTypeProvider<ZodTypeProvider>();
+  typed.get(
+    '/_emulator/requests',
+    {
+      schema: {
+        tags: ['Emulator'],
+        summary: 'Request journal: the last N requests, oldest first, secrets redacted',
+        querystring: journalQuery,
+        response: { 200: z.object({ data: z.array(journalEntrySchema), capacity: z.number().int() }), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const { method, pathPrefix, status, since, limit } = request.query;
+      const sinceMs = since ? Date.parse(since) : undefined;
+      let data = journal
+        .all()
+        .filter(
+          (entry) =>
+            (!method || entry.method === method) &&
+            (!pathPrefix || entry.path.startsWith(pathPrefix)) &&
+            (status === undefined || entry.status === status) &&
+            (sinceMs === undefined || Date.parse(entry.at) >= sinceMs),
+        );
+      if (limit !== undefined) data = data.slice(-limit);
+      return { data, capacity: journal.capacity };
+    },
+  );
+  typed.delete(
+    '/_emulator/requests',
+    { schema: { tags: ['Emulator'], summary: 'Clear the request journal', response: { 204: z.null() } } },
+    async (_request, reply) => {
+      journal.clear();
+      return reply.status(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { transactionSchema } from '../domains/transactions/transactions.schema.js';
+
+// Read models of the control plane (contract 10) that the dashboard draws: every programme's users,
+// their top-level accounts with balances and deposit instructions, and transactions across programmes.
+
+export const overviewDepositInstructionSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(['PENDING', 'ACTIVE']),
+  rail: z.object({ type: z.string(), label: z.string() }),
+});
+
+export const overviewAccountSchema = z.object({
+  id: z.string(),
+  displayName: z.string().nullable(),
+  currency: z.string(),
+  kind: z.enum(['FIAT', 'STABLECOIN']),
+  status: z.string(),
+  providerReady: z.boolean().describe('false: new deposit instructions answer 409 (contract 3)'),
+  balances: z.object({
+    current: z.string().describe('Entries of COMPLETED transactions'),
+    available: z.string().describe('Every posted entry: in-flight debits are held'),
+  }),
+  depositInstructions: z.array(overviewDepositInstructionSchema),
+});
+
+export const overviewUserSchema = z.object({
+  id: z.string(),
+  externalId: z.string(),
+  name: z.string(),
+  type: z.enum(['PERSON', 'BUSINESS']),
+  enrollmentStatus: z.enum(['ACTIVE', 'INACTIVE']),
+  enrollmentStatusReason: z.string().nullable(),
+  enrollmentStarted: z.boolean().describe('true once the enrollment exists: only then is the user in GET /v1/users (contract 2)'),
+  accounts: z.array(overviewAccountSchema),
+});
+
+export const overviewResponse = z
+  .object({
+    now: z.string().describe('Emulated time'),
+    programmes: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        webhookUrl: z.string().nullable(),
+        users: z.array(overviewUserSchema),
+      }),
+    ),
+  })
+  .meta({ id: 'EmulatorOverview' });
+export type Overview = z.infer<typeof overviewResponse>;
+
+export const emulatorTransactionSchema = transactionSchema
+  .extend({
+    userId: z.string(),
+    programmeId: z.string(),
+    accountId: z.string().describe('The top-level account the transaction is listed under'),
+  })
+  .meta({ id: 'EmulatorTransaction' });
+export type EmulatorTransaction = z.infer<typeof emulatorTransactionSchema>;
+
+export const emulatorTransactionsQuery = z
+  .object({
+    limit: z.coerce
+      .number({ error: 'limit must be an integer 1-500' })
+      .int('limit must be an integer 1-500')
+      .min(1, 'limit must be an integer 1-500')
+      .max(500, 'limit must be an integer 1-500')
+      .default(50),
+    accountId: z.string().min(1).max(128).optional(),
+    userId: z.string().min(1).max(128).optional(),
+    programmeId: z.string().min(1).max(128).optional(),
+  })
+  .strict();
+export type EmulatorTransactionsQuery = z.infer<typeof emulatorTransactionsQuery>;
+
+export const emulatorTransactionsResponse = z.object({ data: z.array(emulatorTransactionSchema) });
+
+export const emulatorTransactionParams = z.object({ transactionId: z.string().min(1).max(128) });
+
+export const emulatorTransactionDetail = z
+  .object({
+    transaction: transactionSchema,
+    userId: z.string(),
+    programmeId: z.string(),
+    accountId: z.string(),
+  })
+  .meta({ id: 'EmulatorTransactionDetail' });
+export type EmulatorTransactionDetail = z.infer<typeof emulatorTransactionDetail>;
+
+/** The dashboard's one-request feed: what it redraws every second. */
+export const dashboardStateResponse = z.object({
+  overview: overviewResponse,
+  clock: z.object({ now: z.string(), mode: z.enum(['realtime', 'frozen']) }),
+  transactions: z.array(emulatorTransactionSchema),
+});

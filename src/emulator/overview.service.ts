@@ -1,0 +1,115 @@
+import { sql } from '../db/connection.js';
+import type { AppContext } from '../context.js';
+import { precisionOf } from '../context.js';
+import { errors } from '../http/errors.js';
+import { formatAmount } from '../lib/money.js';
+import type { AccountRow } from '../domains/accounts/accounts.schema.js';
+import type { DepositInstructionRow } from '../domains/deposit-instructions/deposit-instructions.schema.js';
+import { balancesOf } from '../domains/ledger/ledger.service.js';
+import { getTransactionRow, serializeTransaction } from '../domains/transactions/transactions.service.js';
+import type { TransactionRow } from '../domains/transactions/transactions.schema.js';
+import type { UserRow } from '../domains/users/users.schema.js';
+import type { EmulatorTransaction, EmulatorTransactionDetail, EmulatorTransactionsQuery, Overview } from './overview.schema.js';
+
+// Control-plane read models (contract 10) across every programme: no user context, no credentials (the
+// admin guard covers them when ADMIN_TOKEN is set). Sub-balances stay hidden, as in the public API.
+
+interface ProgrammeRow {
+  id: string;
+  name: string;
+  webhook_url: string | null;
+}
+
+export function getOverview(ctx: AppContext): Overview {
+  const programmes = sql<ProgrammeRow>(ctx.db, 'SELECT id, name, webhook_url FROM programmes ORDER BY rowid').all();
+  const users = sql<UserRow>(ctx.db, 'SELECT * FROM users ORDER BY programme_id, created_at_ms, id').all();
+  const accounts = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE parent_account_id IS NULL ORDER BY user_id, created_at_ms, id').all();
+  const instructions = sql<DepositInstructionRow>(
+    ctx.db,
+    `SELECT d.* FROM deposit_instructions d JOIN accounts a ON a.id = d.account_id
+      WHERE a.parent_account_id IS NULL ORDER BY d.account_id, d.created_at_ms, d.id`,
+  ).all();
+
+  const instructionsByAccount = groupBy(instructions, (row) => row.account_id);
+  const accountsByUser = groupBy(accounts, (row) => row.user_id);
+  const usersByProgramme = groupBy(users, (row) => row.programme_id);
+
+  return {
+    now: ctx.clock.nowIso(),
+    programmes: programmes.map((programme) => ({
+      id: programme.id,
+      name: programme.name,
+      webhookUrl: programme.webhook_url,
+      users: (usersByProgramme.get(programme.id) ?? []).map((user) => ({
+        id: user.id,
+        externalId: user.external_id,
+        name: user.name,
+        type: user.type,
+        enrollmentStatus: user.enrollment_status,
+        enrollmentStatusReason: user.enrollment_status_reason,
+        enrollmentStarted: user.enrollment_started_at !== null,
+        accounts: (accountsByUser.get(user.id) ?? []).map((account) => {
+          const precision = precisionOf(ctx, account.currency);
+          const balances = balancesOf(ctx, account.id);
+          return {
+            id: account.id,
+            displayName: account.display_name,
+            currency: account.currency,
+            kind: account.kind === 'STABLECOIN' ? ('STABLECOIN' as const) : ('FIAT' as const),
+            status: account.status,
+            providerReady: account.provider_ready === 1,
+            balances: {
+              current: formatAmount(balances.currentMinor, precision),
+              available: formatAmount(balances.availableMinor, precision),
+            },
+            depositInstructions: (instructionsByAccount.get(account.id) ?? []).map((instruction) => ({
+              id: instruction.id,
+              name: instruction.name,
+              status: instruction.status,
+              rail: { type: instruction.rail_type, label: instruction.rail_label },
+            })),
+          };
+        }),
+      })),
+    })),
+  };
+}
+
+function toEmulatorTransaction(ctx: AppContext, row: TransactionRow): EmulatorTransaction {
+  return { ...serializeTransaction(ctx, row), userId: row.user_id, programmeId: row.programme_id, accountId: row.account_id };
+}
+
+/**
+ * Newest first (createdAt, then id) across programmes; each filter narrows. The WHERE clause names only the
+ * filters given, so SQLite can use the account or user index (one prepared statement per combination).
+ */
+export function listEmulatorTransactions(ctx: AppContext, query: EmulatorTransactionsQuery): EmulatorTransaction[] {
+  const filters: Array<[column: string, value: string | undefined]> = [
+    ['account_id', query.accountId],
+    ['user_id', query.userId],
+    ['programme_id', query.programmeId],
+  ];
+  const given = filters.filter((filter): filter is [string, string] => filter[1] !== undefined);
+  const where = given.length > 0 ? `WHERE ${given.map(([column]) => `${column} = ?`).join(' AND ')}` : '';
+  const rows = sql<TransactionRow>(ctx.db, `SELECT * FROM transactions ${where} ORDER BY created_at_ms DESC, id DESC LIMIT ?`).all(
+    ...given.map(([, value]) => value),
+    query.limit,
+  );
+  return rows.map((row) => toEmulatorTransaction(ctx, row));
+}
+
+export function getEmulatorTransaction(ctx: AppContext, transactionId: string): EmulatorTransactionDetail {
+  const row = getTransactionRow(ctx, transactionId);
+  if (!row) throw errors.notFound(`Transaction ${transactionId} not found`);
+  return { transaction: serializeTransaction(ctx, row), userId: row.user_id, programmeId: row.programme_id, accountId: row.account_id };
+}
+
+function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const row of rows) {
+    const group = out.get(key(row));
+    if (group) group.push(row);
+    else out.set(key(row), [row]);
+  }
+  return out;
+}

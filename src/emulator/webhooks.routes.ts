@@ -1,0 +1,107 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../context.js';
+import type { AuthPolicy } from '../http/auth.js';
+import { errorResponses, errors } from '../http/errors.js';
+import {
+  deliveryListSchema,
+  deliveryParams,
+  endpointQuery,
+  listDeliveriesQuery,
+  setEndpointBody,
+  webhookDeliverySchema,
+  webhookEndpointsSchema,
+} from '../domains/webhooks/webhooks.schema.js';
+import { assertReplayable, getDeliveryView, listDeliveries, listEndpoints, setWebhookEndpoint } from '../domains/webhooks/webhooks.service.js';
+import { replayDelivery } from '../domains/webhooks/webhooks.sender.js';
+
+// Webhook control plane (contract 10, 11): the delivery log, replay, and the endpoint. No credentials
+// unless ADMIN_TOKEN is set (emulator/admin-guard.ts).
+const CONTROL_PLANE = { auth: { modes: ['none'], user: 'programme' } } as const satisfies { auth: AuthPolicy };
+
+export const webhooksRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.get(
+      '/_emulator/webhooks/deliveries',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator: webhooks'],
+          summary: 'Webhook delivery log, each delivery with its attempts',
+          description:
+            'One delivery per event, newest first by default. Filters: status, eventType, transactionId, programId. ' +
+            'Each attempt carries its emulated time, latency, request headers and body, and the response status or error.',
+          querystring: listDeliveriesQuery,
+          response: { 200: deliveryListSchema, ...errorResponses() },
+        },
+      },
+      async (request) => listDeliveries(ctx, request.query),
+    );
+
+    app.get(
+      '/_emulator/webhooks/deliveries/:id',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator: webhooks'],
+          summary: 'One webhook delivery with its attempts',
+          params: deliveryParams,
+          response: { 200: webhookDeliverySchema, ...errorResponses(404) },
+        },
+      },
+      async (request) => getDeliveryView(ctx, request.params.id),
+    );
+
+    app.post(
+      '/_emulator/webhooks/deliveries/:id/replay',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator: webhooks'],
+          summary: 'Send a delivery again now, signed afresh; answers once the attempt has settled',
+          description:
+            'Any status may be replayed, with the same eventId and body. Success marks the delivery DELIVERED; a failed ' +
+            'replay leaves its status and retry schedule unchanged. 409 when no webhook URL is configured or an attempt of ' +
+            'this delivery is on the wire.',
+          params: deliveryParams,
+          response: { 200: webhookDeliverySchema, ...errorResponses(404, 409) },
+        },
+      },
+      async (request) => {
+        const delivery = assertReplayable(ctx, request.params.id);
+        const outcome = await replayDelivery(ctx, delivery.id);
+        if (outcome === 'BUSY') throw errors.conflict(`An attempt of delivery ${delivery.id} is on the wire; replay it once that has settled`);
+        return getDeliveryView(ctx, delivery.id);
+      },
+    );
+
+    app.get(
+      '/_emulator/webhooks/endpoint',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator: webhooks'],
+          summary: 'Webhook URL of each programme',
+          querystring: endpointQuery,
+          response: { 200: webhookEndpointsSchema, ...errorResponses(404) },
+        },
+      },
+      async (request) => listEndpoints(ctx, request.query.programId),
+    );
+
+    app.put(
+      '/_emulator/webhooks/endpoint',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator: webhooks'],
+          summary: 'Set or clear the webhook URL of one programme (programId) or of every programme',
+          description:
+            'url null or absent clears it: events written meanwhile are recorded SKIPPED. Deliveries still owed go to the ' +
+            'new URL at their next attempt. /_emulator/reset restores the fixture / --webhook-url value.',
+          body: setEndpointBody,
+          response: { 200: webhookEndpointsSchema, ...errorResponses(404) },
+        },
+      },
+      async (request) => setWebhookEndpoint(ctx, request.body),
+    );
+  };

@@ -1,0 +1,89 @@
+import type { AuthPolicy } from './auth.js';
+
+// OpenAPI details the zod transform cannot know: the security schemes of interface 5 and contract 2,
+// the security requirement of each route (from its `config.auth` policy), and readable descriptions of
+// the error responses, which all share the ServiceError body of interface 7.1.
+
+export const SECURITY_SCHEMES = {
+  bearer: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'Access token from POST /v1/auth/token (interface 5.1). Lifetime 3600 s of emulated time; scopes per contract 2.',
+  },
+  serviceApiKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Service-Api-Key',
+    description:
+      'HMAC mode (interface 5.2). Send all four X-Service-* headers; X-Service-User-Id names the user for a MULTI_USER key on user-scoped endpoints and must be omitted with a SINGLE_USER key.',
+  },
+  serviceTimestamp: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Service-Timestamp',
+    description: 'Milliseconds since the Unix epoch, within 60 s of the real clock (payout endpoint: RFC 3339 UTC within 300 s).',
+  },
+  serviceProgramId: { type: 'apiKey', in: 'header', name: 'X-Service-Program-Id', description: 'The programme of the API key.' },
+  serviceSignature: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Service-Signature',
+    description:
+      'Lower-case hex HMAC-SHA256, keyed with the API secret, of apiKey + timestamp + METHOD + path?query + raw body (contract 2). Payout endpoint: sha256=<hex>.',
+  },
+  adminToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'Control plane only, and only when the server runs with --admin-token / ADMIN_TOKEN (contract 10).',
+  },
+} as const;
+
+const HMAC_REQUIREMENT = { serviceApiKey: [], serviceTimestamp: [], serviceProgramId: [], serviceSignature: [] };
+
+/** The OpenAPI security requirement of a route; undefined leaves the operation without one. */
+export function securityFor(policy: AuthPolicy | undefined, url: string): Array<Record<string, string[]>> | undefined {
+  if (url.startsWith('/_emulator')) return [{}, { adminToken: [] }];
+  if (!policy) return undefined;
+  if (policy.modes.includes('none')) return [];
+  const requirements: Array<Record<string, string[]>> = [];
+  if (policy.modes.includes('hmac') || policy.modes.includes('payout')) requirements.push({ ...HMAC_REQUIREMENT });
+  if (policy.modes.includes('bearer')) requirements.push({ bearer: policy.scope ? [policy.scope] : [] });
+  return requirements;
+}
+
+const STATUS_TEXT: Record<string, string> = {
+  '200': 'OK',
+  '201': 'Created',
+  '202': 'Accepted for asynchronous work',
+  '204': 'No content',
+  '400': 'Invalid request: errorCode INVALID_REQUEST with validationErrors, or a user-header code (contract 1)',
+  '401': 'Missing or invalid authentication (UNAUTHORIZED)',
+  '403': 'Not permitted: FORBIDDEN, SINGLE_USER_KEY_NOT_ALLOWED or INVALID_USER_TYPE',
+  '404': 'Not found (NOT_FOUND): unknown id or an id of another programme',
+  '409': 'Conflict with the current state (contract 1)',
+  '413': 'Body larger than accepted',
+  '415': 'Unsupported Content-Type',
+};
+
+const DEFAULT_ERROR = {
+  description:
+    'Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over 1 MiB, 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body.',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ServiceError' } } },
+};
+
+type Operation = { responses?: Record<string, { description?: string }> };
+
+/** Name each documented status and add the shared `default` error response to every operation. */
+export function documentErrorResponses<T>(document: T): T {
+  const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {};
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      if (!operation || typeof operation !== 'object' || !operation.responses) continue;
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (response.description === 'Default Response' && STATUS_TEXT[status]) response.description = STATUS_TEXT[status];
+      }
+      if (!operation.responses.default) operation.responses.default = structuredClone(DEFAULT_ERROR);
+    }
+  }
+  return document;
+}

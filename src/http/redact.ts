@@ -1,0 +1,9 @@
+// Secrets never appear in logs (issue 2). Request lines are logged without headers or bodies; what is
+// left is the url, whose query may carry a signed link's signature (contract 9 statement links) or a
+// token someone pasted into it. Their values are masked; the parameter names stay for debugging.
+
+const SECRET_QUERY_PARAMS = /([?&](?:signature|sig|token|access_token|secret|api_key|apikey)=)[^&#]*/gi;
+
+export function redactUrl(url: string): string {
+  return url.replace(SECRET_QUERY_PARAMS, '$1[REDACTED]');
+}

@@ -1,0 +1,190 @@
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { ConfigError, DEFAULT_FIXTURES, OPTIONS, PROJECT_ROOT, clockStart, parseConfig } from '../src/config.js';
+import { signRequest } from '../src/lib/hmac.js';
+
+// Issue 2: every flag and its environment variable through one zod schema; a bad value stops start-up
+// with one line naming the flag and what it accepts (exit code 2).
+
+t.test('defaults', async (t) => {
+  t.same(parseConfig([], {}), {
+    port: 4010,
+    host: '127.0.0.1',
+    db: ':memory:',
+    fixtures: DEFAULT_FIXTURES,
+    seed: 'service-sandbox',
+    clock: 'realtime',
+    logLevel: 'info',
+    journalSize: 1000,
+    webhookTimeoutMs: 10000,
+  });
+  t.ok(existsSync(DEFAULT_FIXTURES), 'the default fixtures file exists');
+});
+
+// One accepted value per option, as a flag and as its environment variable.
+const GOOD: Record<(typeof OPTIONS)[number]['key'], [string, unknown]> = {
+  port: ['5050', 5050],
+  host: ['0.0.0.0', '0.0.0.0'],
+  db: ['/tmp/sandbox.db', '/tmp/sandbox.db'],
+  fixtures: ['/tmp/my-fixtures.json', '/tmp/my-fixtures.json'],
+  seed: ['my-seed', 'my-seed'],
+  clock: ['2026-03-01T12:00:00.000Z', '2026-03-01T12:00:00.000Z'],
+  webhookUrl: ['http://127.0.0.1:9999/hooks', 'http://127.0.0.1:9999/hooks'],
+  logLevel: ['debug', 'debug'],
+  adminToken: ['let-me-in', 'let-me-in'],
+  journalSize: ['50', 50],
+  webhookTimeoutMs: ['2500', 2500],
+};
+
+// Values each option refuses.
+const BAD: Record<(typeof OPTIONS)[number]['key'], string[]> = {
+  port: ['abc', '70000', '-1', '80.5'],
+  host: [''],
+  db: [''],
+  fixtures: [''],
+  seed: [''],
+  clock: ['yesterday', '2026-13-01T00:00:00Z', '2026-03-01', '1700000000000'],
+  webhookUrl: ['ftp://example.com/x', 'not a url', 'http//missing-colon'],
+  logLevel: ['loud', 'INFO '],
+  adminToken: [''],
+  journalSize: ['-1', 'many', '100001'],
+  webhookTimeoutMs: ['0', '1.5', '600001'],
+};
+
+t.test('every option as a flag, as --flag=value and as an environment variable', async (t) => {
+  t.equal(OPTIONS.length, Object.keys(GOOD).length, 'the test covers every option');
+  for (const option of OPTIONS) {
+    const [raw, expected] = GOOD[option.key];
+    t.equal(parseConfig([option.flag, raw], {})[option.key], expected, `${option.flag} ${raw}`);
+    t.equal(parseConfig([`${option.flag}=${raw}`], {})[option.key], expected, `${option.flag}=${raw}`);
+    t.equal(parseConfig([], { [option.env]: raw })[option.key], expected, `${option.env}=${raw}`);
+  }
+});
+
+t.test('a flag wins over its environment variable; empty variables are ignored', async (t) => {
+  t.equal(parseConfig(['--port', '5001'], { PORT: '5002' }).port, 5001);
+  t.equal(parseConfig([], { PORT: '' }).port, 4010);
+  t.equal(parseConfig([], { DB_PATH: '/data/sandbox.db' }).db, '/data/sandbox.db');
+});
+
+t.test('a bad value throws ConfigError: one line naming the flag and what it accepts', async (t) => {
+  for (const option of OPTIONS) {
+    for (const raw of BAD[option.key]) {
+      for (const [argv, env, label] of [
+        [[`${option.flag}=${raw}`], {}, `${option.flag}=${raw}`],
+        [[], { [option.env]: raw }, `${option.env}=${raw}`],
+      ] as const) {
+        if (raw === '' && label.startsWith(option.env)) continue; // empty variables count as unset
+        let error: unknown;
+        try {
+          parseConfig(argv, env);
+        } catch (caught) {
+          error = caught;
+        }
+        t.type(error, ConfigError, label);
+        const message = (error as Error).message;
+        t.notMatch(message, /\n/, 'one line');
+        t.match(message, option.flag, `names ${option.flag}`);
+        t.match(message, option.env, `names ${option.env}`);
+        t.match(message, /accepts/, 'says what is accepted');
+      }
+    }
+  }
+  t.throws(() => parseConfig(['--nope', '1'], {}), { message: /unknown option --nope; accepted: --port, --host/ });
+  t.throws(() => parseConfig(['--port'], {}), { message: '--port needs a value' });
+  t.throws(() => parseConfig(['5000'], {}), ConfigError, 'a bare value is not an option');
+});
+
+t.test('clockStart', async (t) => {
+  t.same(clockStart(parseConfig([], {})), { mode: 'realtime' });
+  t.same(clockStart(parseConfig(['--clock', '2026-03-01T12:00:00+01:00'], {})), { mode: 'frozen', atMs: Date.parse('2026-03-01T11:00:00.000Z') });
+});
+
+// The built CLI, as `npm start` and the Docker image run it.
+const CLI = path.join(PROJECT_ROOT, 'dist', 'src', 'cli.js');
+
+function ensureBuilt(): void {
+  if (existsSync(CLI)) return;
+  try {
+    execFileSync(process.execPath, [path.join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(PROJECT_ROOT, 'tsconfig.json')], {
+      stdio: 'pipe',
+    });
+  } catch {
+    // tsc emits even when another file has a type error; the existence check below decides
+  }
+  if (!existsSync(CLI)) throw new Error(`could not build ${CLI}`);
+}
+
+t.test('the built CLI', async (t) => {
+  ensureBuilt();
+  const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+    spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env }, timeout: 20_000 });
+
+  for (const [args, env, expected] of [
+    [['--port', 'abc'], {}, /--port \/ PORT "abc": accepts an integer port 0-65535/],
+    [['--clock', 'noon'], {}, /--clock \/ CLOCK "noon": accepts "realtime" or an ISO 8601 instant/],
+    [['--nope'], {}, /unknown option --nope/],
+    [[], { LOG_LEVEL: 'loud' }, /--log-level \/ LOG_LEVEL "loud": accepts one of fatal, error/],
+    [['--fixtures', '/nonexistent/fixtures.json'], {}, /cannot read fixtures file \/nonexistent\/fixtures.json/],
+  ] as const) {
+    const result = run([...args], env);
+    t.equal(result.status, 2, `exit code 2 for ${args.join(' ') || JSON.stringify(env)}`);
+    t.match(result.stderr, expected);
+    t.equal(result.stderr.trim().split('\n').length, 1, 'one line');
+    t.equal(result.stdout, '', 'nothing on stdout');
+  }
+
+  const help = run(['--help']);
+  t.equal(help.status, 0);
+  t.match(help.stdout, /service-sandbox sign METHOD TARGET/);
+
+  // `service-sandbox sign` prints curl -H arguments with a signature a server accepts (contract 2)
+  const signed = run(['sign', 'GET', '/v1/accounts?pageSize=2']);
+  t.equal(signed.status, 0, signed.stderr);
+  const headers = Object.fromEntries([...signed.stdout.matchAll(/-H (X-Service-[\w-]+):(\S+)/g)].map((m) => [m[1], m[2]]));
+  t.match(headers, { 'X-Service-Api-Key': 'pk_sandbox_single', 'X-Service-Program-Id': 'prg_sandbox', 'X-Service-Timestamp': /^\d{13}$/ });
+  t.equal(
+    headers['X-Service-Signature'],
+    signRequest({ apiKey: 'pk_sandbox_single', secret: 'sk_sandbox_single_secret', timestamp: headers['X-Service-Timestamp']!, method: 'GET', target: '/v1/accounts?pageSize=2' }),
+  );
+  const multi = run(['sign', 'POST', '/v1/auth/users', '--key', 'pk_sandbox_multi', '--body', '{"a":1}', '--format', 'json']);
+  const multiHeaders = JSON.parse(multi.stdout);
+  t.equal(
+    multiHeaders['X-Service-Signature'],
+    signRequest({ apiKey: 'pk_sandbox_multi', secret: 'sk_sandbox_multi_secret', timestamp: multiHeaders['X-Service-Timestamp'], method: 'POST', target: '/v1/auth/users', body: '{"a":1}' }),
+  );
+  t.equal(run(['sign', 'GET']).status, 2, 'sign without a target is a usage error');
+});
+
+t.test('the built CLI serves, and stops on SIGTERM', async (t) => {
+  ensureBuilt();
+  const child = spawn(process.execPath, [CLI, '--port', '0', '--log-level', 'silent', '--clock', '2026-03-01T12:00:00.000Z'], {
+    env: { PATH: process.env.PATH },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no listening line: ${out}`)), 15_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+  const health = await fetch(`${url}/_emulator/health`);
+  t.equal(health.status, 200);
+  t.match(await health.json(), { status: 'ok', now: '2026-03-01T12:00:00.000Z' }, '--clock starts frozen');
+  t.equal((await fetch(`${url}/v1/accounts`)).status, 401, 'unsigned interface calls are refused');
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  t.equal(await exited, 0, 'clean exit on SIGTERM');
+});
