@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import t from 'tap';
 import { sql } from '../src/db/connection.js';
 import { buildTestApp, json, type TestApp } from './helper.js';
@@ -205,8 +206,26 @@ t.test('dashboard assets and feed', async (t) => {
 
   const feed = await control(sandbox, 'GET', '/_emulator/ui/state?limit=5');
   t.equal(feed.status, 200);
-  t.match(feed.body, { clock: { now: '2026-03-01T12:00:00.000Z', mode: 'frozen' }, overview: { programmes: Array }, transactions: Array });
+  t.match(feed.body, { clock: { now: '2026-03-01T12:00:00.000Z', mode: 'frozen' }, overview: { programmes: Array }, transactions: Array, selected: null });
   t.ok(feed.body.transactions.length <= 5);
+
+  // The selected transaction comes along with its webhook deliveries (one request per second in all).
+  const deposit = await control(sandbox, 'POST', '/_emulator/act-as', {
+    userId: 'usr_jane',
+    method: 'POST',
+    path: '/v1/sandbox/accounts/acct_jane_usd/deposits',
+    body: { depositInstructionId: 'di_jane_usd_ach', amount: '5.00' },
+  });
+  t.equal(deposit.body.status, 202);
+  const newest = (await control(sandbox, 'GET', '/_emulator/transactions?userId=usr_jane&limit=1')).body.data[0];
+  const withSelected = await control(sandbox, 'GET', `/_emulator/ui/state?limit=1&selected=${newest.id}`);
+  t.equal(withSelected.status, 200);
+  t.equal(withSelected.body.selected.id, newest.id);
+  t.match(withSelected.body.selected.detail, { userId: 'usr_jane', accountId: 'acct_jane_usd', transaction: { id: newest.id, creditAmount: '5.00' } });
+  t.match(withSelected.body.selected.deliveries, [{ eventType: 'transaction_created', transactionId: newest.id, attempts: Array }], 'its deliveries, in event order');
+  const gone = await control(sandbox, 'GET', '/_emulator/ui/state?selected=txn_gone');
+  t.same(gone.body.selected, { id: 'txn_gone', detail: null, deliveries: [] }, 'an unknown selection is not an error');
+  t.equal((await control(sandbox, 'GET', '/_emulator/ui/state?bogus=1')).status, 400, 'unknown query parameters are refused');
 
   const openapi = json(await sandbox.app.inject({ method: 'GET', url: '/openapi.json' }));
   for (const path of ['/_emulator/overview', '/_emulator/transactions', '/_emulator/transactions/{transactionId}', '/_emulator/act-as', '/_emulator/ui']) {
@@ -228,4 +247,22 @@ t.test('with ADMIN_TOKEN the read endpoints and act-as need the token', async (t
     const allowed = await sandbox.app.inject({ method, url, headers: { 'x-admin-token': 'let-me-in' }, ...(payload ? { payload } : {}) });
     t.equal(allowed.statusCode, 200, `${method} ${url} with it`);
   }
+});
+
+t.test("the dashboard's feed and files stay out of the request log", async (t) => {
+  const lines: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  const sandbox = await buildTestApp({ config: { logLevel: 'info' }, logStream });
+  t.teardown(sandbox.close);
+  for (const url of ['/_emulator/ui/state', '/_emulator/ui/app.js', '/_emulator/ui/app.css']) {
+    t.equal((await sandbox.app.inject({ method: 'GET', url })).statusCode, 200, url);
+  }
+  t.same(lines, [], 'polled once a second, so not logged at info');
+  await sandbox.app.inject({ method: 'GET', url: '/_emulator/overview' });
+  t.ok(lines.some((line) => line.includes('/_emulator/overview')), 'other control-plane reads are logged as usual');
 });

@@ -139,6 +139,8 @@ t.test('signed links: expiry on the emulated clock, tampering, reset', async (t)
   await forbidden(`${parsed.pathname}?expires=1e20&signature=${signature}`, 'malformed expires');
   await forbidden(`/v1/statement-files/sf_other?expires=${expires}&signature=${signature}`, 'signature of another file');
   await forbidden(`${parsed.pathname}?expires=${expires}&signature=${signature.toUpperCase()}x`, 'extra character');
+  await forbidden(`${parsed.pathname}?expires=${expires}&expires=${expires}&signature=${signature}`, 'repeated parameter');
+  await forbidden(`${parsed.pathname}${'x'.repeat(40)}?expires=${expires}&signature=${signature}`, 'a longer file id');
 
   const upperCase = await sandbox.app.inject({ method: 'GET', url: `${parsed.pathname}?expires=${expires}&signature=${signature.toUpperCase()}` });
   t.equal(upperCase.statusCode, 200, 'hex case does not matter');

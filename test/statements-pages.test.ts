@@ -71,6 +71,6 @@ t.test(`over ${PDF_PAGE_LIMIT} pages: 400 PDF_PAGE_LIMIT_EXCEEDED without render
   t.equal(rows.at(-1)!.balanceAfter, statement.closingBalance);
 
   // a shorter period of the same account fits
-  const week = await sandbox.request('GET', url('startDate=2026-03-01&endDate=2026-03-03&format=pdf'));
-  t.equal(week.statusCode, 200, 'three days of 1,000 entries render');
+  const oneDay = await sandbox.request('GET', url('startDate=2026-03-01&endDate=2026-03-01&format=pdf'));
+  t.equal(oneDay.statusCode, 200, 'one day of 1,000 entries renders');
 });

@@ -40,7 +40,7 @@ t.test('JSON statement of a period with deposits, payouts, fees, a failed payout
     from: PERIOD.startDate,
     to: PERIOD.endDate,
     generatedAt: STATEMENT_TEST_START,
-  });
+  }, 'account, holder, period and generation time');
   t.same(
     statement.depositInstructions.map((d: { rail: { type: string } }) => d.rail.type),
     ['US.USD.ACH', 'US.USD.FEDWIRE'],

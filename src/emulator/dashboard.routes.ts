@@ -6,10 +6,9 @@ import { z } from 'zod';
 import { PROJECT_ROOT } from '../config.js';
 import type { AppContext } from '../context.js';
 import { errorResponses, errors } from '../http/errors.js';
-import { clockView } from './clock.service.js';
 import { CONTROL_PLANE } from './emulator.routes.js';
-import { dashboardStateResponse, emulatorTransactionsQuery } from './overview.schema.js';
-import { getOverview, listEmulatorTransactions } from './overview.service.js';
+import { dashboardStateQuery, dashboardStateResponse } from './overview.schema.js';
+import { getDashboardState } from './overview.service.js';
 
 // The dashboard (issue 8, contract 10): plain HTML, CSS and one ES module, committed as source under
 // src/emulator/dashboard/ and served from there (no build step). They are read from the package root, so
@@ -35,6 +34,10 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-cache',
 };
+
+// An open dashboard polls once a second: its feed and files log only warnings, so they do not flood the
+// server's request log at the default level.
+const QUIET = 'warn';
 
 function loadAssets(): Map<AssetName, string> | Error {
   try {
@@ -67,28 +70,22 @@ export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       serve('index.html'),
     );
     // The page's two assets; not API operations, so left out of the OpenAPI document.
-    app.get('/_emulator/ui/app.js', { config: CONTROL_PLANE, schema: { hide: true } }, serve('app.js'));
-    app.get('/_emulator/ui/app.css', { config: CONTROL_PLANE, schema: { hide: true } }, serve('app.css'));
+    app.get('/_emulator/ui/app.js', { config: CONTROL_PLANE, logLevel: QUIET, schema: { hide: true } }, serve('app.js'));
+    app.get('/_emulator/ui/app.css', { config: CONTROL_PLANE, logLevel: QUIET, schema: { hide: true } }, serve('app.css'));
 
     app.get(
       '/_emulator/ui/state',
       {
         config: CONTROL_PLANE,
+        logLevel: QUIET,
         schema: {
           tags: ['Emulator'],
-          summary: 'The dashboard\'s feed: overview, clock and newest transactions in one answer',
+          summary: 'The dashboard\'s feed: overview, clock, newest transactions and the selected transaction with its deliveries',
           description: 'What the dashboard polls every second. Not recorded in the request journal (nor is anything under /_emulator/ui).',
-          querystring: emulatorTransactionsQuery,
+          querystring: dashboardStateQuery,
           response: { 200: dashboardStateResponse, ...errorResponses() },
         },
       },
-      async (request) => {
-        const clock = clockView(ctx);
-        return {
-          overview: getOverview(ctx),
-          clock: { now: clock.now, mode: clock.mode },
-          transactions: listEmulatorTransactions(ctx, request.query),
-        };
-      },
+      async (request) => getDashboardState(ctx, request.query),
     );
   };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { transactionSchema } from '../domains/transactions/transactions.schema.js';
+import { webhookDeliverySchema } from '../domains/webhooks/webhooks.schema.js';
 
 // Read models of the control plane (contract 10) that the dashboard draws: every programme's users,
 // their top-level accounts with balances and deposit instructions, and transactions across programmes.
@@ -89,9 +90,22 @@ export const emulatorTransactionDetail = z
   .meta({ id: 'EmulatorTransactionDetail' });
 export type EmulatorTransactionDetail = z.infer<typeof emulatorTransactionDetail>;
 
+export const dashboardStateQuery = emulatorTransactionsQuery.extend({
+  selected: z.string().min(1).max(128).optional().describe('A transaction id: its detail and webhook deliveries come along'),
+});
+export type DashboardStateQuery = z.infer<typeof dashboardStateQuery>;
+
 /** The dashboard's one-request feed: what it redraws every second. */
 export const dashboardStateResponse = z.object({
   overview: overviewResponse,
   clock: z.object({ now: z.string(), mode: z.enum(['realtime', 'frozen']) }),
   transactions: z.array(emulatorTransactionSchema),
+  selected: z
+    .object({
+      id: z.string(),
+      detail: emulatorTransactionDetail.nullable().describe('null when no such transaction exists (e.g. after a reset)'),
+      deliveries: z.array(webhookDeliverySchema).describe('Its webhook deliveries in event order, each with its attempts'),
+    })
+    .nullable(),
 });
+export type DashboardState = z.infer<typeof dashboardStateResponse>;

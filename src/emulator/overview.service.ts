@@ -9,7 +9,16 @@ import { balancesOf } from '../domains/ledger/ledger.service.js';
 import { getTransactionRow, serializeTransaction } from '../domains/transactions/transactions.service.js';
 import type { TransactionRow } from '../domains/transactions/transactions.schema.js';
 import type { UserRow } from '../domains/users/users.schema.js';
-import type { EmulatorTransaction, EmulatorTransactionDetail, EmulatorTransactionsQuery, Overview } from './overview.schema.js';
+import { listDeliveries } from '../domains/webhooks/webhooks.service.js';
+import { clockView } from './clock.service.js';
+import type {
+  DashboardState,
+  DashboardStateQuery,
+  EmulatorTransaction,
+  EmulatorTransactionDetail,
+  EmulatorTransactionsQuery,
+  Overview,
+} from './overview.schema.js';
 
 // Control-plane read models (contract 10) across every programme: no user context, no credentials (the
 // admin guard covers them when ADMIN_TOKEN is set). Sub-balances stay hidden, as in the public API.
@@ -102,6 +111,28 @@ export function getEmulatorTransaction(ctx: AppContext, transactionId: string): 
   const row = getTransactionRow(ctx, transactionId);
   if (!row) throw errors.notFound(`Transaction ${transactionId} not found`);
   return { transaction: serializeTransaction(ctx, row), userId: row.user_id, programmeId: row.programme_id, accountId: row.account_id };
+}
+
+// The most deliveries one transaction can have in the feed (one per event; a transaction has a handful).
+const MAX_DELIVERIES = 200;
+
+/** Everything the dashboard draws, in one read: it polls this once a second. */
+export function getDashboardState(ctx: AppContext, query: DashboardStateQuery): DashboardState {
+  const { selected, ...transactionsQuery } = query;
+  const clock = clockView(ctx);
+  return {
+    overview: getOverview(ctx),
+    clock: { now: clock.now, mode: clock.mode },
+    transactions: listEmulatorTransactions(ctx, transactionsQuery),
+    selected:
+      selected === undefined
+        ? null
+        : {
+            id: selected,
+            detail: getTransactionRow(ctx, selected) ? getEmulatorTransaction(ctx, selected) : null,
+            deliveries: listDeliveries(ctx, { transactionId: selected, sortDirection: 'ASC', pageIndex: 0, pageSize: MAX_DELIVERIES }).data,
+          },
+  };
 }
 
 function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {

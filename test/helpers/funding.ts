@@ -3,12 +3,14 @@ import type { LightMyRequestResponse } from 'fastify';
 import { sql } from '../../src/db/connection.js';
 import type { AppContext } from '../../src/context.js';
 import { precisionOf } from '../../src/context.js';
-import { createTransaction, transitionTransaction } from '../../src/domains/transactions/transactions.service.js';
+import { createTransaction, getTransactionRow, serializeTransaction, transitionTransaction } from '../../src/domains/transactions/transactions.service.js';
+import type { Transaction } from '../../src/domains/transactions/transactions.schema.js';
 import { parseAmount } from '../../src/lib/money.js';
-import { CREDENTIALS, type Identity, type TestApp } from '../helper.js';
+import { CREDENTIALS, json, type Identity, type TestApp } from '../helper.js';
 
-// Test funding and the payout signer. The fixture history (opening balances) belongs to another issue, so
-// money-out tests fund accounts themselves: a completed INCOMING deposit through the transaction core.
+// Test funding, the payout signer and small readers for the money-out tests (beneficiaries, intents,
+// payouts). The fixture history (opening balances) belongs to another issue, so these tests fund accounts
+// themselves (a completed INCOMING deposit through the transaction core) and compare balances as deltas.
 
 interface AccountLookup {
   programme_id: string;
@@ -75,16 +77,57 @@ export function signPayout(url: string, body: string, as: Identity = {}, timesta
   return headers;
 }
 
-/** POST /v1/payout-origination/{format}, signed with the payout variant. */
+let keyCounter = 0;
+
+/** POST /v1/payout-origination/{format}, signed with the payout variant; a fresh Idempotency-Key unless given. */
 export async function postPayout(sandbox: TestApp, options: PayoutOptions = {}): Promise<LightMyRequestResponse> {
   const url = `/v1/payout-origination/${options.format ?? 'json'}`;
   const body = options.body ?? '';
   const headers: Record<string, string> = signPayout(url, body, options.as, options.timestamp);
   if (options.contentType !== null) headers['content-type'] = options.contentType ?? 'text/plain';
-  if (options.idempotencyKey !== null) headers['idempotency-key'] = options.idempotencyKey ?? `key-${Math.random().toString(36).slice(2, 12)}`;
+  if (options.idempotencyKey !== null) headers['idempotency-key'] = options.idempotencyKey ?? `payout-key-${(keyCounter += 1)}`;
   for (const [name, value] of Object.entries(options.headers ?? {})) {
     if (value === null) delete headers[name];
     else headers[name] = value;
   }
   return sandbox.app.inject({ method: 'POST', url, payload: options.body, headers });
+}
+
+// ---- readers ----
+
+export interface Balances {
+  current: string;
+  available: string;
+}
+
+export async function balances(sandbox: TestApp, accountId: string, as?: Identity): Promise<Balances> {
+  const response = await sandbox.request('GET', `/v1/accounts/${accountId}`, undefined, as);
+  if (response.statusCode !== 200) throw new Error(`balances(${accountId}): ${response.statusCode} ${response.body}`);
+  return json(response).balances;
+}
+
+/** Minor units of a 2-decimal amount string, for exact delta arithmetic in tests. */
+export function cents(amount: string): bigint {
+  return parseAmount(amount.replace(/^-/, ''), 2) * (amount.startsWith('-') ? -1n : 1n);
+}
+
+export async function advance(sandbox: TestApp, ms: number): Promise<void> {
+  const response = await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: ms } });
+  if (response.statusCode !== 200) throw new Error(`advance: ${response.statusCode} ${response.body}`);
+}
+
+export function transaction(sandbox: TestApp, id: string): Transaction {
+  const row = getTransactionRow(sandbox.ctx, id);
+  if (!row) throw new Error(`no transaction ${id}`);
+  return serializeTransaction(sandbox.ctx, row);
+}
+
+export function transactionsOfIntent(sandbox: TestApp, intentId: string): string[] {
+  return sql<{ id: string }>(sandbox.ctx.db, 'SELECT id FROM transactions WHERE intent_id = ?')
+    .all(intentId)
+    .map((row) => row.id);
+}
+
+export function countTransactions(sandbox: TestApp): number {
+  return sql<{ n: number }>(sandbox.ctx.db, 'SELECT COUNT(*) AS n FROM transactions').get()!.n;
 }

@@ -86,6 +86,8 @@ class Layout {
   private font = '';
   private size = 0;
   private color = '';
+  /** Character widths at size 1, per font. */
+  private readonly widths = new Map<string, Map<string, number>>();
 
   constructor(readonly doc: PDFKit.PDFDocument | null) {}
 
@@ -109,22 +111,60 @@ class Layout {
   text(value: string, x: number, y: number, style: TextStyle = {}): void {
     const doc = this.doc;
     if (!doc) return;
+    const font = style.font ?? REGULAR;
+    const color = style.color ?? INK;
     let size = style.size ?? 9;
-    this.use(style.font ?? REGULAR, size, style.color ?? INK);
+    this.use(font, size, color);
     let text = printable(value);
-    let width = doc.widthOfString(text);
+    let width = this.measure(text);
     if (style.width !== undefined && width > style.width) {
       if (style.fit === 'shrink') {
         size = Math.max(4, (size * style.width) / width);
-        this.use(style.font ?? REGULAR, size, style.color ?? INK);
-        width = doc.widthOfString(text);
+        this.use(font, size, color);
       } else {
-        text = truncate(doc, text, style.width);
-        width = doc.widthOfString(text);
+        text = this.truncate(text, style.width);
       }
+      width = this.measure(text);
     }
     const left = style.align === 'right' && style.width !== undefined ? x + style.width - width : x;
-    doc.text(text, left, y, { lineBreak: false });
+    // textWidth/wordCount spare pdfkit a second measurement of the same string (used only for links and
+    // underlines, which are not drawn here)
+    doc.text(text, left, y, { lineBreak: false, textWidth: width, wordCount: 1 } as PDFKit.Mixins.TextOptions);
+  }
+
+  /**
+   * Width of a string in the current font and size from a per-font table of character widths. Kerning is
+   * left out: it only ever narrows text in the standard fonts (figures are not kerned at all), so a string
+   * measured to fit does fit. Measuring each row with pdfkit's kerned widthOfString was the hot spot of
+   * large statements.
+   */
+  private measure(text: string): number {
+    let table = this.widths.get(this.font);
+    if (!table) this.widths.set(this.font, (table = new Map()));
+    let units = 0;
+    for (const char of text) {
+      let width = table.get(char);
+      if (width === undefined) {
+        width = this.doc!.widthOfString(char) / this.size;
+        table.set(char, width);
+      }
+      units += width;
+    }
+    return units * this.size;
+  }
+
+  /** The longest prefix that fits `maxWidth` together with an ellipsis. */
+  private truncate(text: string, maxWidth: number): string {
+    const room = maxWidth - this.measure('…');
+    let used = 0;
+    let end = 0;
+    for (const char of text) {
+      const width = this.measure(char);
+      if (used + width > room) break;
+      used += width;
+      end += char.length;
+    }
+    return `${text.slice(0, end).trimEnd()}…`;
   }
 
   rule(y: number, color = RULE): void {
@@ -138,17 +178,6 @@ class Layout {
     if (size !== this.size) doc.fontSize((this.size = size));
     if (color !== this.color) doc.fillColor((this.color = color));
   }
-}
-
-function truncate(doc: PDFKit.PDFDocument, text: string, maxWidth: number): string {
-  let low = 0;
-  let high = text.length;
-  while (low < high) {
-    const mid = Math.ceil((low + high) / 2);
-    if (doc.widthOfString(`${text.slice(0, mid).trimEnd()}…`) <= maxWidth) low = mid;
-    else high = mid - 1;
-  }
-  return `${text.slice(0, low).trimEnd()}…`;
 }
 
 function heading(layout: Layout, title: string, keepWith: number): void {

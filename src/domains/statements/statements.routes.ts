@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
-import { errorResponses } from '../../http/errors.js';
+import { errorBodySchema, errorResponses } from '../../http/errors.js';
 import { userOf } from '../../http/auth.js';
 import {
   statementFileParams,
@@ -62,7 +62,8 @@ export const statementsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           querystring: statementFileQuery,
           response: {
             200: z.unknown().describe('The file bytes: text/csv; charset=utf-8 or application/pdf, sent as an attachment'),
-            ...errorResponses(403, 404),
+            403: errorBodySchema,
+            404: errorBodySchema,
           },
         },
       },

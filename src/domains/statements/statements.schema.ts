@@ -93,12 +93,14 @@ export const statementLinkSchema = z
   .meta({ id: 'StatementLink', description: 'Statement link of interface 2.8 (csv and pdf)' });
 export type StatementLink = z.infer<typeof statementLinkSchema>;
 
-export const statementFileParams = z.object({ fileId: z.string().min(1).max(128) });
+// No length or shape limits on purpose: whatever was done to a link (a longer id, a repeated or missing
+// parameter) makes it a tampered link, answered 403 by the signature check, never 400.
+export const statementFileParams = z.object({ fileId: z.string() });
 
-// Optional on purpose: a link with a missing or mangled part is a tampered link (403), not a 400.
+const linkPart = z.union([z.string(), z.array(z.string())]).optional();
 export const statementFileQuery = z.object({
-  expires: z.string().optional().describe('Expiry instant, epoch milliseconds on the emulated clock'),
-  signature: z.string().optional().describe('Lower-case hex HMAC-SHA256 of "<fileId>:<expires>"'),
+  expires: linkPart.describe('Expiry instant, epoch milliseconds on the emulated clock'),
+  signature: linkPart.describe('Lower-case hex HMAC-SHA256 of "<fileId>:<expires>" keyed with the link secret'),
 });
 
 export interface StatementFileRow {

@@ -111,14 +111,19 @@ const NATURAL_DIRECTION: Record<string, 'CREDIT' | 'DEBIT'> = {
 export const FEES_LABEL = 'Fees';
 export const REVERSALS_LABEL = 'Reversals of failed transactions';
 
+// Money in first, then money out, then fees and reversals.
+const SUMMARY_ORDER = ['DEPOSIT:CREDIT', 'TRANSFER:CREDIT', 'REFUND:CREDIT', 'PARTIAL_REFUND:CREDIT', 'WITHDRAWAL:DEBIT', 'TRANSFER:DEBIT'];
+
 function summaryKey(row: StatementEntryRow, direction: 'CREDIT' | 'DEBIT'): { key: string; label: string; rank: number } {
   if (row.kind === 'REVERSAL') return { key: 'REVERSAL', label: REVERSALS_LABEL, rank: 1001 };
   if (row.is_fee === 1n) return { key: 'FEE', label: FEES_LABEL, rank: 1000 };
-  const typeIndex = (TRANSACTION_TYPES as readonly string[]).indexOf(row.type);
+  const key = `${row.type}:${direction}`;
   const base = TYPE_LABELS[row.type] ?? row.type.charAt(0) + row.type.slice(1).toLowerCase().replaceAll('_', ' ');
-  const natural = NATURAL_DIRECTION[row.type];
-  const label = natural === direction ? base : `${base} ${direction === 'CREDIT' ? 'in' : 'out'}`;
-  return { key: `${row.type}:${direction}`, label, rank: (typeIndex < 0 ? 900 : typeIndex) * 2 + (direction === 'CREDIT' ? 0 : 1) };
+  const label = NATURAL_DIRECTION[row.type] === direction ? base : `${base} ${direction === 'CREDIT' ? 'in' : 'out'}`;
+  const known = SUMMARY_ORDER.indexOf(key);
+  // anything unforeseen (a debit deposit, a new type) after the known lines, in a stable order
+  const rank = known >= 0 ? known : 100 + Math.max(0, (TRANSACTION_TYPES as readonly string[]).indexOf(row.type)) * 2 + (direction === 'CREDIT' ? 0 : 1);
+  return { key, label, rank };
 }
 
 function entryDirection(row: StatementEntryRow): 'CREDIT' | 'DEBIT' {
@@ -323,9 +328,9 @@ export function statementLink(ctx: AppContext, baseUrl: string, file: StoredStat
  * Contract 9: the signed link is the only credential. A missing, altered or expired part gives 403; a
  * well-signed, unexpired link to a file that is no longer stored (reset, purge) gives 404.
  */
-export function openStatementFile(ctx: AppContext, fileId: string, expires: string | undefined, signature: string | undefined): StatementFileRow {
-  if (!expires || !signature) {
-    throw errors.forbidden('The statement link is incomplete: it needs both expires and signature; request a new link');
+export function openStatementFile(ctx: AppContext, fileId: string, expires: unknown, signature: unknown): StatementFileRow {
+  if (typeof expires !== 'string' || typeof signature !== 'string' || !expires || !signature) {
+    throw errors.forbidden('The statement link is incomplete or malformed: it needs exactly one expires and one signature; request a new link');
   }
   if (!/^\d{1,16}$/.test(expires) || !hexDigestsEqual(signStatementLink(ctx, fileId, Number(expires)), signature)) {
     throw errors.forbidden('The statement link signature does not match; use the URL exactly as returned, or request a new link');

@@ -98,6 +98,8 @@ export interface NewTransaction {
 }
 
 export class InsufficientFundsError extends Error {
+  override name = 'InsufficientFundsError';
+
   constructor(
     readonly accountId: string,
     readonly availableMinor: bigint,
@@ -108,7 +110,9 @@ export class InsufficientFundsError extends Error {
 }
 
 /** A caller of the core broke one of its rules (a programming error, not bad client input). */
-export class LedgerRuleError extends Error {}
+export class LedgerRuleError extends Error {
+  override name = 'LedgerRuleError';
+}
 
 export function precisionLookup(ctx: AppContext): (currency: string) => number {
   return (currency) => precisionOf(ctx, currency);
@@ -209,7 +213,7 @@ function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigi
  * database file) can spend the same funds in between: `available` never goes below zero.
  */
 export function createTransaction(ctx: AppContext, input: NewTransaction, options: { failOnInsufficientFunds?: boolean } = {}): TransactionRow {
-  return ctx.db.transaction(() => createTransactionNow(ctx, input, options)).immediate();
+  return ctx.db.transaction(() => createTransactionNow(ctx, input, options))();
 }
 
 function createTransactionNow(ctx: AppContext, input: NewTransaction, options: { failOnInsufficientFunds?: boolean }): TransactionRow {

@@ -80,18 +80,28 @@ export async function replayDelivery(ctx: AppContext, deliveryId: string): Promi
 
 async function send(agent: Agent, attempt: PreparedAttempt, options: AttemptOptions): Promise<AttemptResult> {
   const started = performance.now();
-  const timeout = AbortSignal.timeout(options.timeoutMs);
-  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   const elapsed = () => performance.now() - started;
+  // One controller per attempt, aborted by the timeout or by the dispatcher's stop signal. (Not
+  // AbortSignal.any: on Node 20 every derived signal stays attached to the long-lived stop signal.)
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error('timeout'));
+  }, options.timeoutMs);
+  const onStop = () => controller.abort(new Error('dispatcher stopped'));
+  if (options.signal?.aborted) onStop();
+  else options.signal?.addEventListener('abort', onStop, { once: true });
   try {
     const response = await request(attempt.url, {
       method: 'POST',
       headers: attempt.headers,
       body: attempt.body,
-      signal,
+      signal: controller.signal,
       dispatcher: agent,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
+      // belts and braces; the timer above fires first and names the failure a timeout
+      headersTimeout: options.timeoutMs + 1000,
+      bodyTimeout: options.timeoutMs + 1000,
     });
     // interface 6.1: a 2xx status within the timeout acknowledges; the answer's body is only logged
     const latencyMs = elapsed();
@@ -109,9 +119,12 @@ async function send(agent: Agent, attempt: PreparedAttempt, options: AttemptOpti
       outcome: 'FAILED',
       responseStatus: null,
       responseBody: null,
-      error: timeout.aborted ? `no answer within ${options.timeoutMs} ms (timeout)` : describeNetworkError(error),
+      error: timedOut ? `no answer within ${options.timeoutMs} ms (timeout)` : describeNetworkError(error),
       latencyMs: elapsed(),
     };
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onStop);
   }
 }
 

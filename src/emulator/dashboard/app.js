@@ -8,9 +8,9 @@
 // public API go through POST /_emulator/act-as, which signs them server-side for the chosen user.
 
 const POLL_MS = 1000;
-const DELIVERIES_POLL_MS = 3000;
 const JOURNAL_POLL_MS = 2000;
 const TRANSACTIONS_LIMIT = 50;
+const REQUEST_TIMEOUT_MS = 30_000;
 const TOKEN_KEY = 'service-sandbox-admin-token';
 
 const $ = (selector) => document.querySelector(selector);
@@ -93,10 +93,15 @@ function errorNodes(status, body) {
 let adminToken = sessionStorage.getItem(TOKEN_KEY);
 
 async function call(method, path, body) {
-  const headers = { 'x-sandbox-dashboard': '1' };
+  const headers = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (adminToken) headers['x-admin-token'] = adminToken;
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
   const text = await response.text();
   let parsed = null;
   if (text) {
@@ -140,19 +145,30 @@ const state = {
   /** userId -> { user, programme } */
   users: new Map(),
   selectedId: null,
-  selectedUpdatedAt: null,
+  /** What the detail panel last drew, so an unchanged feed redraws nothing. */
+  detailKey: '',
+  deliveriesKey: '',
   userFilter: '',
 };
 
 let pollTimer = null;
+let polling = false;
+let pollAgain = false;
 
+/** One feed request at a time; a refresh asked for meanwhile runs right after it. */
 async function poll() {
+  if (polling) {
+    pollAgain = true;
+    return;
+  }
   clearTimeout(pollTimer);
   pollTimer = null;
   if (document.hidden) return;
+  polling = true;
   try {
     const query = new URLSearchParams({ limit: String(TRANSACTIONS_LIMIT) });
     if (state.userFilter) query.set('userId', state.userFilter);
+    if (state.selectedId) query.set('selected', state.selectedId);
     const response = await call('GET', `/_emulator/ui/state?${query}`);
     if (!response.ok) {
       setConnection('error', `Feed error ${response.status}: ${response.body?.message ?? ''}`);
@@ -162,6 +178,12 @@ async function poll() {
     }
   } catch (error) {
     setConnection('error', `Server unreachable (${error.message}); retrying`);
+  } finally {
+    polling = false;
+  }
+  if (pollAgain) {
+    pollAgain = false;
+    return poll();
   }
   pollTimer = setTimeout(poll, POLL_MS);
 }
@@ -176,6 +198,8 @@ document.addEventListener('visibilitychange', () => {
 
 function setConnection(kind, text) {
   const element = $('#connection');
+  // a live region: write only on change, or screen readers would repeat it every second
+  if (element.textContent === text) return;
   element.textContent = text;
   element.className = `connection connection-${kind}`;
 }
@@ -202,8 +226,7 @@ function render(feed) {
   state.transactions = feed.transactions;
   renderTransactions(feed.transactions);
 
-  const selected = state.selectedId && feed.transactions.find((txn) => txn.id === state.selectedId);
-  if (selected && selected.updatedAt !== state.selectedUpdatedAt) void loadDetail(state.selectedId);
+  if (feed.selected && feed.selected.id === state.selectedId) renderSelected(feed.selected);
 }
 
 function indexOverview(overview) {
@@ -548,7 +571,6 @@ async function clockAction(body, label) {
     const jobs = response.body.jobsRun;
     setResult(result, 'ok', `${label}; now ${shortTime(response.body.now)}${jobs !== undefined ? ` (${jobs} scheduled job${jobs === 1 ? '' : 's'} ran)` : ''}.`);
     refreshSoon();
-    if (state.selectedId) void loadDeliveries(state.selectedId);
   } catch (error) {
     setResult(result, 'error', `Could not reach the server: ${error.message}`);
   }
@@ -697,28 +719,25 @@ $('#transactions-filter').addEventListener('change', (event) => {
 
 // ---------------------------------------------------------------------------------------------- detail
 
-let deliveriesTimer = null;
-
 function selectTransaction(id) {
   state.selectedId = id;
-  state.selectedUpdatedAt = null;
+  state.detailKey = '';
+  state.deliveriesKey = '';
   for (const entry of transactionItems.values()) entry.button.setAttribute('aria-pressed', String(entry.button.dataset.id === id));
   const panel = $('#detail');
   panel.hidden = false;
   $('#detail-heading').textContent = `Transaction ${id}`;
-  replace($('#detail-summary'), h('div', {}, h('dt', { text: 'Loading' }), h('dd', { text: '…' })));
-  $('#deliveries').replaceChildren();
+  replace($('#detail-summary'), summaryRow('Loading', '…'));
+  replace($('#deliveries'));
   $('#detail-json').textContent = '';
   setResult($('#status-form [data-result]'), 'idle');
-  void loadDetail(id);
-  void loadDeliveries(id);
+  refreshSoon();
   panel.scrollIntoView({ block: 'nearest', behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth' });
   $('#detail-heading').focus({ preventScroll: true });
 }
 
 function closeDetail() {
   state.selectedId = null;
-  clearTimeout(deliveriesTimer);
   $('#detail').hidden = true;
   for (const entry of transactionItems.values()) entry.button.setAttribute('aria-pressed', 'false');
 }
@@ -733,18 +752,35 @@ function summaryRow(label, ...value) {
   return h('div', {}, h('dt', { text: label }), h('dd', {}, ...value));
 }
 
-async function loadDetail(id) {
-  const response = await call('GET', `/_emulator/transactions/${encodeURIComponent(id)}`);
-  if (state.selectedId !== id) return;
-  if (!response.ok) {
-    replace($('#detail-summary'), summaryRow('Error', ...errorNodes(response.status, response.body)));
+/** The selected transaction's detail and deliveries, from the feed; redrawn only when they changed. */
+function renderSelected(selected) {
+  const detail = selected.detail;
+  // names in the summary come from the overview, so a renamed user or account redraws it too
+  const detailKey = detail
+    ? [detail.transaction.id, detail.transaction.updatedAt, state.users.get(detail.userId)?.user.name, state.accounts.get(detail.accountId)?.account.displayName].join('|')
+    : `missing|${selected.id}`;
+  if (detailKey !== state.detailKey) {
+    state.detailKey = detailKey;
+    renderDetail(selected.id, detail);
+  }
+  const deliveriesKey = JSON.stringify(selected.deliveries);
+  if (deliveriesKey !== state.deliveriesKey) {
+    state.deliveriesKey = deliveriesKey;
+    renderDeliveries($('#deliveries'), selected.deliveries, selected.id);
+  }
+}
+
+function renderDetail(id, detail) {
+  if (!detail) {
+    replace($('#detail-summary'), summaryRow('Not found', `No transaction ${id} (the emulator may have been reset).`));
+    $('#detail-json').textContent = '';
     return;
   }
-  const { transaction: txn, userId, programmeId, accountId } = response.body;
-  state.selectedUpdatedAt = txn.updatedAt;
+  const { transaction: txn, userId, programmeId, accountId } = detail;
   const owner = state.users.get(userId);
   const account = state.accounts.get(accountId);
-  replace($('#detail-summary'),
+  replace(
+    $('#detail-summary'),
     summaryRow('Status', chip(txn.status), txn.statusCode ? ` ${txn.statusCode}` : '', txn.statusReason ? ` · ${txn.statusReason}` : ''),
     summaryRow('Type', txn.type, txn.category ? ` · ${txn.category}` : ''),
     summaryRow('Debit', money(txn.debitAmount, txn.debitCurrency), txn.debitRail ? ` via ${txn.debitRail}` : ''),
@@ -761,8 +797,7 @@ async function loadDetail(id) {
       ? summaryRow('Related', h('button', { type: 'button', class: 'link', text: txn.relatedTransactionId, on: { click: () => selectTransaction(txn.relatedTransactionId) } }))
       : null,
   );
-  $('#detail-json').textContent = JSON.stringify(response.body, null, 2);
-  void loadDeliveries(id);
+  $('#detail-json').textContent = JSON.stringify(detail, null, 2);
 }
 
 $('#status-form').addEventListener('submit', (event) => {
@@ -781,33 +816,10 @@ $('#status-form').addEventListener('submit', (event) => {
     if (!response.ok) return setResult(result, 'error', ...errorNodes(response.status, response.body));
     setResult(result, 'ok', `Status forced to ${values.status}.`);
     refreshSoon();
-    void loadDetail(id);
   });
 });
 
 // ---------------------------------------------------------------------------------------------- deliveries
-
-async function loadDeliveries(id) {
-  clearTimeout(deliveriesTimer);
-  const container = $('#deliveries');
-  let response;
-  try {
-    response = await call('GET', `/_emulator/webhooks/deliveries?transactionId=${encodeURIComponent(id)}&sortDirection=ASC&pageSize=50`);
-  } catch (error) {
-    response = { status: 0, ok: false, body: { message: error.message } };
-  }
-  if (state.selectedId !== id) return;
-  if (response.status === 404 || response.status === 405) {
-    replace(container, h('p', { class: 'muted', text: 'This server has no webhook delivery log (GET /_emulator/webhooks/deliveries).' }));
-    return;
-  }
-  if (!response.ok) {
-    replace(container, ...errorNodes(response.status, response.body));
-  } else {
-    renderDeliveries(container, Array.isArray(response.body?.data) ? response.body.data : [], id);
-  }
-  if (!document.hidden) deliveriesTimer = setTimeout(() => void loadDeliveries(id), DELIVERIES_POLL_MS);
-}
 
 function renderDeliveries(container, deliveries, transactionId) {
   if (deliveries.length === 0) {
@@ -881,7 +893,7 @@ async function replayDelivery(id, transactionId, button, result) {
   button.disabled = false;
   if (!response.ok) return setResult(result, 'error', `${response.status} ${response.body?.message ?? 'Replay failed'}`);
   setResult(result, 'ok', 'Replayed.');
-  if (state.selectedId === transactionId) setTimeout(() => void loadDeliveries(transactionId), 300);
+  if (state.selectedId === transactionId) refreshSoon();
 }
 
 // ---------------------------------------------------------------------------------------------- journal
@@ -991,9 +1003,7 @@ $('#journal-clear').addEventListener('click', async () => {
 });
 
 document.addEventListener('visibilitychange', () => {
-  if (document.hidden) return;
-  void loadJournal();
-  if (state.selectedId) void loadDeliveries(state.selectedId);
+  if (!document.hidden) void loadJournal();
 });
 
 // ---------------------------------------------------------------------------------------------- start
