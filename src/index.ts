@@ -13,4 +13,9 @@ export {
   type SignWebhookInput,
   type WebhookVerificationResult,
 } from './webhook-verify.js';
-export { startWebhookDispatcher, type WebhookDispatcher, type WebhookDispatcherOptions } from './domains/webhooks/webhooks.dispatcher.js';
+export {
+  startWebhookDispatcher,
+  webhookDispatcherOf,
+  type WebhookDispatcher,
+  type WebhookDispatcherOptions,
+} from './domains/webhooks/webhooks.dispatcher.js';

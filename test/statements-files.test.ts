@@ -2,7 +2,7 @@ import t from 'tap';
 import { parse } from 'csv-parse/sync';
 import { buildTestApp, json, type TestApp } from './helper.js';
 import { formatAmount } from '../src/lib/money.js';
-import { ACCOUNT, HOLDER, PERIOD, STATEMENT_TEST_START, TRICKY_PAYER, grouped, pdfPages, seedStatementScenario } from './helpers/statements.js';
+import { ACCOUNT, HOLDER, LONE_CR_PAYER, PERIOD, STATEMENT_TEST_START, TRICKY_PAYER, grouped, pdfPages, seedStatementScenario } from './helpers/statements.js';
 
 // contract 9: CSV and PDF renderings, stored files behind signed links that expire on the emulated clock.
 
@@ -60,6 +60,8 @@ t.test('CSV: a header row, one row per entry, RFC 4180 quoting that round-trips'
   t.equal(rows.length, 13);
   t.same(rows, expected, 'parsed CSV equals the JSON entries');
   t.ok(rows.some((row) => row.description === `Deposit from ${TRICKY_PAYER}`), 'commas, quotes, LF and CRLF survive');
+  t.ok(rows.some((row) => row.description === `Deposit from ${LONE_CR_PAYER}`), 'a lone CR survives');
+  t.ok(text.includes(`"Deposit from ${LONE_CR_PAYER}"`), 'a field with a lone CR is quoted');
   t.ok(text.includes('"Deposit from Weird ""Quoted"", Payer\nsecond line\r\nthird, ""line"""'), 'quoted and doubled as RFC 4180 says');
   t.ok(text.includes('"Withdrawal to Initech, LLC"'));
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { AS_JANE, AS_OTHER, buildTestApp, json } from './helper.js';
 import { formatAmount, parseAmount } from '../src/lib/money.js';
-import { ACCOUNT, HOLDER, PERIOD, STATEMENT_TEST_START, TRICKY_PAYER, seedStatementScenario } from './helpers/statements.js';
+import { ACCOUNT, HOLDER, PERIOD, STATEMENT_TEST_START, TRICKY_PAYER, deposit, payout, seedStatementScenario } from './helpers/statements.js';
 
 // interface 2.8 / 4.3, contract 9: the JSON statement, its reconciliation, and every validation rule.
 
@@ -173,6 +173,72 @@ t.test('JSON statement of a period with deposits, payouts, fees, a failed payout
   const upper = await sandbox.request('GET', url(`${periodQuery}&format=JSON`));
   t.equal(upper.statusCode, 200);
   t.same(json(upper), statement, 'deterministic on a frozen clock');
+});
+
+t.test('summary: money in, money out, fees, reversals; transfers split by direction', async (t) => {
+  const sandbox = await buildTestApp({ start: STATEMENT_TEST_START });
+  t.teardown(sandbox.close);
+  const { ctx } = sandbox;
+  // listed in an order unlike the summary's
+  payout(ctx, '2026-04-03T09:00:00.000Z', 2_000n, 0n, { completeAt: '2026-04-03T09:00:04.000Z' }, 'Own EUR account', 'TRANSFER');
+  payout(ctx, '2026-04-03T10:00:00.000Z', 1_000n, 50n, { failAt: '2026-04-03T10:00:04.000Z' });
+  deposit(ctx, '2026-04-03T11:00:00.000Z', 500n, 'Globex', 0, ACCOUNT, 'REFUND');
+  deposit(ctx, '2026-04-03T12:00:00.000Z', 7_000n, 'Own EUR account', 0, ACCOUNT, 'TRANSFER');
+  payout(ctx, '2026-04-03T13:00:00.000Z', 3_000n, 50n, { completeAt: '2026-04-03T13:00:04.000Z' });
+  deposit(ctx, '2026-04-03T14:00:00.000Z', 9_000n, 'Northwind');
+  ctx.clock.freezeAt(Date.parse(STATEMENT_TEST_START));
+
+  const statement = json(await sandbox.request('GET', url('startDate=2026-04-03&endDate=2026-04-03')));
+  t.same(statement.summary, [
+    { label: 'Deposits', count: 1, total: '90.00' },
+    { label: 'Transfers in', count: 1, total: '70.00' },
+    { label: 'Refunds', count: 1, total: '5.00' },
+    { label: 'Withdrawals', count: 2, total: '-40.00' },
+    { label: 'Transfers out', count: 1, total: '-20.00' },
+    { label: 'Fees', count: 2, total: '-1.00' },
+    { label: 'Reversals of failed transactions', count: 2, total: '10.50' },
+  ]);
+  t.equal(statement.totalCredits, '175.50');
+  t.equal(statement.totalDebits, '61.00');
+});
+
+t.test('fixture history: every account of the default fixtures reconciles (whatever its history holds)', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const accounts = [
+    ['acct_acme_usd', undefined, 2],
+    ['acct_acme_eur', undefined, 2],
+    ['acct_acme_usdc', undefined, 6],
+    ['acct_acme_gbp', undefined, 2],
+    ['acct_jane_usd', AS_JANE, 2],
+  ] as const;
+  for (const [account, as, precision] of accounts) {
+    const response = await sandbox.request('GET', url('startDate=2026-01-01&endDate=2026-03-01', account), undefined, as);
+    t.equal(response.statusCode, 200, account);
+    const statement = json(response);
+    const amount = (value: string) => (value.startsWith('-') ? -parseAmount(value.slice(1), precision) : parseAmount(value, precision));
+    t.match(statement.openingBalance, new RegExp(`^-?\\d+\\.\\d{${precision}}$`), `${account}: ${precision} decimals`);
+    let running = amount(statement.openingBalance);
+    let previousDay = '';
+    for (const day of statement.days) {
+      t.ok(day.date > previousDay, `${account}: days ascending`);
+      previousDay = day.date;
+      t.equal(amount(day.openingBalance), running, `${account} ${day.date}: opens at the previous close`);
+      for (const entry of day.entries as Entry[]) {
+        t.equal(amount(entry.balanceBefore), running);
+        running += entry.direction === 'CREDIT' ? amount(entry.amount) : -amount(entry.amount);
+        t.equal(amount(entry.balanceAfter), running);
+      }
+      t.equal(amount(day.closingBalance), running);
+    }
+    t.equal(amount(statement.closingBalance), running, `${account}: closing is the running balance`);
+    t.equal(amount(statement.openingBalance) + amount(statement.totalCredits) - amount(statement.totalDebits), running, `${account}: opening + credits - debits = closing`);
+  }
+  // the USDC account renders with its six decimals
+  for (const format of ['csv', 'pdf']) {
+    const link = await sandbox.request('GET', url(`startDate=2026-01-01&endDate=2026-03-01&format=${format}`, 'acct_acme_usdc'));
+    t.equal(link.statusCode, 200, `USDC ${format}`);
+  }
 });
 
 t.test('access: own accounts only, statements:read scope for bearer tokens', async (t) => {

@@ -242,3 +242,32 @@ t.test('restart with a database file: owed events are still delivered, with thei
     'each event delivered once after the restart, with its original eventId',
   );
 });
+
+t.test('stopping mid-send leaves the event owed: it is sent again (at-least-once, same eventId)', async (t) => {
+  const receiver = await startReceiver({ answer: () => 'hang' });
+  const sandbox = await buildTestApp({ config: { webhookUrl: receiver.url } });
+  t.teardown(async () => {
+    await receiver.close();
+    await sandbox.close();
+  });
+  const dispatcher1 = startWebhookDispatcher(sandbox.ctx);
+  const deposit = createTestDeposit(sandbox.ctx);
+  while (receiver.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  const stopStarted = Date.now();
+  await dispatcher1.stop();
+  t.ok(Date.now() - stopStarted < 1000, 'stop does not wait for the 10 s timeout');
+  let [delivery] = await deliveriesOf(sandbox, deposit.id);
+  t.match(delivery, { status: 'PENDING', attemptCount: 0, attempts: [] }, 'the aborted attempt is not recorded');
+
+  receiver.answer = () => 200;
+  const dispatcher2 = startWebhookDispatcher(sandbox.ctx);
+  t.teardown(() => dispatcher2.stop());
+  await dispatcher2.drain();
+  [delivery] = await deliveriesOf(sandbox, deposit.id);
+  t.match(delivery, { status: 'DELIVERED', attemptCount: 1 });
+  t.same(
+    receiver.requests.map((r) => r.body.metadata.eventId),
+    [delivery.eventId, delivery.eventId],
+    'received twice with the same eventId',
+  );
+});

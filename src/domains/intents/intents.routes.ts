@@ -7,7 +7,8 @@ import { commitIntentBody, createIntentBody, intentParams, listIntentsQuery, tra
 import { cancelIntent, commitIntent, createIntent, getIntent, listIntents } from './intents.service.js';
 
 // Reads write too: an intent past expiresAt is marked EXPIRED when read (contract 5), so every handler runs
-// its service call in one SQLite transaction.
+// its service call in one SQLite transaction. Writes take the write lock up front (IMMEDIATE): two
+// processes sharing a database file then serialize a commit instead of both reading CREATED.
 export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {
     app.post(
@@ -26,7 +27,7 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         },
       },
       async (request, reply) => {
-        const result = ctx.db.transaction(() => createIntent(ctx, userOf(request), request.body))();
+        const result = ctx.db.transaction(() => createIntent(ctx, userOf(request), request.body)).immediate();
         return reply.status(result.created ? 201 : 200).send(result.intent);
       },
     );
@@ -72,7 +73,7 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: transactionIntentSchema, ...errorResponses(403, 404, 409) },
         },
       },
-      async (request) => ctx.db.transaction(() => cancelIntent(ctx, userOf(request), request.params.transactionIntentId))(),
+      async (request) => ctx.db.transaction(() => cancelIntent(ctx, userOf(request), request.params.transactionIntentId)).immediate(),
     );
 
     app.post(
@@ -92,6 +93,6 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         },
       },
       async (request) =>
-        ctx.db.transaction(() => commitIntent(ctx, userOf(request), request.params.transactionIntentId, request.body.idempotencyKey))(),
+        ctx.db.transaction(() => commitIntent(ctx, userOf(request), request.params.transactionIntentId, request.body.idempotencyKey)).immediate(),
     );
   };

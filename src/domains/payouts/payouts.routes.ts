@@ -54,7 +54,7 @@ export const payoutsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
             idempotencyKey: request.headers['idempotency-key'],
             body: request.body,
           }),
-        )();
+        ).immediate();
         return reply.status(202).send(result);
       },
     );

@@ -213,7 +213,7 @@ function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigi
  * database file) can spend the same funds in between: `available` never goes below zero.
  */
 export function createTransaction(ctx: AppContext, input: NewTransaction, options: { failOnInsufficientFunds?: boolean } = {}): TransactionRow {
-  return ctx.db.transaction(() => createTransactionNow(ctx, input, options))();
+  return ctx.db.transaction(() => createTransactionNow(ctx, input, options)).immediate();
 }
 
 function createTransactionNow(ctx: AppContext, input: NewTransaction, options: { failOnInsufficientFunds?: boolean }): TransactionRow {

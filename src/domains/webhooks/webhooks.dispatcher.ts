@@ -32,6 +32,9 @@ export interface WebhookDispatcher {
 
 const running = new WeakMap<AppContext, WebhookDispatcher>();
 
+/** Real ms before a delivery whose attempt threw (not a receiver failure) is tried again. */
+const CRASH_BACKOFF_MS = 1000;
+
 export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatcherOptions = {}): WebhookDispatcher {
   if (running.has(ctx)) throw new Error('a webhook dispatcher is already running for this context');
   const concurrency = Math.max(1, options.concurrency ?? 8);
@@ -43,6 +46,7 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
   let stopped = false;
   let wakeScheduled = false;
   const settleWaiters = new Set<() => void>();
+  const crashedAt = new Map<string, number>();
 
   function wake(): void {
     if (stopped || wakeScheduled) return;
@@ -63,15 +67,25 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
     } catch {
       return; // database closing during shutdown
     }
+    const now = Date.now();
     for (const id of ids) {
       if (own.size >= concurrency) break;
       if (sender.inFlight.has(id) || own.has(id)) continue;
-      const attempt = attemptDelivery(ctx, id, 'SCHEDULED', { timeoutMs, signal: stopController.signal })
-        .catch(() => 'ABORTED')
-        .finally(() => {
+      if ((crashedAt.get(id) ?? -Infinity) > now - CRASH_BACKOFF_MS) continue;
+      const attempt = attemptDelivery(ctx, id, 'SCHEDULED', { timeoutMs, signal: stopController.signal }).then(
+        () => {
           own.delete(id);
+          crashedAt.delete(id);
           wake();
-        });
+        },
+        (error: unknown) => {
+          // Not a receiver failure (those are recorded attempts) but a fault of our own, e.g. the database:
+          // leave the delivery owed and let the poll try again later instead of spinning on it.
+          own.delete(id);
+          if (!stopped) process.emitWarning(`webhook delivery ${id} could not be attempted: ${error instanceof Error ? error.message : String(error)}`);
+          crashedAt.set(id, Date.now());
+        },
+      );
       own.set(id, attempt);
     }
   }

@@ -62,9 +62,10 @@ export async function attemptDelivery(ctx: AppContext, deliveryId: string, kind:
     if (options.signal?.aborted) return 'ABORTED';
     try {
       recordAttempt(ctx, prepared, result);
-    } catch {
+    } catch (error) {
       // the database was closed under us (shutdown): the delivery is still owed and is sent again later
-      return 'ABORTED';
+      if (!ctx.db.open) return 'ABORTED';
+      throw error;
     }
     return 'SENT';
   } finally {

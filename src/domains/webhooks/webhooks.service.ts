@@ -114,7 +114,8 @@ export function dueDeliveryIds(ctx: AppContext, limit: number): string[] {
 /** Job handler: a retry's time has come on the emulated clock; the dispatcher is woken after the job. */
 export function runWebhookRetry(ctx: AppContext, payload: Record<string, unknown>): void {
   const id = String(payload.deliveryId);
-  sql(ctx.db, "UPDATE webhook_deliveries SET status = 'PENDING', updated_at = ? WHERE id = ? AND status = 'RETRYING'").run(ctx.clock.nowIso(), id);
+  const changed = sql(ctx.db, "UPDATE webhook_deliveries SET status = 'PENDING', updated_at = ? WHERE id = ? AND status = 'RETRYING'").run(ctx.clock.nowIso(), id).changes;
+  if (changed > 0) sql(ctx.db, "UPDATE outbox SET status = 'PENDING' WHERE seq = (SELECT event_seq FROM webhook_deliveries WHERE id = ?)").run(id);
 }
 
 // ---------------------------------------------------------------------------------------------------------
