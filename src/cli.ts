@@ -1,7 +1,5 @@
 #!/usr/bin/env node
-import { ConfigError, parseConfig } from './config.js';
-import { FixturesError } from './fixtures/fixtures.loader.js';
-import { startServer } from './server.js';
+import { ConfigError, parseConfig, type Config } from './config.js';
 import { signCommand } from './cli/sign.command.js';
 
 // `service-sandbox [serve] [flags]` serves the emulator; `service-sandbox sign ...` prints HMAC headers.
@@ -16,12 +14,25 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const args = command === 'serve' ? rest : argv;
+  let config: Config;
+  try {
+    config = parseConfig(args, process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`service-sandbox: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  // The server and every domain load only once the flags are known good, so a bad flag (and `sign`)
+  // answers without loading the whole app.
+  const { startServer } = await import('./server.js');
+  const { FixturesError } = await import('./fixtures/fixtures.loader.js');
   let server;
   try {
-    const config = parseConfig(args, process.env);
     server = await startServer({ config });
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof FixturesError) {
+    if (error instanceof FixturesError) {
       process.stderr.write(`service-sandbox: ${error.message}\n`);
       process.exit(2);
     }

@@ -19,3 +19,4 @@ export {
   type WebhookDispatcher,
   type WebhookDispatcherOptions,
 } from './domains/webhooks/webhooks.dispatcher.js';
+export { startSandbox, type Sandbox, type SandboxOptions, type ReceivedWebhook } from './testkit/start-sandbox.js';

@@ -13,6 +13,7 @@ import {
 } from '../domains/webhooks/webhooks.schema.js';
 import { assertReplayable, getDeliveryView, listDeliveries, listEndpoints, setWebhookEndpoint } from '../domains/webhooks/webhooks.service.js';
 import { replayDelivery } from '../domains/webhooks/webhooks.sender.js';
+import { triggerEventBody, triggerWebhookEvent } from '../domains/webhooks/webhooks.trigger.js';
 
 // Webhook control plane (contract 10, 11): the delivery log, replay, and the endpoint. No credentials
 // unless ADMIN_TOKEN is set (emulator/admin-guard.ts).
@@ -103,5 +104,25 @@ export const webhooksRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         },
       },
       async (request) => setWebhookEndpoint(ctx, request.body),
+    );
+
+    app.post(
+      '/_emulator/webhooks/trigger',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator: webhooks'],
+          summary: "Send a transaction's current state as a webhook event now (like Stripe's trigger)",
+          description:
+            'Writes a new event (new eventId) with the transaction as it is now and delivers it like any other event. ' +
+            'Answers 202 with the new delivery; watch it in GET /_emulator/webhooks/deliveries.',
+          body: triggerEventBody,
+          response: { 202: webhookDeliverySchema, ...errorResponses(404) },
+        },
+      },
+      async (request, reply) => {
+        const eventId = ctx.db.transaction(() => triggerWebhookEvent(ctx, request.body))();
+        return reply.status(202).send(getDeliveryView(ctx, eventId));
+      },
     );
   };

@@ -67,7 +67,7 @@ const STATUS_TEXT: Record<string, string> = {
 
 const DEFAULT_ERROR = {
   description:
-    'Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over 1 MiB, 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body.',
+    'Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body.',
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ServiceError' } } },
 };
 

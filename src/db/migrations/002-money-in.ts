@@ -78,9 +78,22 @@ CREATE TABLE transaction_counts (
   PRIMARY KEY (scope, type, status)
 ) WITHOUT ROWID;
 
+-- field: 'c' createdAt, 'u' updatedAt; bucket: epoch ms / 3600000 (SQLite integer division)
+CREATE TABLE transaction_time_counts (
+  scope TEXT NOT NULL,
+  field TEXT NOT NULL,
+  bucket INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (scope, field, bucket)
+) WITHOUT ROWID;
+
 CREATE TRIGGER transactions_listing_insert AFTER INSERT ON transactions BEGIN
   INSERT INTO transaction_counts (scope, type, status, n) VALUES ('user:' || NEW.user_id, NEW.type, NEW.status, 1)
     ON CONFLICT (scope, type, status) DO UPDATE SET n = n + 1;
+  INSERT INTO transaction_time_counts (scope, field, bucket, n) VALUES ('user:' || NEW.user_id, 'c', NEW.created_at_ms / 3600000, 1)
+    ON CONFLICT (scope, field, bucket) DO UPDATE SET n = n + 1;
+  INSERT INTO transaction_time_counts (scope, field, bucket, n) VALUES ('user:' || NEW.user_id, 'u', NEW.updated_at_ms / 3600000, 1)
+    ON CONFLICT (scope, field, bucket) DO UPDATE SET n = n + 1;
   INSERT OR IGNORE INTO transaction_accounts (account_id, transaction_id, type, status, created_at_ms, updated_at_ms)
     VALUES (NEW.account_id, NEW.id, NEW.type, NEW.status, NEW.created_at_ms, NEW.updated_at_ms);
   INSERT OR IGNORE INTO transaction_accounts (account_id, transaction_id, type, status, created_at_ms, updated_at_ms)
@@ -97,6 +110,17 @@ BEGIN
     ON CONFLICT (scope, type, status) DO UPDATE SET n = n + 1;
 END;
 
+CREATE TRIGGER transactions_listing_time_update AFTER UPDATE OF created_at_ms, updated_at_ms ON transactions
+  WHEN OLD.created_at_ms / 3600000 IS NOT NEW.created_at_ms / 3600000 OR OLD.updated_at_ms / 3600000 IS NOT NEW.updated_at_ms / 3600000
+BEGIN
+  UPDATE transaction_time_counts SET n = n - 1 WHERE scope = 'user:' || OLD.user_id AND field = 'c' AND bucket = OLD.created_at_ms / 3600000;
+  INSERT INTO transaction_time_counts (scope, field, bucket, n) VALUES ('user:' || NEW.user_id, 'c', NEW.created_at_ms / 3600000, 1)
+    ON CONFLICT (scope, field, bucket) DO UPDATE SET n = n + 1;
+  UPDATE transaction_time_counts SET n = n - 1 WHERE scope = 'user:' || OLD.user_id AND field = 'u' AND bucket = OLD.updated_at_ms / 3600000;
+  INSERT INTO transaction_time_counts (scope, field, bucket, n) VALUES ('user:' || NEW.user_id, 'u', NEW.updated_at_ms / 3600000, 1)
+    ON CONFLICT (scope, field, bucket) DO UPDATE SET n = n + 1;
+END;
+
 CREATE TRIGGER transactions_listing_keys_update AFTER UPDATE OF status, type, created_at_ms, updated_at_ms ON transactions BEGIN
   UPDATE transaction_accounts
      SET type = NEW.type, status = NEW.status, created_at_ms = NEW.created_at_ms, updated_at_ms = NEW.updated_at_ms
@@ -105,12 +129,29 @@ END;
 
 CREATE TRIGGER transactions_listing_delete AFTER DELETE ON transactions BEGIN
   UPDATE transaction_counts SET n = n - 1 WHERE scope = 'user:' || OLD.user_id AND type = OLD.type AND status = OLD.status;
+  UPDATE transaction_time_counts SET n = n - 1 WHERE scope = 'user:' || OLD.user_id AND field = 'c' AND bucket = OLD.created_at_ms / 3600000;
+  UPDATE transaction_time_counts SET n = n - 1 WHERE scope = 'user:' || OLD.user_id AND field = 'u' AND bucket = OLD.updated_at_ms / 3600000;
   DELETE FROM transaction_accounts WHERE transaction_id = OLD.id;
 END;
 
 CREATE TRIGGER transaction_accounts_counts_insert AFTER INSERT ON transaction_accounts BEGIN
   INSERT INTO transaction_counts (scope, type, status, n) VALUES ('account:' || NEW.account_id, NEW.type, NEW.status, 1)
     ON CONFLICT (scope, type, status) DO UPDATE SET n = n + 1;
+  INSERT INTO transaction_time_counts (scope, field, bucket, n) VALUES ('account:' || NEW.account_id, 'c', NEW.created_at_ms / 3600000, 1)
+    ON CONFLICT (scope, field, bucket) DO UPDATE SET n = n + 1;
+  INSERT INTO transaction_time_counts (scope, field, bucket, n) VALUES ('account:' || NEW.account_id, 'u', NEW.updated_at_ms / 3600000, 1)
+    ON CONFLICT (scope, field, bucket) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER transaction_accounts_time_update AFTER UPDATE OF created_at_ms, updated_at_ms ON transaction_accounts
+  WHEN OLD.created_at_ms / 3600000 IS NOT NEW.created_at_ms / 3600000 OR OLD.updated_at_ms / 3600000 IS NOT NEW.updated_at_ms / 3600000
+BEGIN
+  UPDATE transaction_time_counts SET n = n - 1 WHERE scope = 'account:' || OLD.account_id AND field = 'c' AND bucket = OLD.created_at_ms / 3600000;
+  INSERT INTO transaction_time_counts (scope, field, bucket, n) VALUES ('account:' || NEW.account_id, 'c', NEW.created_at_ms / 3600000, 1)
+    ON CONFLICT (scope, field, bucket) DO UPDATE SET n = n + 1;
+  UPDATE transaction_time_counts SET n = n - 1 WHERE scope = 'account:' || OLD.account_id AND field = 'u' AND bucket = OLD.updated_at_ms / 3600000;
+  INSERT INTO transaction_time_counts (scope, field, bucket, n) VALUES ('account:' || NEW.account_id, 'u', NEW.updated_at_ms / 3600000, 1)
+    ON CONFLICT (scope, field, bucket) DO UPDATE SET n = n + 1;
 END;
 
 CREATE TRIGGER transaction_accounts_counts_update AFTER UPDATE OF status, type ON transaction_accounts
@@ -123,6 +164,8 @@ END;
 
 CREATE TRIGGER transaction_accounts_counts_delete AFTER DELETE ON transaction_accounts BEGIN
   UPDATE transaction_counts SET n = n - 1 WHERE scope = 'account:' || OLD.account_id AND type = OLD.type AND status = OLD.status;
+  UPDATE transaction_time_counts SET n = n - 1 WHERE scope = 'account:' || OLD.account_id AND field = 'c' AND bucket = OLD.created_at_ms / 3600000;
+  UPDATE transaction_time_counts SET n = n - 1 WHERE scope = 'account:' || OLD.account_id AND field = 'u' AND bucket = OLD.updated_at_ms / 3600000;
 END;
 
 -- A write that changes a row but not its stored REST form leaves it stale: drop it, readers rebuild it.

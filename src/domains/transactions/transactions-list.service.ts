@@ -13,8 +13,10 @@ import type { ListTransactionsQuery, TransactionSortField } from './transactions
 //
 // Speed with 1,000,000 rows (migration 002): each sort of each scope is one index range
 // (ORDER BY key, id in the same direction), filters on type/status have their own indexes, the page is
-// the stored REST JSON of each row concatenated, and `totalRecords` comes from `transaction_counts`
-// unless a time bound applies (then it is a COUNT over the index range of that bound).
+// the stored REST JSON of each row concatenated, and `totalRecords` comes from counters kept by triggers:
+// `transaction_counts` (scope x type x status) and `transaction_time_counts` (scope x hour of createdAt or
+// updatedAt). Only a time bound combined with a type/status filter, or bounds on both createdAt and
+// updatedAt, fall back to COUNT over the query's index range.
 
 const SORT_COLUMN: Record<TransactionSortField, string> = {
   CREATED_AT: 'created_at_ms',
@@ -64,24 +66,22 @@ export function listTransactionsJson(ctx: AppContext, caller: Caller, query: Lis
     }
     const whereSql = where.join(' AND ');
 
+    const countScope = `${byAccount ? 'account' : 'user'}:${scopeId}`;
+    const createdBound = query.minCreatedAt !== undefined;
+    const updatedBound = query.minUpdatedAt !== undefined || query.maxUpdatedAt !== undefined;
     let totalRecords: number;
-    if (timeBound) {
+    if (!timeBound) {
+      totalRecords = countFromCounters(ctx, countScope, query.type, query.status);
+    } else if (query.type === undefined && query.status === undefined && createdBound !== updatedBound) {
+      const field = createdBound ? 'created' : 'updated';
+      const listing: Listing = { table: byAccount ? 'transaction_accounts' : 'transactions', key: byAccount ? 'account_id' : 'user_id', scopeId, countScope };
+      totalRecords = createdBound
+        ? countInRange(ctx, listing, field, query.minCreatedAt, undefined)
+        : countInRange(ctx, listing, field, query.minUpdatedAt, query.maxUpdatedAt);
+    } else {
+      // Time bounds combined with other filters: count the index range of the query itself.
       const countFrom = byAccount ? 'transaction_accounts m' : 'transactions t';
       totalRecords = sql<{ n: number }>(ctx.db, `SELECT COUNT(*) AS n FROM ${countFrom} WHERE ${whereSql}`).get(...params)!.n;
-    } else {
-      const countWhere = ['scope = ?'];
-      const countParams: string[] = [`${byAccount ? 'account' : 'user'}:${scopeId}`];
-      if (query.type !== undefined) {
-        countWhere.push('type = ?');
-        countParams.push(query.type);
-      }
-      if (query.status !== undefined) {
-        countWhere.push('status = ?');
-        countParams.push(query.status);
-      }
-      totalRecords = sql<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM transaction_counts WHERE ${countWhere.join(' AND ')}`).get(
-        ...countParams,
-      )!.n;
     }
 
     const offset = query.pageIndex * query.pageSize;
@@ -98,6 +98,85 @@ export function listTransactionsJson(ctx: AppContext, caller: Caller, query: Lis
     }
     return `{"data":[${items.join(',')}],"pageIndex":${query.pageIndex},"pageSize":${query.pageSize},"totalRecords":${totalRecords}}`;
   })();
+}
+
+function countFromCounters(ctx: AppContext, scope: string, type?: string, status?: string): number {
+  const where = ['scope = ?'];
+  const params: string[] = [scope];
+  if (type !== undefined) {
+    where.push('type = ?');
+    params.push(type);
+  }
+  if (status !== undefined) {
+    where.push('status = ?');
+    params.push(status);
+  }
+  return sql<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM transaction_counts WHERE ${where.join(' AND ')}`).get(...params)!.n;
+}
+
+// Exact counts over a time range from the hourly counters of migration 002 (transaction_time_counts):
+// whole hours are summed, and only the hour a bound falls in is counted row by row, from whichever side
+// of the bound is smaller (a probe of PROBE rows decides), so even a million rows sharing one instant
+// (a frozen clock) count in a few milliseconds.
+const BUCKET_MS = 3_600_000;
+const PROBE = 2_000;
+
+interface Listing {
+  table: 'transactions' | 'transaction_accounts';
+  key: 'user_id' | 'account_id';
+  scopeId: string;
+  countScope: string;
+}
+
+function countInRange(ctx: AppContext, listing: Listing, field: 'created' | 'updated', minMs: number | undefined, maxMs: number | undefined): number {
+  const total = countFromCounters(ctx, listing.countScope);
+  const upper = maxMs === undefined ? total : countBelow(ctx, listing, field, maxMs + 1, total);
+  const lower = minMs === undefined ? 0 : countBelow(ctx, listing, field, minMs, total);
+  return upper - lower;
+}
+
+/** Rows of the scope whose `field` is before `x` (epoch ms). */
+function countBelow(ctx: AppContext, listing: Listing, field: 'created' | 'updated', x: number, total: number): number {
+  const column = `${field}_at_ms`;
+  const rows = (from: number, to: number, limit?: number) =>
+    sql<{ n: number }>(
+      ctx.db,
+      limit === undefined
+        ? `SELECT COUNT(*) AS n FROM ${listing.table} WHERE ${listing.key} = ? AND ${column} >= ? AND ${column} < ?`
+        : `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${listing.table} WHERE ${listing.key} = ? AND ${column} >= ? AND ${column} < ? LIMIT ?)`,
+    ).get(...(limit === undefined ? [listing.scopeId, from, to] : [listing.scopeId, from, to, limit]))!.n;
+  if (x <= 0) return rows(Number.MIN_SAFE_INTEGER, x);
+  const fieldCode = field === 'created' ? 'c' : 'u';
+  const bucket = Math.floor(x / BUCKET_MS);
+  const bucketStart = bucket * BUCKET_MS;
+  const counters = sql<{ lowest: number | null; highest: number | null; here: number | null }>(
+    ctx.db,
+    `SELECT MIN(bucket) AS lowest, MAX(bucket) AS highest,
+            (SELECT n FROM transaction_time_counts WHERE scope = @scope AND field = @field AND bucket = @bucket) AS here
+       FROM transaction_time_counts WHERE scope = @scope AND field = @field`,
+  ).get({ scope: listing.countScope, field: fieldCode, bucket })!;
+  if (counters.lowest === null || counters.highest === null) return 0;
+  if (bucket < counters.lowest) return 0;
+  if (bucket > counters.highest) return total;
+  const inBucket = counters.here ?? 0;
+  // Whole hours before the bound's hour: summed from the nearer end of the range of hours.
+  const before =
+    bucket - counters.lowest <= counters.highest - bucket
+      ? sql<{ n: number }>(ctx.db, 'SELECT COALESCE(SUM(n), 0) AS n FROM transaction_time_counts WHERE scope = ? AND field = ? AND bucket < ?').get(
+          listing.countScope,
+          fieldCode,
+          bucket,
+        )!.n
+      : total -
+        inBucket -
+        sql<{ n: number }>(ctx.db, 'SELECT COALESCE(SUM(n), 0) AS n FROM transaction_time_counts WHERE scope = ? AND field = ? AND bucket > ?').get(
+          listing.countScope,
+          fieldCode,
+          bucket,
+        )!.n;
+  const probe = rows(bucketStart, x, PROBE);
+  const partial = probe < PROBE ? probe : inBucket - rows(x, bucketStart + BUCKET_MS);
+  return before + partial;
 }
 
 /** GET /v1/transactions/{id}: 404 unknown or another programme's; 403 another user's (contract 1). */
