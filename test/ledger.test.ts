@@ -164,6 +164,8 @@ t.test('core rules: bad amounts and mismatched currencies are refused; a failed 
   t.ok(thrown(() => createWithdrawal(ctx, { accountId: 'acct_jane_usd', userId: 'usr_jane', amountMinor: 0n })) instanceof LedgerRuleError, 'a zero amount');
   t.ok(thrown(() => createWithdrawal(ctx, { accountId: 'acct_jane_usd', userId: 'usr_jane', amountMinor: 100n, currency: 'EUR' })) instanceof LedgerRuleError, 'EUR entries on a USD account');
   t.ok(thrown(() => createWithdrawal(ctx, { accountId: 'acct_jane_usd', userId: 'usr_jane', amountMinor: 1_309_851n })) instanceof InsufficientFundsError, 'one cent more than available');
+  t.ok(thrown(() => createWithdrawal(ctx, { accountId: 'acct_jane_usd', userId: 'usr_acme', amountMinor: 100n })) instanceof LedgerRuleError, 'another user\'s account');
+  t.ok(thrown(() => createWithdrawal(ctx, { accountId: 'acct_acme_usdc_ethereum', userId: 'usr_acme', amountMinor: 100n, currency: 'USDC_ETH' })) instanceof LedgerRuleError, 'listed under a sub-balance');
   t.equal(count(), before, 'nothing written by refused creations');
   const exact = createWithdrawal(ctx, { accountId: 'acct_jane_usd', userId: 'usr_jane', amountMinor: 1_309_800n, feeMinor: 50n });
   t.equal(balancesOf(ctx, 'acct_jane_usd').availableMinor, 0n, 'the whole balance can be spent, to exactly zero');

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { AS_JANE, AS_OTHER, buildTestApp, json, type TestApp } from './helper.js';
 import { advance, balances, createWithdrawal, defaultFixtures, eventsOf, expectStatus, getJson, listAll } from './helpers/money-in.js';
+import { simulateDeposit } from '../src/domains/sandbox/sandbox.service.js';
 
 // Interface 4.5 / 4.6 and contract 4: the list, its parameters, the change-sync procedure, the rail
 // timeline with its magic amounts, and the control-plane route that forces a status.
@@ -197,12 +198,12 @@ t.test('GET /v1/transactions/{id}: the list item; 403 another user\'s; 404 unkno
     netDebitAmount: '1200.00',
     creditAmount: '1200.00',
     fees: [{ type: 'PROCESSING', label: 'ACH processing fee', amount: '0.50', currency: 'USD' }],
-    creditParty: { partyType: 'BENEFICIARY', beneficiary: { beneficiaryType: 'PERSON', person: { id: 'ben_hist_john', name: 'John Doe' } } },
-    creditInstrument: { instrumentType: 'BANK_ACCOUNT', bankAccount: { mask: '****2049', currency: 'USD' } },
+    creditParty: { partyType: 'BENEFICIARY', beneficiary: { beneficiaryType: 'PERSON', person: { id: 'ben_john', name: 'John Smith' } } },
+    creditInstrument: { instrumentType: 'BANK_ACCOUNT', bankAccount: { id: 'bi_john_usd', mask: '6789', currency: 'USD' } },
     purpose: 'FAMILY_MAINTENANCE',
   });
   const fx = await getJson(sandbox, '/v1/transactions/txn_hist_acme_fx_001');
-  t.match(fx, { type: 'TRANSFER', debitAmount: '5000.00', debitCurrency: 'USD', creditAmount: '4577.00', creditCurrency: 'EUR', exchangeRate: '0.915400', baseExchangeRate: '0.920000', fxSpread: '0.0050' });
+  t.match(fx, { type: 'TRANSFER', debitAmount: '5000.00', debitCurrency: 'USD', creditAmount: '4577.00', creditCurrency: 'EUR', exchangeRate: '0.9154', baseExchangeRate: '0.92', fxSpread: '0.005' });
   t.notOk('netDebitAmount' in fx, 'no fees, no net figure: absent');
   const failed = await getJson(sandbox, '/v1/transactions/txn_hist_acme_usd_007');
   t.match(failed, { status: 'FAILED', statusCode: 'RAIL_REJECTED' });
@@ -360,4 +361,57 @@ t.test('POST /_emulator/transactions/{id}/status: legal, illegal 409, unknown 40
   t.equal(bad.validationErrors[0].fieldRef, 'status');
   const badCode = expectStatus(await force(deposit.id, { status: 'FAILED', statusCode: 'lower case' }), 400);
   t.equal(badCode.validationErrors[0].fieldRef, 'statusCode');
+});
+
+t.test('exact totals under time bounds: hourly counters plus the rows of the bound\'s hour (2,100 rows share one instant)', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const caller = { programmeId: 'prg_sandbox', userId: 'usr_acme' };
+  for (let i = 0; i < 2100; i += 1) {
+    simulateDeposit(sandbox.ctx, caller, i % 3 === 0 ? 'acct_acme_eur' : 'acct_acme_usd', {
+      depositInstructionId: i % 3 === 0 ? 'di_acme_eur_sepa' : 'di_acme_usd_ach',
+      amount: '1.00',
+    });
+  }
+  await advance(sandbox, 1000); // every deposit completes at 12:00:01.000: one shared updatedAt
+  const everything = await listAll(sandbox);
+  const ms = (iso: string) => Date.parse(iso);
+  const instants = [
+    '2025-12-31T23:59:59.999Z', '2026-01-02T15:04:00.000Z', '2026-01-02T15:04:00.001Z', '2026-01-02T15:06:30.000Z',
+    '2026-01-12T09:00:00.000Z', '2026-02-12T16:00:00.000Z', '2026-02-26T18:00:00.000Z', '2026-02-26T18:00:00.001Z',
+    '2026-03-01T11:59:59.999Z', '2026-03-01T12:00:00.000Z', '2026-03-01T12:00:00.001Z', '2026-03-01T12:00:00.999Z',
+    '2026-03-01T12:00:01.000Z', '2026-03-01T12:00:01.001Z', '2026-03-01T13:00:00.000Z', '2027-01-01T00:00:00.000Z',
+  ];
+  for (const [scope, items] of [
+    ['', everything],
+    ['accountId=acct_acme_usd&', await listAll(sandbox, 'accountId=acct_acme_usd')],
+    ['accountId=acct_acme_eur&', await listAll(sandbox, 'accountId=acct_acme_eur')],
+  ] as const) {
+    const total = async (query: string) => (await getJson(sandbox, `/v1/transactions?${scope}${query}&pageSize=1`)).totalRecords;
+    for (const at of instants) {
+      t.equal(await total(`minCreatedAt=${at}`), items.filter((i) => ms(i.createdAt) >= ms(at)).length, `${scope}minCreatedAt=${at}`);
+      t.equal(await total(`minUpdatedAt=${at}`), items.filter((i) => ms(i.updatedAt) >= ms(at)).length, `${scope}minUpdatedAt=${at}`);
+      t.equal(await total(`maxUpdatedAt=${at}`), items.filter((i) => ms(i.updatedAt) <= ms(at)).length, `${scope}maxUpdatedAt=${at}`);
+      t.equal(await total(`minUpdatedAt=${at}&maxUpdatedAt=${at}`), items.filter((i) => i.updatedAt === new Date(ms(at)).toISOString()).length, `${scope}pinned ${at}`);
+    }
+    t.equal(await total('minUpdatedAt=2026-01-20T00:00:00Z&maxUpdatedAt=2026-03-01T12:00:00.999Z'), items.filter((i) => i.updatedAt >= '2026-01-20T00:00:00.000Z' && i.updatedAt <= '2026-03-01T12:00:00.999Z').length);
+    t.equal(await total('minCreatedAt=2026-01-20T00:00:00Z&minUpdatedAt=2026-02-01T00:00:00Z'), items.filter((i) => i.createdAt >= '2026-01-20T00:00:00.000Z' && i.updatedAt >= '2026-02-01T00:00:00.000Z').length, 'both fields bounded');
+    t.equal(await total('minUpdatedAt=2026-02-01T00:00:00Z&type=DEPOSIT'), items.filter((i) => i.updatedAt >= '2026-02-01T00:00:00.000Z' && i.type === 'DEPOSIT').length, 'bound and type');
+  }
+  // The counters agree with the rows they summarise.
+  const drift = sandbox.ctx.db
+    .prepare(
+      `SELECT COUNT(*) AS n FROM (
+         SELECT scope, field, bucket, n FROM transaction_time_counts WHERE n <> 0
+         EXCEPT
+         SELECT 'user:' || user_id, 'u', updated_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3
+         EXCEPT
+         SELECT 'user:' || user_id, 'c', created_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3
+         EXCEPT
+         SELECT 'account:' || account_id, 'u', updated_at_ms / 3600000, COUNT(*) FROM transaction_accounts GROUP BY 1, 2, 3
+         EXCEPT
+         SELECT 'account:' || account_id, 'c', created_at_ms / 3600000, COUNT(*) FROM transaction_accounts GROUP BY 1, 2, 3)`,
+    )
+    .get() as { n: number };
+  t.equal(drift.n, 0, 'every hourly counter equals a count of its rows');
 });

@@ -9,7 +9,7 @@ const isoInstant = z.string().refine((value) => !Number.isNaN(Date.parse(value))
   message: 'must be an ISO 8601 instant with Z or an offset',
 });
 const amount = z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal string such as "12.50"');
-const rate = z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal string such as "0.915400"');
+const rate = z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal string such as "0.9154"');
 const prefixed = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9_]+$`), `must start with ${prefix}_`);
 const railType = z
   .string()
@@ -88,7 +88,7 @@ export const historyTransferSchema = z.strictObject({
   creditAmount: amount.describe('Credited to creditAccountId, in its currency'),
   exchangeRate: rate,
   baseExchangeRate: rate.optional(),
-  fxSpread: rate.optional().describe('The spread as a fraction of the base rate, e.g. "0.0050" for 50 basis points'),
+  fxSpread: rate.optional().describe('The spread as a fraction of the base rate, e.g. "0.005" for 50 basis points (as intents write it)'),
 });
 
 /** A settled movement in the fixture history (loaded straight into the ledger, no timeline). */

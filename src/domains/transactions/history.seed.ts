@@ -6,7 +6,7 @@ import { FixturesError } from '../../fixtures/fixtures.loader.js';
 import type { ProgrammeFixture } from '../../fixtures/fixtures.schema.js';
 import { NETWORK_TOKEN_CURRENCY, RAILS } from '../deposit-instructions/rails.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
-import { SWEEP_EXCHANGE_RATE } from './internal-sweep.js';
+import { SWEEP_EXCHANGE_RATE, SWEEP_FX_SPREAD } from './internal-sweep.js';
 import type { HistoryEntry } from './history.schema.js';
 import { createTransaction, InsufficientFundsError, type NewTransaction } from './transactions.service.js';
 import type { Instrument, Party } from './transactions.schema.js';
@@ -120,6 +120,8 @@ function seedEntry(ctx: AppContext, programme: ProgrammeFixture, entry: HistoryE
           creditCurrency: account.currency,
           creditInstrument: accountInstrument(account),
           exchangeRate: SWEEP_EXCHANGE_RATE,
+          baseExchangeRate: SWEEP_EXCHANGE_RATE,
+          fxSpread: SWEEP_FX_SPREAD,
           relatedTransactionId: entry.id,
           history: { status: 'COMPLETED', createdAt: entry.completedAt, completedAt: entry.sweep.completedAt },
         });

@@ -10,8 +10,12 @@ import { createTransaction, refreshStoredTransaction, type SettlementHook } from
 // The sweep holds the sub-balance at creation and credits the parent at completion, so the parent's
 // balance moves only once the sweep completes.
 
-/** The 1:1 rate between a network token (USDC_ETH ...) and the account's USDC. */
-export const SWEEP_EXCHANGE_RATE = '1.000000';
+/**
+ * The 1:1 rate between a network token (USDC_ETH ...) and the account's USDC, written as the intents write a
+ * same-currency rate: exchangeRate "1", baseExchangeRate "1", fxSpread "0".
+ */
+export const SWEEP_EXCHANGE_RATE = '1';
+export const SWEEP_FX_SPREAD = '0';
 
 // A function declaration (hoisted), not a const: settlement-hooks.ts lists it while this module may still be
 // initialising when the import cycle through transactions.service.ts is entered here first.
@@ -44,6 +48,8 @@ export function internalSweepHook(...[ctx, row, previousStatus]: Parameters<Sett
     creditCurrency: parent.currency,
     creditInstrument: parentInstrument(parent.currency),
     exchangeRate: SWEEP_EXCHANGE_RATE,
+    baseExchangeRate: SWEEP_EXCHANGE_RATE,
+    fxSpread: SWEEP_FX_SPREAD,
     relatedTransactionId: row.id,
     railBehaviour: 'NORMAL',
   });

@@ -189,7 +189,12 @@ function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigi
   }
   if (feeTotal > input.debitAmountMinor) fail(`fees ${feeTotal} exceed the debit amount ${input.debitAmountMinor}`);
   // An entry posted in another currency than its account's would make the balance meaningless.
-  const accountOf = (id: string) => sql<LedgerAccountRow>(ctx.db, 'SELECT id, user_id, programme_id, currency FROM accounts WHERE id = ?').get(id);
+  const accountOf = (id: string) =>
+    sql<LedgerAccountRow & { parent_account_id: string | null }>(ctx.db, 'SELECT id, user_id, programme_id, currency, parent_account_id FROM accounts WHERE id = ?').get(id);
+  const listed = accountOf(input.accountId);
+  if (!listed || listed.parent_account_id !== null || listed.user_id !== input.userId || listed.programme_id !== input.programmeId) {
+    fail(`accountId ${input.accountId} must be a top-level account of user ${input.userId} in programme ${input.programmeId}`);
+  }
   for (const [side, id, currency] of [
     ['debit', input.debitAccountId, input.debitCurrency],
     ['credit', input.creditAccountId, input.creditCurrency],
@@ -200,6 +205,9 @@ function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigi
     else {
       if (account.currency !== currency) fail(`${side} account ${id} holds ${account.currency}, not ${currency}`);
       if (account.programme_id !== input.programmeId) fail(`${side} account ${id} is not in programme ${input.programmeId}`);
+      // Every ledger account a transaction moves belongs to its user: funds never leave or reach another
+      // user's account through it.
+      if (account.user_id !== input.userId) fail(`${side} account ${id} belongs to another user than ${input.userId}`);
     }
   }
 }
