@@ -17,6 +17,7 @@ import { documentErrorResponses, securityFor, SECURITY_SCHEMES } from './http/op
 import { registerRouteCatalog } from './http/route-catalog.js';
 import { redactUrl } from './http/redact.js';
 import { registerAdminGuard } from './emulator/admin-guard.js';
+import { journalRoutes, registerJournal } from './emulator/journal.js';
 import { VERSION } from './version.js';
 import { routeModules } from './routes.js';
 
@@ -53,7 +54,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
             },
           },
     bodyLimit: DEFAULT_BODY_LIMIT,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Long ids must reach the handlers (and get a 404 error body), not Fastify's bare 414.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     return503OnClosing: false,
   }).withTypeProvider<ZodTypeProvider>();
 
@@ -91,6 +93,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   registerAdminGuard(app, ctx);
+  // issue 8: the request journal sees every request, including ones refused by auth or validation.
+  journalRoutes(app, registerJournal(app, ctx));
   registerAuth(app, ctx);
   for (const module of routeModules) await app.register(module(ctx));
   for (const plugin of options.plugins ?? []) await app.register(plugin);

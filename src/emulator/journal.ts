@@ -8,6 +8,8 @@ import { errorResponses } from '../http/errors.js';
 // secrets and signatures redacted, so a test can assert "my app called commit exactly once".
 
 const MAX_BODY_CHARS = 16 * 1024;
+// Larger JSON bodies (document uploads up to 20 MiB) are kept as a size note, not parsed and stored whole.
+const MAX_PARSED_BODY_CHARS = 256 * 1024;
 const REDACTED = '[REDACTED]';
 const SECRET_HEADERS = new Set(['authorization', 'x-service-signature', 'x-admin-token', 'cookie']);
 const SECRET_FIELDS = new Set(['accessToken', 'secret', 'password', 'contentBase64', 'signature', 'apiSecret']);
@@ -74,7 +76,7 @@ function bodyFor(raw: unknown, contentType: string | undefined): unknown {
   if (Buffer.isBuffer(raw)) text = raw.toString('utf8');
   else if (typeof raw === 'string') text = raw;
   else return redact(raw);
-  if (contentType?.includes('json')) {
+  if (contentType?.includes('json') && text.length <= MAX_PARSED_BODY_CHARS) {
     try {
       return redact(JSON.parse(text));
     } catch {
