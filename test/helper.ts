@@ -6,6 +6,7 @@ import type { AppContext } from '../src/context.js';
 import { createClock } from '../src/lib/clock.js';
 import { signRequest } from '../src/lib/hmac.js';
 import type { Config } from '../src/config.js';
+import { describeMismatches, withConformance, type ConformanceRecorder } from './helpers/conformance.js';
 
 // Tests build the app on a fresh in-memory database with a manual (frozen) clock (DESIGN habit 7).
 
@@ -26,6 +27,11 @@ export interface TestApp {
   request(method: string, url: string, body?: unknown, as?: Identity): Promise<LightMyRequestResponse>;
   /** HMAC headers for a request (contract 2). */
   sign(method: string, url: string, body?: string, as?: Identity): Record<string, string>;
+  /**
+   * Response conformance (issue 9): every JSON response of this app checked against its /openapi.json.
+   * close() throws when any did not match; `conformance.mismatches` lists them.
+   */
+  conformance: ConformanceRecorder;
   close(): Promise<void>;
 }
 
@@ -56,12 +62,20 @@ export interface TestAppOptions {
   logStream?: Writable;
   /** Extra plugins, e.g. probe routes that exercise a foundation helper through HTTP. */
   plugins?: FastifyPluginAsync[];
+  /**
+   * Validate every JSON response against the published OpenAPI document (default true). Turn it off only
+   * for a test that sends a deliberately non-conforming response through a probe route.
+   */
+  conformance?: boolean;
 }
 
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const clock = createClock({ mode: 'frozen', atMs: Date.parse(options.start ?? START) });
   const ctx = createContext({ config: { logLevel: 'silent', db: options.db ?? ':memory:', ...options.config }, clock });
-  const app = await buildApp(ctx, { logStream: options.logStream, plugins: options.plugins });
+  const build = () => buildApp(ctx, { logStream: options.logStream, plugins: options.plugins });
+  const built = options.conformance === false ? { result: build(), recorder: () => undefined } : withConformance(build);
+  const app = await built.result;
+  const conformance: ConformanceRecorder = built.recorder() ?? { mismatches: [], checked: 0, enabled: false };
 
   function sign(method: string, url: string, body = '', as: Identity = {}): Record<string, string> {
     const apiKey = as.apiKey ?? CREDENTIALS.single.apiKey;
@@ -89,9 +103,15 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     ctx,
     request,
     sign,
+    conformance,
     async close() {
       await app.close();
-      ctx.db.close();
+      if (ctx.db.open) ctx.db.close();
+      if (conformance.mismatches.length > 0) {
+        const report = describeMismatches(conformance.mismatches);
+        conformance.mismatches.length = 0; // report once, even if close() is called again
+        throw new Error(report);
+      }
     },
   };
 }

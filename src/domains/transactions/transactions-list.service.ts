@@ -129,6 +129,13 @@ interface Listing {
 }
 
 function countInRange(ctx: AppContext, listing: Listing, field: 'created' | 'updated', minMs: number | undefined, maxMs: number | undefined): number {
+  // A narrow range (the tail a change sync polls) is cheaper to count row by row, up to PROBE rows.
+  const column = `${field}_at_ms`;
+  const direct = sql<{ n: number }>(
+    ctx.db,
+    `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${listing.table} WHERE ${listing.key} = ? AND ${column} >= ? AND ${column} <= ? LIMIT ?)`,
+  ).get(listing.scopeId, minMs ?? Number.MIN_SAFE_INTEGER, maxMs ?? Number.MAX_SAFE_INTEGER, PROBE)!.n;
+  if (direct < PROBE) return direct;
   const total = countFromCounters(ctx, listing.countScope);
   const upper = maxMs === undefined ? total : countBelow(ctx, listing, field, maxMs + 1, total);
   const lower = minMs === undefined ? 0 : countBelow(ctx, listing, field, minMs, total);
@@ -149,16 +156,20 @@ function countBelow(ctx: AppContext, listing: Listing, field: 'created' | 'updat
   const fieldCode = field === 'created' ? 'c' : 'u';
   const bucket = Math.floor(x / BUCKET_MS);
   const bucketStart = bucket * BUCKET_MS;
-  const counters = sql<{ lowest: number | null; highest: number | null; here: number | null }>(
-    ctx.db,
-    `SELECT MIN(bucket) AS lowest, MAX(bucket) AS highest,
-            (SELECT n FROM transaction_time_counts WHERE scope = @scope AND field = @field AND bucket = @bucket) AS here
-       FROM transaction_time_counts WHERE scope = @scope AND field = @field`,
-  ).get({ scope: listing.countScope, field: fieldCode, bucket })!;
-  if (counters.lowest === null || counters.highest === null) return 0;
-  if (bucket < counters.lowest) return 0;
-  if (bucket > counters.highest) return total;
-  const inBucket = counters.here ?? 0;
+  // Three index seeks (one aggregate with MIN and MAX together would scan every hour of the scope).
+  const edge = (order: 'ASC' | 'DESC') =>
+    sql<{ bucket: number }>(ctx.db, `SELECT bucket FROM transaction_time_counts WHERE scope = ? AND field = ? ORDER BY bucket ${order} LIMIT 1`).get(
+      listing.countScope,
+      fieldCode,
+    )?.bucket;
+  const lowest = edge('ASC');
+  const highest = edge('DESC');
+  if (lowest === undefined || highest === undefined || bucket < lowest) return 0;
+  if (bucket > highest) return total;
+  const counters = { lowest, highest };
+  const inBucket =
+    sql<{ n: number }>(ctx.db, 'SELECT n FROM transaction_time_counts WHERE scope = ? AND field = ? AND bucket = ?').get(listing.countScope, fieldCode, bucket)
+      ?.n ?? 0;
   // Whole hours before the bound's hour: summed from the nearer end of the range of hours.
   const before =
     bucket - counters.lowest <= counters.highest - bucket
