@@ -387,7 +387,7 @@ t.test('enrollment gate: an INACTIVE user cannot commit', async (t) => {
   sql(sandbox.ctx.db, "UPDATE users SET enrollment_status = 'INACTIVE' WHERE id = 'usr_acme'").run();
   const refused = await commit(sandbox, intent.id, body.idempotencyKey);
   t.equal(refused.statusCode, 403);
-  t.match(json(refused), { errorCode: 'FORBIDDEN', message: 'enrollment is not active' });
+  t.match(json(refused), { errorCode: 'FORBIDDEN', message: /enrollment of user usr_\w+ is not active/ });
   t.equal(json(await sandbox.request('GET', `/v1/transaction-intents/${intent.id}`)).status, 'CREATED');
 });
 

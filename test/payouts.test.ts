@@ -295,5 +295,5 @@ t.test('a PERSON user gets 403 INVALID_USER_TYPE; an INACTIVE user 403', async (
   sql(sandbox.ctx.db, "UPDATE users SET enrollment_status = 'INACTIVE' WHERE id = 'usr_acme'").run();
   const inactive = await postPayout(sandbox, { body: jsonPayout() });
   t.equal(inactive.statusCode, 403);
-  t.match(json(inactive), { errorCode: 'FORBIDDEN', message: 'enrollment is not active' });
+  t.match(json(inactive), { errorCode: 'FORBIDDEN', message: /enrollment of user usr_\w+ is not active/ });
 });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { assertEnrollmentActive } from '../enrollment/enrollment.service.js';
 import { sql } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
@@ -36,9 +37,9 @@ export const INTENT_EXPIRY_JOB = 'intent.expire';
  * Enrollment gate for moving money: an INACTIVE user's payouts and intent commits are refused with 403.
  * The single call site of intent commits and payout submissions (issue 7 wires enrollment to it).
  */
+/** Issue 7: activation gates money; the enrollment domain owns the rule and its message. */
 export function assertMayMoveMoney(ctx: AppContext, userId: string): void {
-  const user = sql<{ enrollment_status: string }>(ctx.db, 'SELECT enrollment_status FROM users WHERE id = ?').get(userId);
-  if (user?.enrollment_status !== 'ACTIVE') throw errors.forbidden('enrollment is not active');
+  assertEnrollmentActive(ctx, userId);
 }
 
 export function accountInstrument(account: AccountRow): Instrument {
