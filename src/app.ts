@@ -11,7 +11,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { AppContext } from './context.js';
-import { errors, registerErrorHandling, ServiceError } from './http/errors.js';
+import { errors, frameworkErrorHandler, registerErrorHandling, ServiceError } from './http/errors.js';
 import { registerAuth, type AuthPolicy } from './http/auth.js';
 import { documentErrorResponses, securityFor, SECURITY_SCHEMES } from './http/openapi.js';
 import { registerRouteCatalog } from './http/route-catalog.js';
@@ -57,6 +57,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     // Long ids must reach the handlers (and get a 404 error body), not Fastify's bare 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     return503OnClosing: false,
+    // A URL that does not percent-decode or an over-long path parameter fails in the router, before any
+    // hook or error handler: answer it with the error body of interface 7.1 too (issue 9 fuzzing).
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(optionalBodyAware);

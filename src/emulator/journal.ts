@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../http/errors.js';
+import { CONTROL_PLANE } from './emulator.routes.js';
 
 // The request journal (issue 8, contract 10): the last N requests in a ring buffer (never unbounded), with
 // secrets and signatures redacted, so a test can assert "my app called commit exactly once".
@@ -156,6 +157,7 @@ export function journalRoutes(app: FastifyInstance, journal: RequestJournal): vo
   typed.get(
     '/_emulator/requests',
     {
+      config: CONTROL_PLANE,
       schema: {
         tags: ['Emulator'],
         summary: 'Request journal: the last N requests, oldest first, secrets redacted',
@@ -181,7 +183,7 @@ export function journalRoutes(app: FastifyInstance, journal: RequestJournal): vo
   );
   typed.delete(
     '/_emulator/requests',
-    { schema: { tags: ['Emulator'], summary: 'Clear the request journal', response: { 204: z.null() } } },
+    { config: CONTROL_PLANE, schema: { tags: ['Emulator'], summary: 'Clear the request journal', response: { 204: z.null(), ...errorResponses() } } },
     async (_request, reply) => {
       journal.clear();
       return reply.status(204).send(null);

@@ -212,6 +212,15 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 }
 
+/**
+ * Fastify's `frameworkErrors` option: the router's own failures (a path that does not percent-decode, a path
+ * parameter over maxParamLength) never reach setErrorHandler and would otherwise answer Fastify's bare
+ * `{ error, code, message, statusCode }` body. They get the interface 7.1 body like every other failure.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  sendError(reply, toServiceError(error, request));
+}
+
 export function toServiceError(error: unknown, request?: FastifyRequest): ServiceError {
   if (error instanceof ServiceError) return error;
   if (error instanceof InvalidTransitionError) return errors.conflict(error.message);
@@ -264,6 +273,8 @@ export function toServiceError(error: unknown, request?: FastifyRequest): Servic
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_ASYNC_CONSTRAINT':
       return errors.invalid('The request URL is malformed');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ServiceError(414, 'INVALID_REQUEST', 'A path parameter is longer than this emulator accepts (at most 1024 characters; ids are at most 128)');
     default:
       break;
   }

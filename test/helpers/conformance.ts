@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { channel } from 'node:diagnostics_channel';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 
 // Response conformance (issue 9): every JSON response a test produces is validated against the app's own
 // published OpenAPI document (/openapi.json, i.e. `app.swagger()`), so the document and the server cannot
@@ -27,12 +27,15 @@ export interface ConformanceMismatch {
 
 type Json = Record<string, any>;
 
+// ajv-formats is CommonJS: under NodeNext its default import is the module object, whose default is the plugin.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
+
 const COMPONENTS_ID = 'urn:service-sandbox:openapi';
 const MAX_BODY_IN_REPORT = 600;
 
 /** Validators for one OpenAPI document; shared between apps that publish the same document. */
 export class ConformanceChecker {
-  private readonly ajv: InstanceType<typeof Ajv2020>;
+  private readonly ajv: Ajv2020;
   private readonly compiled = new Map<string, ValidateFunction | null>();
   private readonly paths: Json;
 
@@ -40,7 +43,7 @@ export class ConformanceChecker {
     const rewritten = rewriteRefs(structuredClone(document)) as Json;
     this.paths = rewritten.paths ?? {};
     this.ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-    addFormats.default(this.ajv);
+    addFormats(this.ajv);
     // zod emits a few format names that are not JSON Schema formats (e.g. `starts_with` on a request
     // parameter); they say nothing about responses, so accept them rather than fail compilation.
     for (const format of collectFormats(rewritten)) if (!this.ajv.formats[format]) this.ajv.addFormat(format, true);
@@ -68,10 +71,20 @@ export class ConformanceChecker {
    * Validate one response. Returns null when it conforms (or is not JSON, or is on an undocumented route
    * with a 2xx status), else the problem.
    */
-  check(input: { method: string; routeUrl: string | undefined; url: string; status: number; contentType: string; body: string }): ConformanceMismatch | null {
+  check(input: {
+    method: string;
+    routeUrl: string | undefined;
+    /** false for a route that declares no response schema (a test's probe route): only its errors are checked. */
+    documented?: boolean;
+    url: string;
+    status: number;
+    contentType: string;
+    body: string;
+  }): ConformanceMismatch | null {
     const { method, routeUrl, url, status, contentType, body } = input;
-    if (method === 'HEAD' || !/\bjson\b/i.test(contentType)) return null;
-    const operation = routeUrl ? this.operation(method, routeUrl) : undefined;
+    // 204 and 304 answers carry no body on the wire whatever the handler passed to send()
+    if (method === 'HEAD' || status === 204 || status === 304 || status < 200 || !/\bjson\b/i.test(contentType)) return null;
+    const operation = routeUrl && input.documented !== false ? this.operation(method, routeUrl) : undefined;
     const mismatch = (documented: string, problem: string): ConformanceMismatch => ({
       method,
       route: operation?.path ?? routeUrl ?? url,
@@ -186,6 +199,7 @@ export function installConformanceHook(app: FastifyInstance): ConformanceRecorde
       const mismatch = checker.check({
         method: request.method,
         routeUrl: request.routeOptions?.url,
+        documented: Boolean((request.routeOptions?.schema as { response?: unknown } | undefined)?.response),
         url: request.url,
         status: reply.statusCode,
         contentType,
