@@ -56,6 +56,21 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Long ids must reach the handlers (and get a 404 error body), not Fastify's bare 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+    // Node's HTTP parser refuses some requests before Fastify routes them (headers or URL over 16 KiB,
+    // bad framing); they still get the error body of contract 1.
+    clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
+      const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+      const status = tooLarge ? 431 : 400;
+      const body = JSON.stringify({
+        message: tooLarge ? 'The request line or headers are larger than 16 KiB' : 'The request could not be parsed as HTTP',
+        errorCode: 'INVALID_REQUEST',
+      });
+      if (socket.writable) {
+        socket.end(
+          `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      } else socket.destroy(error);
+    },
     return503OnClosing: false,
     // A URL that does not percent-decode or an over-long path parameter fails in the router, before any
     // hook or error handler: answer it with the error body of interface 7.1 too (issue 9 fuzzing).
@@ -149,9 +164,12 @@ function registerBodyParsers(app: FastifyInstance): void {
     done(null, value);
   });
   // The payout endpoint takes a Base64 text body (interface 4.12).
+  // Elsewhere a non-empty text body is refused like any other non-JSON type (415).
   app.addContentTypeParser('text/plain', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     request.rawBody = body;
-    done(null, body.toString('utf8'));
+    if ((request.routeOptions.url ?? '').startsWith('/v1/payout-origination/')) return done(null, body.toString('utf8'));
+    if (body.length === 0) return done(null, undefined);
+    done(new ServiceError(415, 'INVALID_REQUEST', 'Unsupported Content-Type "text/plain"; send application/json (text/plain is for the payout endpoint)'), undefined);
   });
   // Any other type: fine without a body (curl -d '' sends a form type), otherwise 415 (contract 1 body).
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body: Buffer, done) => {

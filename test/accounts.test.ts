@@ -19,7 +19,7 @@ t.test('accounts list and detail', async (t) => {
   const page = json(await sandbox.request('GET', '/v1/accounts?pageIndex=1&pageSize=3'));
   t.same(page.data.map((a: { id: string }) => a.id), ['acct_acme_gbp']);
 
-  for (const bad of ['pageSize=0', 'pageSize=101', 'pageIndex=-1', 'pageSize=abc']) {
+  for (const bad of ['pageSize=0', 'pageSize=101', 'pageIndex=-1', 'pageSize=abc', 'pageSize=0x10', 'pageSize=1e1', 'pageIndex=%2B1', 'pageSize=%205', 'pageSize=', 'pageSize=1.5']) {
     const response = await sandbox.request('GET', `/v1/accounts?${bad}`);
     t.equal(response.statusCode, 400, bad);
     t.equal(json(response).errorCode, 'INVALID_REQUEST');

@@ -156,6 +156,16 @@ t.test('the built CLI', async (t) => {
     signRequest({ apiKey: 'pk_sandbox_multi', secret: 'sk_sandbox_multi_secret', timestamp: multiHeaders['X-Service-Timestamp'], method: 'POST', target: '/v1/auth/users', body: '{"a":1}' }),
   );
   t.equal(run(['sign', 'GET']).status, 2, 'sign without a target is a usage error');
+  // a key of the fixtures file brings its own secret and programme
+  const other = JSON.parse(run(['sign', 'GET', '/v1/accounts', '--key', 'pk_other_multi', '--user', 'usr_other', '--format', 'json']).stdout);
+  t.equal(other['X-Service-Program-Id'], 'prg_other');
+  t.equal(
+    other['X-Service-Signature'],
+    signRequest({ apiKey: 'pk_other_multi', secret: 'sk_other_multi_secret', timestamp: other['X-Service-Timestamp'], method: 'GET', target: '/v1/accounts' }),
+  );
+  const unknownKey = run(['sign', 'GET', '/v1/accounts', '--key', 'pk_not_in_fixtures']);
+  t.equal(unknownKey.status, 2, 'an unknown key without --secret is a usage error');
+  t.match(unknownKey.stderr, /--secret/);
 });
 
 t.test('the built CLI serves, and stops on SIGTERM', async (t) => {

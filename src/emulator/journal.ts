@@ -60,9 +60,15 @@ export class RequestJournal {
   }
 }
 
-/** Replace secret values anywhere in a JSON value. */
+// Deeper parts of a body are replaced by a note: kept whole they could hide a secret below the redaction
+// walk, and a 50,000-deep array would overflow the stack when the journal is serialized (issue 9 fuzzing).
+const MAX_DEPTH = 20;
+const TOO_DEEP = `[nested deeper than ${MAX_DEPTH} levels]`;
+
+/** Replace secret values anywhere in a JSON value; parts nested deeper than MAX_DEPTH become a note. */
 export function redact(value: unknown, depth = 0): unknown {
-  if (depth > 20 || value === null || typeof value !== 'object') return value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > MAX_DEPTH) return TOO_DEEP;
   if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value as Record<string, unknown>)) {

@@ -3,20 +3,22 @@ import { z } from 'zod';
 // The list envelope of interface 2 and its page parameters. Bounds differ per endpoint (interface 8),
 // so each list builds its own query schema from `pageQuery(max, default)`.
 
+/**
+ * An integer query parameter written as plain decimal digits. `z.coerce.number()` alone would also take
+ * `0x10`, `1e2`, ` 5` or `+5`; a mistake in a query must be a 400, never a silent reinterpretation.
+ */
+export function queryInteger(min: number, max: number, message: string, defaultValue?: number) {
+  const digits = z.string().regex(/^\d{1,12}$/, message);
+  const parsed = (defaultValue === undefined ? digits : digits.default(String(defaultValue)))
+    .transform(Number)
+    .pipe(z.number().int(message).min(min, message).max(max, message));
+  return parsed;
+}
+
 export function pageQuery(maxPageSize: number, defaultPageSize = 25) {
   return {
-    pageIndex: z.coerce
-      .number({ error: 'pageIndex must be an integer >= 0' })
-      .int('pageIndex must be an integer >= 0')
-      .min(0, 'pageIndex must be an integer >= 0')
-      .max(1_000_000_000, 'pageIndex is too large')
-      .default(0),
-    pageSize: z.coerce
-      .number({ error: `pageSize must be an integer 1-${maxPageSize}` })
-      .int(`pageSize must be an integer 1-${maxPageSize}`)
-      .min(1, `pageSize must be an integer 1-${maxPageSize}`)
-      .max(maxPageSize, `pageSize must be an integer 1-${maxPageSize}`)
-      .default(defaultPageSize),
+    pageIndex: queryInteger(0, 1_000_000_000, 'pageIndex must be an integer >= 0 (at most 1000000000), written as digits', 0),
+    pageSize: queryInteger(1, maxPageSize, `pageSize must be an integer 1-${maxPageSize}, written as digits`, defaultPageSize),
   };
 }
 

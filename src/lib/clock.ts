@@ -27,8 +27,16 @@ export interface Clock {
 
 export type ClockStart = { mode: 'realtime' } | { mode: 'frozen'; atMs: number };
 
-export function createClock(start: ClockStart, wallClock: () => number = Date.now): Clock {
+/**
+ * `onChange` is told every new state (the server persists it, so a restart on a database file never moves
+ * the emulated clock backwards behind what is already recorded).
+ */
+export function createClock(start: ClockStart, wallClock: () => number = Date.now, onChange?: (state: ClockState) => void): Clock {
   let current: ClockState = initialState();
+  const set = (next: ClockState) => {
+    current = next;
+    onChange?.(next);
+  };
 
   function initialState(): ClockState {
     return start.mode === 'frozen' ? { mode: 'frozen', frozenAtMs: start.atMs } : { mode: 'realtime', offsetMs: 0 };
@@ -44,17 +52,17 @@ export function createClock(start: ClockStart, wallClock: () => number = Date.no
     nowIso: () => new Date(nowMs()).toISOString(),
     realNowMs: () => wallClock(),
     freezeAt(ms) {
-      current = { mode: 'frozen', frozenAtMs: ms };
+      set({ mode: 'frozen', frozenAtMs: ms });
     },
     advance(ms) {
-      if (current.mode === 'frozen') current = { mode: 'frozen', frozenAtMs: current.frozenAtMs + ms };
-      else current = { mode: 'realtime', offsetMs: current.offsetMs + ms };
+      if (current.mode === 'frozen') set({ mode: 'frozen', frozenAtMs: current.frozenAtMs + ms });
+      else set({ mode: 'realtime', offsetMs: current.offsetMs + ms });
     },
     resume() {
-      current = { mode: 'realtime', offsetMs: nowMs() - wallClock() };
+      set({ mode: 'realtime', offsetMs: nowMs() - wallClock() });
     },
     restoreInitial() {
-      current = initialState();
+      set(initialState());
     },
     state: () => current,
   };

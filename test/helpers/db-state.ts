@@ -36,3 +36,12 @@ export function diffFingerprints(before: Fingerprint, after: Fingerprint): strin
   }
   return changed;
 }
+
+/**
+ * SQLite's count of rows inserted, updated or deleted on this connection (triggers included, rolled-back
+ * statements included). Unchanged across a request means the request wrote nothing, so the full
+ * fingerprint is only needed when it moved.
+ */
+export function changeCount(db: Db): number {
+  return (db.prepare('SELECT total_changes() AS n').get() as { n: number }).n;
+}

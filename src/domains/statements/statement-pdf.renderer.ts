@@ -60,7 +60,9 @@ interface TextStyle {
 
 // Standard PDF fonts speak WinAnsi only: other characters become "?" in the PDF (CSV and JSON keep them).
 const WIN_ANSI_EXTRAS = new Set('€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ');
+const PLAIN_ASCII = /^[\x20-\x7e]*$/;
 function printable(text: string): string {
+  if (PLAIN_ASCII.test(text)) return text; // nearly every cell: nothing to normalize or replace
   let out = '';
   for (const char of text.normalize('NFC').replace(/[\r\n\t]+/g, ' ')) {
     const code = char.codePointAt(0)!;
@@ -79,15 +81,118 @@ export function groupDigits(decimal: string): string {
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
-/** Cursor, page counter and (when rendering) the pdfkit document. */
+/**
+ * The parts of a pdfkit standard font (pdfkit 0.20 StandardFont and its AFM metrics) that the text writer
+ * below uses. pdfkit exposes the current font only as `doc._font`; the statement tests read every PDF
+ * back with pdfjs, so a pdfkit change that breaks this shows up there.
+ */
+interface StandardFontHandle {
+  id: string;
+  ascender: number;
+  ref(): unknown;
+  font: {
+    characterToGlyph(code: number): string;
+    widthOfGlyph(glyph: string): number;
+    getKernPair(left: string, right: string): number;
+  };
+}
+
+interface Glyph {
+  /** WinAnsi code in hex, as pdfkit writes it. */
+  hex: string;
+  name: string;
+  /** Advance width in thousandths of the font size. */
+  width: number;
+}
+
+// pdfkit's WinAnsi mapping of the characters outside Latin-1 (its WIN_ANSI_MAP).
+const WIN_ANSI_CODES: Record<number, number> = {
+  402: 131, 8211: 150, 8212: 151, 8216: 145, 8217: 146, 8218: 130, 8220: 147, 8221: 148, 8222: 132, 8224: 134, 8225: 135,
+  8226: 149, 8230: 133, 8364: 128, 8240: 137, 8249: 139, 8250: 155, 710: 136, 8482: 153, 338: 140, 339: 156, 732: 152,
+  352: 138, 353: 154, 376: 159, 381: 142, 382: 158,
+};
+
+/** pdfkit's number format in content streams (PDFObject.number). */
+function pdfNumber(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}
+
+/** Glyph metrics and kerning of one standard font, looked up once per character and per pair. */
+class FontMetrics {
+  private readonly glyphs = new Map<number, Glyph>();
+  private readonly kerning = new Map<number, number>();
+
+  constructor(readonly handle: StandardFontHandle) {}
+
+  glyph(code: number): Glyph {
+    let glyph = this.glyphs.get(code);
+    if (!glyph) {
+      const winAnsi = WIN_ANSI_CODES[code] ?? code;
+      const name = this.handle.font.characterToGlyph(code);
+      glyph = { hex: winAnsi.toString(16), name, width: this.handle.font.widthOfGlyph(name) };
+      this.glyphs.set(code, glyph);
+    }
+    return glyph;
+  }
+
+  kern(left: number, right: number): number {
+    const key = left * 65536 + right;
+    let amount = this.kerning.get(key);
+    if (amount === undefined) {
+      amount = this.handle.font.getKernPair(this.glyph(left).name, this.glyph(right).name);
+      this.kerning.set(key, amount);
+    }
+    return amount;
+  }
+
+  /** Width in thousandths of the font size, without kerning (kerning only ever narrows these fonts). */
+  units(text: string): number {
+    let units = 0;
+    for (let index = 0; index < text.length; index += 1) units += this.glyph(text.charCodeAt(index)).width;
+    return units;
+  }
+
+  /** The operand of TJ exactly as pdfkit's text() writes it: hex runs split where a kerning pair applies. */
+  showText(text: string): string {
+    const commands: string[] = [];
+    let run = '';
+    for (let index = 0; index < text.length; index += 1) {
+      const code = text.charCodeAt(index);
+      run += this.glyph(code).hex;
+      const kern = index + 1 < text.length ? this.kern(code, text.charCodeAt(index + 1)) : 0;
+      if (kern !== 0) {
+        commands.push(`<${run}> ${pdfNumber(-kern)}`);
+        run = '';
+      }
+    }
+    if (run) commands.push(`<${run}> 0`);
+    return `[${commands.join(' ')}] TJ`;
+  }
+}
+
+function rgb(hex: string): string {
+  const channel = (offset: number) => pdfNumber(parseInt(hex.slice(offset, offset + 2), 16) / 255);
+  return `${channel(1)} ${channel(3)} ${channel(5)} rg`;
+}
+
+/**
+ * Cursor, page counter and (when rendering) the pdfkit document.
+ *
+ * Text is written as PDF text operators directly (pdfkit's text() costs about 20 us a cell: option
+ * copying, kerning looked up by string keys, and a second kerned measurement it discards), with the same
+ * glyphs, kerning and positions pdfkit would produce. The cells of a page are collected and written as one
+ * text object; anything else drawn through pdfkit (rules, a new page) first flushes what is collected, so
+ * the content keeps its drawing order.
+ */
 class Layout {
   pages = 1;
   y = CONTENT_TOP;
-  private font = '';
-  private size = 0;
-  private color = '';
-  /** Character widths at size 1, per font. */
-  private readonly widths = new Map<string, Map<string, number>>();
+  private readonly fonts = new Map<string, FontMetrics>();
+  private pending: string[] = [];
+  private pendingFont = '';
+  private pendingSize = 0;
+  private pendingColor = '';
+  private readonly registered = new Set<string>();
 
   constructor(readonly doc: PDFKit.PDFDocument | null) {}
 
@@ -98,7 +203,10 @@ class Layout {
   newPage(): void {
     this.pages += 1;
     this.y = CONTENT_TOP;
-    this.doc?.addPage();
+    if (!this.doc) return;
+    this.flush();
+    this.registered.clear();
+    this.doc.addPage();
   }
 
   /** Start a new page unless `height` fits; true when a page was started. */
@@ -109,59 +217,34 @@ class Layout {
   }
 
   text(value: string, x: number, y: number, style: TextStyle = {}): void {
-    const doc = this.doc;
-    if (!doc) return;
-    const font = style.font ?? REGULAR;
+    if (!this.doc) return;
+    const metrics = this.metrics(style.font ?? REGULAR);
     const color = style.color ?? INK;
     let size = style.size ?? 9;
-    this.use(font, size, color);
     let text = printable(value);
-    let width = this.measure(text);
+    let width = (metrics.units(text) * size) / 1000;
     if (style.width !== undefined && width > style.width) {
       if (style.fit === 'shrink') {
         size = Math.max(4, (size * style.width) / width);
-        this.use(font, size, color);
       } else {
-        text = this.truncate(text, style.width);
+        text = this.truncate(metrics, text, size, style.width);
       }
-      width = this.measure(text);
+      width = (metrics.units(text) * size) / 1000;
     }
+    if (text.length === 0) return;
     const left = style.align === 'right' && style.width !== undefined ? x + style.width - width : x;
-    // textWidth/wordCount spare pdfkit a second measurement of the same string (used only for links and
-    // underlines, which are not drawn here)
-    doc.text(text, left, y, { lineBreak: false, textWidth: width, wordCount: 1 } as PDFKit.Mixins.TextOptions);
-  }
-
-  /**
-   * Width of a string in the current font and size from a per-font table of character widths. Kerning is
-   * left out: it only ever narrows text in the standard fonts (figures are not kerned at all), so a string
-   * measured to fit does fit. Measuring each row with pdfkit's kerned widthOfString was the hot spot of
-   * large statements.
-   */
-  private measure(text: string): number {
-    let table = this.widths.get(this.font);
-    if (!table) this.widths.set(this.font, (table = new Map()));
-    let units = 0;
-    for (const char of text) {
-      let width = table.get(char);
-      if (width === undefined) {
-        width = this.doc!.widthOfString(char) / this.size;
-        table.set(char, width);
-      }
-      units += width;
-    }
-    return units * this.size;
+    this.write(metrics, size, color, text, left, y);
   }
 
   /** The longest prefix that fits `maxWidth` together with an ellipsis. */
-  private truncate(text: string, maxWidth: number): string {
-    const room = maxWidth - this.measure('…');
+  private truncate(metrics: FontMetrics, text: string, size: number, maxWidth: number): string {
+    const room = (maxWidth * 1000) / size - metrics.units('…');
     let used = 0;
     let end = 0;
     for (const char of text) {
-      const width = this.measure(char);
-      if (used + width > room) break;
-      used += width;
+      const units = metrics.units(char);
+      if (used + units > room) break;
+      used += units;
       end += char.length;
     }
     return `${text.slice(0, end).trimEnd()}…`;
@@ -169,14 +252,50 @@ class Layout {
 
   rule(y: number, color = RULE): void {
     if (!this.doc) return;
+    this.flush();
     this.doc.save().moveTo(LEFT, y).lineTo(RIGHT, y).lineWidth(0.5).strokeColor(color).stroke().restore();
   }
 
-  private use(font: string, size: number, color: string): void {
-    const doc = this.doc!;
-    if (font !== this.font) doc.font((this.font = font));
-    if (size !== this.size) doc.fontSize((this.size = size));
-    if (color !== this.color) doc.fillColor((this.color = color));
+  /** Write the collected cells as one text object, in pdfkit's coordinate flip (origin at the top left). */
+  flush(): void {
+    if (!this.doc || this.pending.length === 0) return;
+    this.doc.addContent(`q\n1 0 0 -1 0 ${PAGE_HEIGHT} cm\nBT\n${this.pending.join('\n')}\nET\nQ`);
+    this.pending = [];
+    this.pendingFont = '';
+    this.pendingSize = 0;
+    this.pendingColor = '';
+  }
+
+  private write(metrics: FontMetrics, size: number, color: string, text: string, x: number, y: number): void {
+    const handle = metrics.handle;
+    if (!this.registered.has(handle.id)) {
+      // the font becomes a resource of this page, as pdfkit's own text() does it
+      (this.doc!.page.fonts as Record<string, unknown>)[handle.id] ??= handle.ref();
+      this.registered.add(handle.id);
+    }
+    // pdfkit's default baseline ('top'): the text hangs from y by the font's ascender
+    const baseline = PAGE_HEIGHT - y - (handle.ascender / 1000) * size;
+    this.pending.push(`1 0 0 1 ${pdfNumber(x)} ${pdfNumber(baseline)} Tm`);
+    if (handle.id !== this.pendingFont || size !== this.pendingSize) {
+      this.pending.push(`/${handle.id} ${pdfNumber(size)} Tf`);
+      this.pendingFont = handle.id;
+      this.pendingSize = size;
+    }
+    if (color !== this.pendingColor) {
+      this.pending.push(rgb(color));
+      this.pendingColor = color;
+    }
+    this.pending.push(metrics.showText(text));
+  }
+
+  private metrics(font: string): FontMetrics {
+    let metrics = this.fonts.get(font);
+    if (!metrics) {
+      this.doc!.font(font);
+      metrics = new FontMetrics((this.doc as unknown as { _font: StandardFontHandle })._font);
+      this.fonts.set(font, metrics);
+    }
+    return metrics;
   }
 }
 
@@ -386,6 +505,7 @@ export async function renderStatementPdf(statement: Statement): Promise<Buffer> 
   });
   const layout = new Layout(doc);
   for (const _ of layoutStatement(layout, statement)) await yieldToEventLoop();
+  layout.flush();
   if (layout.pages !== doc.bufferedPageRange().count) {
     throw new Error(`PDF layout counted ${layout.pages} pages but drew ${doc.bufferedPageRange().count}`);
   }

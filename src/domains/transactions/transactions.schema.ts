@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageQuery } from '../../http/pagination.js';
 import { formatAmount } from '../../lib/money.js';
 import {
   PAYMENT_PURPOSES,
@@ -290,18 +291,7 @@ export const listTransactionsQuery = z
       .max(128, 'accountId must be an account id from GET /v1/accounts')
       .optional()
       .describe('Only transactions of this account, its sub-balances included (interface 4.5 account filter)'),
-    pageIndex: z.coerce
-      .number({ error: 'pageIndex must be an integer >= 0' })
-      .int('pageIndex must be an integer >= 0')
-      .min(0, 'pageIndex must be an integer >= 0')
-      .max(1_000_000_000, 'pageIndex is too large')
-      .default(0),
-    pageSize: z.coerce
-      .number({ error: 'pageSize must be an integer 1-200' })
-      .int('pageSize must be an integer 1-200')
-      .min(1, 'pageSize must be an integer 1-200')
-      .max(200, 'pageSize must be an integer 1-200')
-      .default(25),
+    ...pageQuery(200), // interface 4.5: 1-200, default 25
     sortBy: z
       .enum(TRANSACTION_SORT_FIELDS, { error: `sortBy must be one of ${TRANSACTION_SORT_FIELDS.join(', ')}` })
       .default('CREATED_AT'),

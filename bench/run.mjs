@@ -1,0 +1,554 @@
+#!/usr/bin/env node
+// `npm run bench`: the emulator measured as its users feel it (issue 9). See bench/README.md.
+//
+// Every server under test is the built CLI (`node dist/src/cli.js`) in its own child process, on loopback,
+// with the default fixtures, `--log-level warn` (no line per request) and everything else at its default
+// (request journal included). Load comes from autocannon in this process: CONNECTIONS connections for
+// DURATION seconds after a WARMUP-second run that is thrown away. Peak RSS is the server process's VmHWM.
+// Results: a table on stdout and bench/results.json.
+import { spawn, spawnSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { DATA_DIR, DB_100K, DB_1M } from './seed.mjs';
+
+const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.dirname(BENCH_DIR);
+const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
+const RESULTS = path.join(BENCH_DIR, 'results.json');
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const COMMIT_INTENTS = Number(process.env.BENCH_COMMIT_INTENTS ?? 20_000);
+
+// Default fixture credentials (contract 12): the SINGLE_USER key acts for usr_acme, who owns the large tables.
+const KEY = { apiKey: 'pk_sandbox_single', secret: 'sk_sandbox_single_secret', programId: 'prg_sandbox' };
+const LIST_PATH = '/v1/transactions';
+
+const log = (line = '') => process.stdout.write(`${line}\n`);
+const round = (value, digits = 1) => (value === null || value === undefined || Number.isNaN(value) ? null : Number(value.toFixed(digits)));
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+const loadAverage = () => os.loadavg().map((value) => round(value, 2));
+
+// ---- processes ----
+
+async function freePort() {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address();
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+function peakRssMb(pid) {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? round(Number(match[1]) / 1024, 1) : null;
+  } catch {
+    return null;
+  }
+}
+
+async function waitFor(check, timeoutMs, what) {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+async function answers(url) {
+  try {
+    const response = await fetch(url);
+    await response.arrayBuffer();
+    return response.status;
+  } catch {
+    return 0;
+  }
+}
+
+/** A child process that serves HTTP; `stop()` returns its peak RSS. */
+async function spawnServer(command, args, { readyUrl, readyWhen = (status) => status === 200, timeoutMs = 30_000, label }) {
+  const started = performance.now();
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output = (output + chunk).slice(-4000)));
+  child.stderr.on('data', (chunk) => (output = (output + chunk).slice(-4000)));
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  try {
+    await waitFor(async () => {
+      if (exited) throw new Error(`${label} exited early:\n${output}`);
+      return readyWhen(await answers(readyUrl));
+    }, timeoutMs, label);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  const readyMs = performance.now() - started;
+  return {
+    pid: child.pid,
+    readyMs,
+    peakRssMb: () => peakRssMb(child.pid),
+    async stop() {
+      const rss = peakRssMb(child.pid);
+      if (!exited) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        await once(child, 'exit').catch(() => undefined);
+        clearTimeout(timer);
+      }
+      return rss;
+    },
+  };
+}
+
+async function startSandboxServer({ db = ':memory:', extra = [] } = {}) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const server = await spawnServer(process.execPath, [CLI, '--port', String(port), '--host', '127.0.0.1', '--db', db, '--log-level', 'warn', ...extra], {
+    readyUrl: `${url}/_emulator/health`,
+    label: `server (${db})`,
+  });
+  return { ...server, url };
+}
+
+// ---- HMAC signing (contract 2) ----
+
+function sign(method, target, body = '', timestamp = String(Date.now())) {
+  const signature = createHmac('sha256', KEY.secret).update(`${KEY.apiKey}${timestamp}${method}${target}${body}`).digest('hex');
+  return {
+    'x-service-api-key': KEY.apiKey,
+    'x-service-timestamp': timestamp,
+    'x-service-program-id': KEY.programId,
+    'x-service-signature': signature,
+  };
+}
+
+/**
+ * Signed headers for a request whose target and body never change, re-signed once per second: the
+ * timestamp is part of the canonical string and must stay within 60 s of the server clock.
+ */
+function signedOncePerSecond(method, target, body = '') {
+  let second = -1;
+  let headers = null;
+  return () => {
+    const now = Date.now();
+    if (Math.floor(now / 1000) !== second) {
+      second = Math.floor(now / 1000);
+      headers = { ...sign(method, target, body, String(now)), ...(body ? { 'content-type': 'application/json' } : {}) };
+    }
+    return headers;
+  };
+}
+
+async function signedFetch(url, method, target, body) {
+  const headers = { ...sign(method, target, body ?? ''), ...(body ? { 'content-type': 'application/json' } : {}) };
+  const response = await fetch(`${url}${target}`, { method, headers, body });
+  const text = await response.text();
+  return { status: response.status, text };
+}
+
+// ---- load ----
+
+function summarize(result, { durationSeconds } = {}) {
+  const total = result.requests.total ?? 0;
+  const seconds = durationSeconds ?? result.duration;
+  return {
+    requestsPerSecond: round(total / seconds, 0),
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    requests: total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    bytesPerResponse: total ? Math.round(result.throughput.total / total) : 0,
+  };
+}
+
+function cannon({ onInstance, ...options }) {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon({ connections: CONNECTIONS, ...options }, (error, result) => (error ? reject(error) : resolve(result)));
+    onInstance?.(instance);
+  });
+}
+
+/** Warm-up run (discarded), then the measured run. `makeRequests()` is called once per run. */
+async function measure(url, makeRequests) {
+  if (WARMUP > 0) await cannon({ url, duration: WARMUP, requests: makeRequests() });
+  return summarize(await cannon({ url, duration: DURATION, requests: makeRequests() }));
+}
+
+const signedGet = (target) => () => {
+  const headers = signedOncePerSecond('GET', target);
+  return [{ method: 'GET', path: target, setupRequest: (request) => ({ ...request, headers: headers() }) }];
+};
+
+// ---- scenarios ----
+
+const machine = {
+  cpus: os.cpus().length,
+  cpuModel: os.cpus()[0]?.model ?? 'unknown',
+  memoryGb: round(os.totalmem() / 2 ** 30, 1),
+  node: process.version,
+  platform: `${os.type()} ${os.release()}`,
+};
+const scenarios = [];
+const extras = {};
+
+function record(name, description, figures, rss, load) {
+  const entry = { name, description, ...figures, peakRssMb: rss ?? null, loadAverageBefore: load };
+  scenarios.push(entry);
+  log(`  ${name}: ${figures.requestsPerSecond} req/s, p50 ${figures.latencyP50Ms} ms, p99 ${figures.latencyP99Ms} ms, non-2xx ${figures.non2xx}, peak RSS ${rss ?? '?'} MB`);
+  return entry;
+}
+
+async function ceilingRun(pageFile, label) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const load = loadAverage();
+  const server = await spawnServer(process.execPath, [path.join(BENCH_DIR, 'lib', 'ceiling-server.mjs'), String(port), pageFile], {
+    readyUrl: `${url}${LIST_PATH}`,
+    label: 'ceiling server',
+  });
+  // The same signed headers as the list runs, so the load generator does the same work; the route ignores them.
+  const figures = await measure(url, signedGet(LIST_PATH));
+  return record(label, 'Bare Fastify route answering the same 25-transaction page (1,000,000-row database) prebuilt in memory', figures, await server.stop(), load);
+}
+
+async function listRun(db, label, rows) {
+  const load = loadAverage();
+  const server = await startSandboxServer({ db });
+  const first = await signedFetch(server.url, 'GET', LIST_PATH);
+  if (first.status !== 200) throw new Error(`${label}: GET ${LIST_PATH} answered ${first.status}: ${first.text.slice(0, 300)}`);
+  const page = JSON.parse(first.text);
+  const figures = await measure(server.url, signedGet(LIST_PATH));
+  const entry = record(label, `HMAC-signed GET ${LIST_PATH} (page of 25, exact totalRecords) with ${rows.toLocaleString('en-US')} transactions of the caller in the database`, figures, server.peakRssMb(), load);
+  entry.totalRecords = page.totalRecords;
+  entry.pageBytes = Buffer.byteLength(first.text);
+  return { server, entry, pageText: first.text };
+}
+
+/** Interface 4.5 change sync over every transaction of the caller, checked for exactly-once delivery. */
+async function changeSync(url, expectedTotal) {
+  const pageSize = 200;
+  const seen = new Set();
+  let requests = 0;
+  let duplicatesSkipped = 0;
+  let latest = null;
+  const started = performance.now();
+  const get = async (query) => {
+    const target = `${LIST_PATH}?sortBy=UPDATED_AT&sortDirection=ASC&pageSize=${pageSize}${query}`;
+    const response = await signedFetch(url, 'GET', target);
+    requests += 1;
+    if (response.status !== 200) throw new Error(`change sync: ${target} answered ${response.status}: ${response.text.slice(0, 300)}`);
+    return JSON.parse(response.text).data;
+  };
+  const take = (items) => {
+    for (const item of items) {
+      if (seen.has(item.id)) duplicatesSkipped += 1;
+      else seen.add(item.id);
+      if (latest === null || item.updatedAt > latest) latest = item.updatedAt;
+    }
+  };
+  for (;;) {
+    const items = await get(`&pageIndex=0${latest ? `&minUpdatedAt=${encodeURIComponent(latest)}` : ''}`);
+    take(items);
+    if (items.length < pageSize) break;
+    if (items[0].updatedAt === items[items.length - 1].updatedAt) {
+      // A full page sharing one updatedAt: pin both bounds to it and page until a short page.
+      const instant = encodeURIComponent(items[0].updatedAt);
+      for (let pageIndex = 1; ; pageIndex += 1) {
+        const pinned = await get(`&pageIndex=${pageIndex}&minUpdatedAt=${instant}&maxUpdatedAt=${instant}`);
+        take(pinned);
+        if (pinned.length < pageSize) break;
+      }
+    }
+  }
+  const totalMs = performance.now() - started;
+  return { transactions: seen.size, expected: expectedTotal, exactlyOnce: seen.size === expectedTotal, requests, pageSize, duplicatesSkipped, totalMs: round(totalMs, 0) };
+}
+
+async function accountsRun() {
+  const load = loadAverage();
+  const server = await startSandboxServer();
+  const check = await signedFetch(server.url, 'GET', '/v1/accounts');
+  if (check.status !== 200) throw new Error(`GET /v1/accounts answered ${check.status}`);
+  const openapi = await fetch(`${server.url}/openapi.json`).then((response) => response.text());
+  const figures = await measure(server.url, signedGet('/v1/accounts'));
+  record('GET /v1/accounts', 'HMAC-signed GET /v1/accounts (default fixtures, in-memory database)', figures, await server.stop(), load);
+  return openapi;
+}
+
+async function commitRun() {
+  const db = path.join(DATA_DIR, 'tmp-commit.db');
+  for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
+  const prepared = spawnSync(process.execPath, [path.join(BENCH_DIR, 'lib', 'prepare-intents.mjs'), db, String(COMMIT_INTENTS)], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (prepared.status !== 0) throw new Error(`prepare-intents failed:\n${prepared.stderr}`);
+  const intents = JSON.parse(prepared.stdout.trim().split('\n').pop());
+  const load = loadAverage();
+  const server = await startSandboxServer({ db });
+  let next = 0;
+  let exhausted = false;
+  let instance = null;
+  const commitRequests = () => [
+    {
+      method: 'POST',
+      setupRequest: (request) => {
+        if (next >= intents.length) {
+          exhausted = true;
+          instance?.stop();
+        }
+        const intent = intents[Math.min(next, intents.length - 1)];
+        next += 1;
+        const target = `/v1/transaction-intents/${intent.id}/commit`;
+        const body = JSON.stringify({ idempotencyKey: intent.idempotencyKey });
+        return { ...request, method: 'POST', path: target, body, headers: { ...sign('POST', target, body), 'content-type': 'application/json' } };
+      },
+    },
+  ];
+  // Warm-up with its own intents, then the measured run: each request commits an intent never committed before.
+  await cannon({ url: server.url, duration: WARMUP, requests: commitRequests(), onInstance: (i) => (instance = i) });
+  const firstMeasured = next;
+  const started = performance.now();
+  const result = await cannon({ url: server.url, duration: DURATION, requests: commitRequests(), onInstance: (i) => (instance = i) });
+  const figures = summarize(result, { durationSeconds: (performance.now() - started) / 1000 });
+  const entry = record('POST .../commit', 'HMAC-signed POST /v1/transaction-intents/{id}/commit, each request a fresh CREATED intent (1.00 USD over ACH, funded account, file database in WAL mode)', figures, await server.stop(), load);
+  entry.intentsPrepared = intents.length;
+  entry.intentsUsed = next - firstMeasured;
+  entry.intentsExhausted = exhausted;
+  for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
+}
+
+async function depositsRun() {
+  const db = path.join(DATA_DIR, 'tmp-deposits.db');
+  for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
+  const load = loadAverage();
+  const server = await startSandboxServer({ db });
+  const target = '/v1/sandbox/accounts/acct_acme_usd/deposits';
+  const body = JSON.stringify({ depositInstructionId: 'di_acme_usd_ach', amount: '10.00', reference: 'bench deposit' });
+  const check = await signedFetch(server.url, 'POST', target, body);
+  if (check.status !== 202) throw new Error(`deposit answered ${check.status}: ${check.text}`);
+  const figures = await measure(server.url, () => {
+    const headers = signedOncePerSecond('POST', target, body);
+    return [{ method: 'POST', path: target, body, setupRequest: (request) => ({ ...request, headers: headers() }) }];
+  });
+  record('POST sandbox deposit', `HMAC-signed POST ${target} (each a new deposit that settles 1 s later on the scheduler; file database in WAL mode)`, figures, await server.stop(), load);
+  for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
+}
+
+async function prismRun(openapiFile) {
+  const bin = path.join(ROOT, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
+  if (!existsSync(bin)) return { skipped: 'node_modules/@stoplight/prism-cli is not installed' };
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const load = loadAverage();
+  const server = await spawnServer(process.execPath, [bin, 'mock', openapiFile, '-h', '127.0.0.1', '-p', String(port), '-v', 'warn'], {
+    readyUrl: `${url}/_emulator/health`,
+    readyWhen: (status) => status > 0,
+    timeoutMs: 60_000,
+    label: 'prism',
+  });
+  const check = await signedFetch(url, 'GET', LIST_PATH);
+  const figures = await measure(url, signedGet(LIST_PATH));
+  const entry = record('Prism mock (same request)', `@stoplight/prism-cli mock of the emulator's own /openapi.json, static examples, answering the same signed GET ${LIST_PATH}`, figures, await server.stop(), load);
+  entry.status = check.status;
+  entry.bytesOfFirstResponse = Buffer.byteLength(check.text);
+  return entry;
+}
+
+async function coldStarts(runs, db = ':memory:') {
+  const times = [];
+  const rss = [];
+  for (let i = 0; i < runs; i += 1) {
+    const port = await freePort();
+    const server = await spawnServer(process.execPath, [CLI, '--port', String(port), '--host', '127.0.0.1', '--db', db, '--log-level', 'warn'], {
+      readyUrl: `http://127.0.0.1:${port}/_emulator/health`,
+      label: 'cold start',
+    });
+    times.push(server.readyMs);
+    rss.push(await server.stop());
+  }
+  return { medianMs: round(median(times), 0), runsMs: times.map((t) => round(t, 0)), peakRssMb: round(median(rss), 1), runs };
+}
+
+async function resets(runs) {
+  const server = await startSandboxServer();
+  const client = [];
+  const reported = [];
+  for (let i = 0; i < runs; i += 1) {
+    const t0 = performance.now();
+    const response = await fetch(`${server.url}/_emulator/reset`, { method: 'POST' });
+    const body = await response.json();
+    client.push(performance.now() - t0);
+    if (response.status !== 200) throw new Error(`reset answered ${response.status}`);
+    reported.push(body.durationMs);
+  }
+  await server.stop();
+  const sorted = [...client].sort((a, b) => a - b);
+  return {
+    medianMs: round(median(client), 2),
+    p90Ms: round(sorted[Math.floor(runs * 0.9) - 1], 2),
+    maxMs: round(sorted[runs - 1], 2),
+    serverReportedMedianMs: round(median(reported), 2),
+    runs,
+  };
+}
+
+function childJson(script, args) {
+  const run = spawnSync(process.execPath, [path.join(BENCH_DIR, 'lib', script), ...args], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (run.status !== 0) throw new Error(`${script} failed:\n${run.stderr}`);
+  return JSON.parse(run.stdout.trim().split('\n').pop());
+}
+
+// ---- report ----
+
+function table(rows, columns) {
+  const widths = columns.map((column) => Math.max(column.title.length, ...rows.map((row) => String(column.value(row) ?? '-').length)));
+  const line = (cells) => `| ${cells.map((cell, i) => (columns[i].left ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i]))).join(' | ')} |`;
+  return [line(columns.map((c) => c.title)), `|${widths.map((w, i) => (columns[i].left ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.map((row) => line(columns.map((c) => c.value(row) ?? '-')))].join('\n');
+}
+
+async function main() {
+  if (!existsSync(CLI)) throw new Error('dist/src/cli.js is missing: run `npm run bench` (it builds first)');
+  mkdirSync(DATA_DIR, { recursive: true });
+  const startedAt = new Date();
+  const started = performance.now();
+  const loadAtStart = loadAverage();
+  log(`service-sandbox benchmark: ${machine.cpus} x ${machine.cpuModel}, ${machine.memoryGb} GB, Node ${machine.node}`);
+  log(`load average at start (1/5/15 min): ${loadAtStart.join(' / ')}; autocannon -c ${CONNECTIONS} -d ${DURATION} after a ${WARMUP} s warm-up`);
+
+  log('\n[1/6] databases');
+  // progress lines arrive on stderr as the build goes; the manifest is the last line of stdout
+  const seed = spawnSync(process.execPath, [path.join(BENCH_DIR, 'seed.mjs')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  if (seed.status !== 0) throw new Error('bench/seed.mjs failed');
+  const manifest = JSON.parse(seed.stdout.trim().split('\n').at(-1));
+  log(`  ${manifest.reused ? 'reused' : 'built'} ${path.relative(ROOT, DB_100K)} and ${path.relative(ROOT, DB_1M)}${manifest.reused ? '' : ` in ${round(manifest.secondsTotal, 1)} s`}`);
+  extras.seed = { reused: manifest.reused, builtAt: manifest.builtAt, secondsTotal: manifest.secondsTotal ? round(manifest.secondsTotal, 1) : null };
+
+  log('\n[2/6] load (autocannon on 127.0.0.1)');
+  // The 1,000,000-row list first: its page is what the ceiling serves.
+  const large = await listRun(DB_1M, 'GET /v1/transactions, 1,000,000 rows', 1_000_000);
+  large.entry.peakRssMb = await large.server.stop();
+  const pageFile = path.join(DATA_DIR, 'page-1m.json');
+  writeFileSync(pageFile, large.pageText);
+  const ceilingBefore = await ceilingRun(pageFile, 'ceiling (bare Fastify, prebuilt page)');
+  const small = await listRun(DB_100K, 'GET /v1/transactions, 100,000 rows', 100_000);
+  small.entry.peakRssMb = small.server.peakRssMb();
+  log('  change sync (interface 4.5) over the 100,000-row database ...');
+  extras.changeSync = await changeSync(small.server.url, small.entry.totalRecords);
+  await small.server.stop();
+  log(`  change sync: ${extras.changeSync.transactions} transactions in ${extras.changeSync.requests} requests, ${extras.changeSync.totalMs} ms, exactly once: ${extras.changeSync.exactlyOnce}`);
+  const openapi = await accountsRun();
+  await commitRun();
+  await depositsRun();
+  const ceilingAfter = await ceilingRun(pageFile, 'ceiling again (after the scenarios)');
+  const openapiFile = path.join(DATA_DIR, 'openapi.json');
+  writeFileSync(openapiFile, openapi);
+  log('  Prism ...');
+  const prism = await prismRun(openapiFile);
+  extras.prism = prism.skipped ? prism : { requestsPerSecond: prism.requestsPerSecond, status: prism.status };
+
+  log('\n[3/6] start-up');
+  extras.coldStart = await coldStarts(7);
+  extras.coldStart1m = await coldStarts(3, DB_1M);
+  log(`  cold start to first answered request: median ${extras.coldStart.medianMs} ms (in-memory), ${extras.coldStart1m.medianMs} ms (1,000,000-row file)`);
+  extras.testkit = childJson('testkit-timing.mjs', ['10']);
+  extras.testkit = {
+    importMs: round(extras.testkit.importMs, 0),
+    firstStartMs: round(extras.testkit.startMs[0], 1),
+    medianStartMs: round(median(extras.testkit.startMs.slice(1)), 1),
+    medianCloseMs: round(median(extras.testkit.closeMs), 1),
+    runs: extras.testkit.startMs.length,
+  };
+  log(`  startSandbox(): first ${extras.testkit.firstStartMs} ms, median ${extras.testkit.medianStartMs} ms (package import ${extras.testkit.importMs} ms)`);
+
+  log('\n[4/6] reset');
+  extras.reset = await resets(50);
+  log(`  POST /_emulator/reset: median ${extras.reset.medianMs} ms over ${extras.reset.runs} (p90 ${extras.reset.p90Ms}, max ${extras.reset.maxMs})`);
+
+  log('\n[5/6] statements of 10,000 entries');
+  extras.statements = childJson('statements-timing.mjs', ['3']);
+  log(`  PDF: ${round(extras.statements.pdf.httpRequestMs, 0)} ms per request (renderer alone ${round(extras.statements.pdf.renderWallMs, 0)} ms wall, ${round(extras.statements.pdf.renderCpuMs, 0)} ms CPU; ${extras.statements.pdf.pages} pages)`);
+  log(`  CSV: ${round(extras.statements.csv.httpRequestMs, 0)} ms per request (renderer alone ${round(extras.statements.csv.renderWallMs, 0)} ms)`);
+
+  // ---- ratios, targets, output ----
+  const ceilingRps = (ceilingBefore.requestsPerSecond + ceilingAfter.requestsPerSecond) / 2;
+  for (const scenario of scenarios) scenario.ratioToCeiling = round(scenario.requestsPerSecond / ceilingRps, 3);
+  const prismRps = prism.skipped ? null : prism.requestsPerSecond;
+  const ratioToPrism = prismRps ? round(large.entry.requestsPerSecond / prismRps, 2) : null;
+  const targets = [
+    {
+      target: 'HMAC list at 1,000,000 rows >= 50% of the ceiling (req/s)',
+      measured: `${round(large.entry.ratioToCeiling * 100, 1)}%`,
+      met: large.entry.ratioToCeiling >= 0.5,
+    },
+    { target: 'HMAC list at 1,000,000 rows: p99 < 10 ms', measured: `${large.entry.latencyP99Ms} ms`, met: large.entry.latencyP99Ms < 10 },
+    { target: 'cold start < 400 ms', measured: `${extras.coldStart.medianMs} ms`, met: extras.coldStart.medianMs < 400 },
+    { target: 'reset < 20 ms', measured: `${extras.reset.medianMs} ms`, met: extras.reset.medianMs < 20 },
+    { target: '10,000-entry PDF < 1 s', measured: `${round(extras.statements.pdf.httpRequestMs, 0)} ms (request), ${round(extras.statements.pdf.renderWallMs, 0)} ms (renderer)`, met: extras.statements.pdf.httpRequestMs < 1000 },
+    { target: 'RSS < 150 MB with 1,000,000 transactions', measured: `${large.entry.peakRssMb} MB`, met: large.entry.peakRssMb !== null && large.entry.peakRssMb < 150 },
+  ];
+  const finishedLoad = loadAverage();
+
+  log('\n[6/6] results');
+  log(`machine: ${machine.cpus} CPUs, load average (1/5/15 min) ${loadAtStart.join(' / ')} at start, ${finishedLoad.join(' / ')} at the end`);
+  log(
+    table(scenarios, [
+      { title: 'scenario', value: (s) => s.name, left: true },
+      { title: 'req/s', value: (s) => s.requestsPerSecond },
+      { title: 'p50 ms', value: (s) => s.latencyP50Ms },
+      { title: 'p99 ms', value: (s) => s.latencyP99Ms },
+      { title: 'x ceiling', value: (s) => s.ratioToCeiling?.toFixed(3) },
+      { title: 'non-2xx', value: (s) => s.non2xx },
+      { title: 'peak RSS MB', value: (s) => s.peakRssMb },
+      { title: 'load 1m', value: (s) => s.loadAverageBefore?.[0] },
+    ]),
+  );
+  log(`ceiling used for the ratios: ${round(ceilingRps, 0)} req/s (mean of the two ceiling runs)`);
+  if (ratioToPrism !== null) log(`the 1,000,000-row list against Prism on the same request: ${ratioToPrism} x Prism's req/s`);
+  log('');
+  log(
+    table(targets, [
+      { title: 'target', value: (t) => t.target, left: true },
+      { title: 'measured', value: (t) => t.measured, left: true },
+      { title: 'met', value: (t) => (t.met ? 'yes' : 'NO'), left: true },
+    ]),
+  );
+
+  const results = {
+    startedAt: startedAt.toISOString(),
+    durationSeconds: round((performance.now() - started) / 1000, 0),
+    machine: { ...machine, loadAverageStart: loadAtStart, loadAverageEnd: finishedLoad },
+    settings: { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP, serverFlags: '--log-level warn (defaults otherwise)' },
+    ceilingRequestsPerSecond: round(ceilingRps, 0),
+    scenarios,
+    ratioOfListAt1mToPrism: ratioToPrism,
+    ...extras,
+    targets,
+  };
+  writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+  log(`\nwrote ${path.relative(ROOT, RESULTS)} (${results.durationSeconds} s in all)`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench failed: ${error.stack ?? error}\n`);
+  process.exit(1);
+});
