@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import tap from 'tap';
 import type { FastifyInstance, FastifyPluginAsync, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { createContext } from '../src/context.factory.js';
@@ -28,8 +29,9 @@ export interface TestApp {
   /** HMAC headers for a request (contract 2). */
   sign(method: string, url: string, body?: string, as?: Identity): Record<string, string>;
   /**
-   * Response conformance (issue 9): every JSON response of this app checked against its /openapi.json.
-   * close() throws when any did not match; `conformance.mismatches` lists them.
+   * Response conformance (issue 9): every response of this app checked against its /openapi.json (the
+   * media type, and the schema of a JSON body). close() fails the test file when any did not match;
+   * `conformance.mismatches` lists them until then.
    */
   conformance: ConformanceRecorder;
   close(): Promise<void>;
@@ -63,8 +65,8 @@ export interface TestAppOptions {
   /** Extra plugins, e.g. probe routes that exercise a foundation helper through HTTP. */
   plugins?: FastifyPluginAsync[];
   /**
-   * Validate every JSON response against the published OpenAPI document (default true). Turn it off only
-   * for a test that sends a deliberately non-conforming response through a probe route.
+   * Check every response against the published OpenAPI document (default true; test/helpers/conformance.ts).
+   * Turn it off only for a test that sends a deliberately non-conforming response through a probe route.
    */
   conformance?: boolean;
 }
@@ -110,7 +112,10 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
       if (conformance.mismatches.length > 0) {
         const report = describeMismatches(conformance.mismatches);
         conformance.mismatches.length = 0; // report once, even if close() is called again
-        throw new Error(report);
+        // A failure of the file's root test, not a throw: tap stops running a test's remaining teardowns
+        // after one throws, so receivers or browsers registered before this close() would keep the file
+        // alive until its timeout instead of failing it at once.
+        tap.fail(report);
       }
     },
   };

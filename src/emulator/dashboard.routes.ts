@@ -64,6 +64,7 @@ export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         schema: {
           tags: ['Emulator'],
           summary: 'Dashboard (HTML page): state, live transactions, webhook deliveries, request journal and actions',
+          produces: ['text/html'],
           response: { 200: z.string().describe('text/html'), ...errorResponses() },
         },
       },

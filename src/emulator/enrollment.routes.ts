@@ -26,7 +26,7 @@ export const emulatorEnrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod
           response: { 200: informationRequestDetailSchema, ...errorResponses(404, 409) },
         },
       },
-      async (request) => ctx.db.transaction(() => forceReviewDecision(ctx, request.params.informationRequestId, request.body.decision))(),
+      async (request) => ctx.db.transaction(() => forceReviewDecision(ctx, request.params.informationRequestId, request.body.decision)).immediate(),
     );
 
     app.post(
@@ -42,6 +42,6 @@ export const emulatorEnrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod
           response: { 200: enrollmentSchema, ...errorResponses(404, 409) },
         },
       },
-      async (request) => ctx.db.transaction(() => revokeEnrollment(ctx, request.params.userId, request.body?.reasonDetail))(),
+      async (request) => ctx.db.transaction(() => revokeEnrollment(ctx, request.params.userId, request.body?.reasonDetail)).immediate(),
     );
   };

@@ -10,7 +10,7 @@ import { CONTROL_PLANE } from './emulator.routes.js';
 
 const MAX_BODY_CHARS = 16 * 1024;
 // Larger JSON bodies (document uploads up to 20 MiB) are kept as a size note, not parsed and stored whole.
-const MAX_PARSED_BODY_CHARS = 256 * 1024;
+const MAX_PARSED_BODY_CHARS = 32 * 1024;
 const REDACTED = '[REDACTED]';
 const SECRET_HEADERS = new Set(['authorization', 'x-service-signature', 'x-admin-token', 'cookie']);
 const SECRET_FIELDS = new Set(['accessToken', 'secret', 'password', 'contentBase64', 'signature', 'apiSecret']);

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sql } from '../db/connection.js';
 import type { AppContext } from '../context.js';
-import { canonicalRequest, hexDigestsEqual, hmacSha256Hex } from '../lib/hmac.js';
+import { hexDigestsEqual, hmacSha256Hex } from '../lib/hmac.js';
 import { errors, ServiceError } from './errors.js';
 
 // Authentication of interface 5 with the emulator's rules of contract 2: HMAC headers (server-to-server),
@@ -84,6 +84,17 @@ function requestTarget(request: FastifyRequest): string {
   return request.raw.url ?? request.url;
 }
 
+const NO_BODY = Buffer.alloc(0);
+
+/**
+ * Lower-case hex HMAC-SHA256 of contract 2's canonical string (apiKey + timestamp + METHOD + target + raw
+ * body): the same bytes as lib/hmac.ts canonicalRequest, fed to the MAC in two parts instead of being
+ * copied into one buffer first (this runs on every signed request).
+ */
+function canonicalSignature(secret: string, apiKey: string, timestamp: string, request: FastifyRequest): string {
+  return hmacSha256Hex(secret, `${apiKey}${timestamp}${request.method.toUpperCase()}${requestTarget(request)}`, request.rawBody ?? NO_BODY);
+}
+
 /** HMAC mode (interface 5.2, contract 2). */
 function verifyHmac(ctx: AppContext, request: FastifyRequest): ApiKeyRow {
   const apiKey = header(request, HEADER.apiKey);
@@ -100,7 +111,7 @@ function verifyHmac(ctx: AppContext, request: FastifyRequest): ApiKeyRow {
   }
   if (!signature) throw errors.unauthorized('Missing X-Service-Signature header');
   if (!programId) throw errors.unauthorized('Missing X-Service-Program-Id header');
-  const expected = hmacSha256Hex(key.secret, canonicalRequest(apiKey, timestamp, request.method, requestTarget(request), request.rawBody ?? Buffer.alloc(0)));
+  const expected = canonicalSignature(key.secret, apiKey, timestamp, request);
   if (!hexDigestsEqual(expected, signature)) {
     throw errors.unauthorized(
       'Signature mismatch: expected lower-case hex HMAC-SHA256 of apiKey + timestamp + METHOD + path?query + raw body, keyed with the API secret',
@@ -137,7 +148,7 @@ export function verifyPayoutHmac(ctx: AppContext, request: FastifyRequest): ApiK
   if (!signature) throw errors.unauthorized('Missing X-Service-Signature header');
   if (!/^sha256=[A-Fa-f0-9]{64}$/.test(signature)) throw errors.unauthorized('X-Service-Signature must match ^sha256=[A-Fa-f0-9]{64}$');
   if (!programId) throw errors.unauthorized('Missing X-Service-Program-Id header');
-  const expected = hmacSha256Hex(key.secret, canonicalRequest(apiKey, timestamp, request.method, requestTarget(request), request.rawBody ?? Buffer.alloc(0)));
+  const expected = canonicalSignature(key.secret, apiKey, timestamp, request);
   if (!hexDigestsEqual(expected, signature.slice('sha256='.length))) {
     throw errors.unauthorized('Signature mismatch: expected sha256=<hex HMAC-SHA256 of apiKey + timestamp + POST + path?query + raw body>');
   }
@@ -220,6 +231,9 @@ export function authenticate(ctx: AppContext, request: FastifyRequest, policy: A
   return hmacContext(ctx, request, key, policy, 'hmac');
 }
 
+/** HMAC callers hold every scope; one shared read-only set instead of a new one per request. */
+const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
+
 function hmacContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, policy: AuthPolicy, mode: 'hmac' | 'payout'): AuthContext {
   return {
     mode,
@@ -227,7 +241,7 @@ function hmacContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, p
     apiKey: key.api_key,
     integrationType: key.integration_type,
     userId: userContext(ctx, request, key, policy),
-    scopes: new Set(SCOPES),
+    scopes: ALL_SCOPES,
   };
 }
 

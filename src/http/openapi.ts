@@ -71,9 +71,14 @@ const DEFAULT_ERROR = {
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ServiceError' } } },
 };
 
-type Operation = { responses?: Record<string, { description?: string }> };
+type Operation = { responses?: Record<string, { description?: string; content?: Record<string, unknown> }> };
 
-/** Name each documented status and add the shared `default` error response to every operation. */
+/**
+ * Name each documented status and add the shared `default` error response to every operation. A route that
+ * answers something other than JSON declares its media types with `produces` (the statement file download,
+ * the dashboard page); @fastify/swagger gives them to every status, but errors are always the JSON
+ * ServiceError body (contract 1), so error statuses are put back to application/json.
+ */
 export function documentErrorResponses<T>(document: T): T {
   const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {};
   for (const item of Object.values(paths)) {
@@ -81,6 +86,9 @@ export function documentErrorResponses<T>(document: T): T {
       if (!operation || typeof operation !== 'object' || !operation.responses) continue;
       for (const [status, response] of Object.entries(operation.responses)) {
         if (response.description === 'Default Response' && STATUS_TEXT[status]) response.description = STATUS_TEXT[status];
+        if (!status.startsWith('2') && response.content && !response.content['application/json']) {
+          response.content = { 'application/json': Object.values(response.content)[0] };
+        }
       }
       if (!operation.responses.default) operation.responses.default = structuredClone(DEFAULT_ERROR);
     }

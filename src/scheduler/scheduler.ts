@@ -41,21 +41,31 @@ function nextDueJob(ctx: AppContext, uptoMs: number): JobRow | undefined {
   ).get(uptoMs);
 }
 
-function runJob(ctx: AppContext, job: JobRow): void {
+/**
+ * Run one job in its own IMMEDIATE transaction, claiming it first: several processes may serve one database
+ * file, and each polls for due jobs, so the job is run only if it is still PENDING once this process holds
+ * the write lock (a deferred transaction could not even take the lock after another process committed).
+ * Returns false when the database stayed locked (SQLITE_BUSY after the busy timeout): the job stays PENDING
+ * for a later pass instead of being recorded FAILED and lost.
+ */
+function runJob(ctx: AppContext, job: JobRow): boolean {
   const handler = ctx.jobHandlers[job.type];
   try {
     ctx.db.transaction(() => {
+      const claimed = sql(ctx.db, "UPDATE jobs SET status = 'DONE', attempts = attempts + 1 WHERE id = ? AND status = 'PENDING'").run(job.id).changes;
+      if (claimed === 0) return; // another process ran it meanwhile
       if (!handler) throw new Error(`no handler for job type ${job.type}`);
       handler(ctx, JSON.parse(job.payload) as Record<string, unknown>);
-      sql(ctx.db, "UPDATE jobs SET status = 'DONE', attempts = attempts + 1 WHERE id = ?").run(job.id);
-    })();
+    }).immediate();
   } catch (error) {
+    if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) return false;
     // A failing job must not wedge the queue: record it and move on.
-    sql(ctx.db, "UPDATE jobs SET status = 'FAILED', attempts = attempts + 1, last_error = ? WHERE id = ?").run(
+    sql(ctx.db, "UPDATE jobs SET status = 'FAILED', attempts = attempts + 1, last_error = ? WHERE id = ? AND status = 'PENDING'").run(
       error instanceof Error ? error.message : String(error),
       job.id,
     );
   }
+  return true;
 }
 
 /**
@@ -67,7 +77,7 @@ export function runDueJobs(ctx: AppContext, limit = 10_000): number {
   for (;;) {
     const job = nextDueJob(ctx, ctx.clock.nowMs());
     if (!job || ran >= limit) break;
-    runJob(ctx, job);
+    if (!runJob(ctx, job)) break;
     ran += 1;
   }
   if (ran > 0) ctx.notifyOutbox();
@@ -83,7 +93,7 @@ export function advanceClock(ctx: AppContext, ms: number): number {
     const job = nextDueJob(ctx, target);
     if (!job) break;
     if (job.due_at_ms > ctx.clock.nowMs()) moveTo(ctx, job.due_at_ms, frozen);
-    runJob(ctx, job);
+    if (!runJob(ctx, job)) break;
     ran += 1;
   }
   if (target > ctx.clock.nowMs()) moveTo(ctx, target, frozen);

@@ -68,8 +68,9 @@ export class ConformanceChecker {
   }
 
   /**
-   * Validate one response. Returns null when it conforms (or is not JSON, or is on an undocumented route
-   * with a 2xx status), else the problem.
+   * Validate one response: its media type must be one the document declares for the status, and a JSON
+   * body must match the declared schema. Returns null when it conforms (an undocumented route's 2xx is not
+   * checked), else the problem.
    */
   check(input: {
     method: string;
@@ -83,7 +84,9 @@ export class ConformanceChecker {
   }): ConformanceMismatch | null {
     const { method, routeUrl, url, status, contentType, body } = input;
     // 204 and 304 answers carry no body on the wire whatever the handler passed to send()
-    if (method === 'HEAD' || status === 204 || status === 304 || status < 200 || !/\bjson\b/i.test(contentType)) return null;
+    if (method === 'HEAD' || status === 204 || status === 304 || status < 200) return null;
+    const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
+    const isJson = /\bjson\b/.test(mediaType);
     const operation = routeUrl && input.documented !== false ? this.operation(method, routeUrl) : undefined;
     const mismatch = (documented: string, problem: string): ConformanceMismatch => ({
       method,
@@ -101,12 +104,18 @@ export class ConformanceChecker {
       // Undocumented routes (the not-found handler, /openapi.json, /docs): only their errors are checked,
       // and they must carry the ServiceError body like every other non-2xx answer (contract 1).
       if (status < 400) return null;
+      if (!isJson) return mismatch('ServiceError', `an error answer sent as ${mediaType || 'no content type'}, not the JSON ServiceError body`);
       key = 'ServiceError';
       validate = this.compile(key, { $ref: `${COMPONENTS_ID}#/components/schemas/ServiceError` });
     } else {
       key = operation.responses[String(status)] ? String(status) : operation.responses.default ? 'default' : '';
       if (!key) return mismatch('(none)', `status ${status} is not documented and the operation has no default response`);
       const content = operation.responses[key]?.content as Json | undefined;
+      if (!isJson) {
+        // not JSON: only the media type can be checked (a file download, an HTML page)
+        if (!mediaType || Object.keys(content ?? {}).some((type) => mediaTypeMatches(type, mediaType))) return null;
+        return mismatch(key, `a ${mediaType} body was sent but the document declares ${Object.keys(content ?? {}).join(', ') || 'no content'} for this status`);
+      }
       if (!content) return mismatch(key, 'a JSON body was sent but the document declares no content for this status');
       const media = content['application/json'] ?? Object.entries(content).find(([type]) => /json/.test(type))?.[1];
       if (!media) return mismatch(key, `a JSON body was sent but the document declares only ${Object.keys(content).join(', ')}`);
@@ -127,6 +136,13 @@ export class ConformanceChecker {
     if (!this.compiled.has(cacheKey)) this.compiled.set(cacheKey, this.ajv.compile(schema));
     return this.compiled.get(cacheKey)!;
   }
+}
+
+/** Does a declared media type (possibly a range such as text/* or with parameters) cover the sent one? */
+function mediaTypeMatches(declared: string, sent: string): boolean {
+  const type = declared.split(';')[0]!.trim().toLowerCase();
+  if (type === '*/*' || type === sent) return true;
+  return type.endsWith('/*') && sent.startsWith(type.slice(0, -1));
 }
 
 function formatErrors(errors: ErrorObject[]): string {
@@ -190,9 +206,11 @@ export function installConformanceHook(app: FastifyInstance): ConformanceRecorde
   let checker: ConformanceChecker | undefined;
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     if (!recorder.enabled) return payload;
-    const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
     const contentType = String(reply.getHeader('content-type') ?? '');
-    if (body === undefined || !/\bjson\b/i.test(contentType)) return payload;
+    const isJson = /\bjson\b/i.test(contentType);
+    // a JSON body is read whole to validate it; of anything else (files, pages, streams) only the type counts
+    const body = isJson ? (typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined) : '';
+    if (body === undefined) return payload;
     try {
       checker ??= checkerFor(app.swagger() as unknown as Json);
       recorder.checked += 1;

@@ -66,7 +66,9 @@ export function requestDepositInstruction(
     ).run(id, account.id, account.user_id, body.name, body.idempotencyKey, plan.rail.type, plan.rail.network ?? null, JSON.stringify(plan.details), now, Date.parse(now));
     scheduleJob(ctx, PROVISION_DEPOSIT_INSTRUCTION_JOB, ctx.clock.nowMs() + ctx.fixtures.timeline.provisioningMs, { requestId: id });
     return accepted(getRequest(ctx, id)!);
-  })();
+    // IMMEDIATE: the retry check reads before the insert writes; deferred, a second process on the same
+    // database file could commit in between and this one would fail with SQLITE_BUSY_SNAPSHOT (a 500).
+  }).immediate();
 }
 
 function getRequest(ctx: AppContext, id: string): DepositInstructionRequestRow | undefined {

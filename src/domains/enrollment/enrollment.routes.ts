@@ -5,7 +5,9 @@ import { userOf } from '../../http/auth.js';
 import { enrollmentSchema } from './enrollment.schema.js';
 import { activateEnrollment, getEnrollment } from './enrollment.service.js';
 
-// Interface 4.9 and 4.10. Both may create the enrollment, so both run in one transaction.
+// Interface 4.9 and 4.10. Both may create the enrollment, so both run in one transaction, IMMEDIATE: it reads
+// before it writes, and deferred it could not take the write lock once another process on the same database
+// file had committed (SQLITE_BUSY, a 500; test/concurrency.test.ts).
 export const enrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {
     app.get(
@@ -20,7 +22,7 @@ export const enrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: enrollmentSchema, ...errorResponses(403) },
         },
       },
-      async (request) => ctx.db.transaction(() => getEnrollment(ctx, userOf(request)))(),
+      async (request) => ctx.db.transaction(() => getEnrollment(ctx, userOf(request))).immediate(),
     );
 
     app.post(
@@ -35,6 +37,6 @@ export const enrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: enrollmentSchema, ...errorResponses(403) },
         },
       },
-      async (request) => ctx.db.transaction(() => activateEnrollment(ctx, userOf(request)))(),
+      async (request) => ctx.db.transaction(() => activateEnrollment(ctx, userOf(request))).immediate(),
     );
   };

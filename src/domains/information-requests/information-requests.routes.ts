@@ -15,7 +15,9 @@ import { getInformationRequestDetail, prepareEntryWrite, submitInformationReques
 // Contract 1: entry writes accept bodies up to 20 MiB (documents travel as Base64 in the JSON body).
 export const ENTRY_WRITE_BODY_LIMIT = 20 * 1024 * 1024;
 
-// Interface 4.7, 4.8 and the submit operation; contract 8.
+// Interface 4.7, 4.8 and the submit operation; contract 8. Transactions that may write are IMMEDIATE: they
+// read first, and deferred they could not take the write lock once another process on the same database file
+// had committed (SQLITE_BUSY, a 500).
 export const informationRequestsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {
     app.get(
@@ -29,7 +31,7 @@ export const informationRequestsRoutes = (ctx: AppContext): FastifyPluginAsyncZo
           response: { 200: informationRequestListSchema, ...errorResponses(403) },
         },
       },
-      async (request) => ctx.db.transaction(() => listEnrollmentInformationRequests(ctx, userOf(request)))(),
+      async (request) => ctx.db.transaction(() => listEnrollmentInformationRequests(ctx, userOf(request))).immediate(),
     );
 
     app.get(
@@ -67,7 +69,7 @@ export const informationRequestsRoutes = (ctx: AppContext): FastifyPluginAsyncZo
         // PDF parsing is asynchronous and SQLite transactions are not: documents are checked first, then
         // every entry is written in one synchronous transaction (which checks the request again).
         const documents = await inspectDocuments(prepareEntryWrite(ctx, caller, informationRequestId, request.body));
-        return ctx.db.transaction(() => writeEntries(ctx, caller, informationRequestId, request.body, documents))();
+        return ctx.db.transaction(() => writeEntries(ctx, caller, informationRequestId, request.body, documents)).immediate();
       },
     );
 
@@ -84,6 +86,6 @@ export const informationRequestsRoutes = (ctx: AppContext): FastifyPluginAsyncZo
           response: { 200: informationRequestDetailSchema, ...errorResponses(403, 404, 409) },
         },
       },
-      async (request) => ctx.db.transaction(() => submitInformationRequest(ctx, userOf(request), request.params.informationRequestId))(),
+      async (request) => ctx.db.transaction(() => submitInformationRequest(ctx, userOf(request), request.params.informationRequestId)).immediate(),
     );
   };

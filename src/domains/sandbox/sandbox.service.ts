@@ -125,7 +125,9 @@ export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: stri
       `Deposit ${row.id} of ${formatAmount(amountMinor, precision)} ${account.currency} via ${instruction.rail_label} accepted; ` +
       `it completes after ${ctx.fixtures.timeline.depositCompletionMs} ms of emulated time`
     );
-  })();
+    // IMMEDIATE: this transaction reads before it writes; deferred, it could not take the write lock after
+    // another process on the same database file committed (SQLITE_BUSY_SNAPSHOT, a 500).
+  }).immediate();
   ctx.notifyOutbox();
   return { message };
 }

@@ -1,6 +1,14 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import PDFDocument from 'pdfkit';
 import type { Statement, StatementEntry } from './statements.schema.js';
+
+// pdfkit is loaded on the first PDF rendered, not at start-up: importing it (and fontkit's Unicode tables)
+// is about a third of the server's cold start, and most sandboxes never render a PDF.
+const importPdfkit = () => import('pdfkit');
+let pdfkit: ReturnType<typeof importPdfkit> | undefined;
+function loadPdfkit(): ReturnType<typeof importPdfkit> {
+  pdfkit ??= importPdfkit();
+  return pdfkit;
+}
 
 // The PDF form of a statement (contract 9), drawn with pdfkit: title, holder, account, period, deposit
 // instructions, balances, summary table, then the entries day by day with page breaks, and "Page N of M"
@@ -484,6 +492,7 @@ function drawFooters(doc: PDFKit.PDFDocument, statement: Statement): void {
 
 /** Render the statement to PDF bytes. Deterministic: the creation date is the statement's generatedAt. */
 export async function renderStatementPdf(statement: Statement): Promise<Buffer> {
+  const { default: PDFDocument } = await loadPdfkit();
   const doc = new PDFDocument({
     size: 'LETTER',
     margins: { top: MARGIN, bottom: MARGIN, left: MARGIN, right: MARGIN },

@@ -58,6 +58,8 @@ export const statementsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           description:
             'No credentials: the expires and signature query parameters are the credential. A missing, altered or expired ' +
             'link gives 403; a valid link to a file no longer stored (after a reset) gives 404.',
+          // the success answer is the file itself (errors stay JSON: http/openapi.ts)
+          produces: ['text/csv', 'application/pdf'],
           params: statementFileParams,
           querystring: statementFileQuery,
           response: {

@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// Prints bench/results.json (or the file given) as the Markdown tables used in bench/README.md.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const file = process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), 'results.json');
+const results = JSON.parse(readFileSync(file, 'utf8'));
+
+const cell = (value) => (value === null || value === undefined ? '-' : String(value));
+const table = (head, rows) =>
+  [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? ':--' : '--:')).join('|')}|`, ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`)].join('\n');
+
+const { machine } = results;
+process.stdout.write(
+  `Run of ${results.startedAt} (${results.durationSeconds} s): ${machine.cpus} x ${machine.cpuModel}, Node ${machine.node}; ` +
+    `load average (1/5/15 min) ${machine.loadAverageStart.join(' / ')} at the start, ${machine.loadAverageEnd.join(' / ')} at the end. ` +
+    `autocannon -c ${results.settings.connections}, ${results.settings.durationSeconds} s after a ${results.settings.warmupSeconds} s warm-up; ` +
+    `ceiling: ${results.ceilingRuns.join(', ')} req/s in its ${results.ceilingRuns.length} runs; each ratio uses the ceiling runs on either side of its scenario.\n\n`,
+);
+process.stdout.write(
+  `${table(
+    ['scenario', 'req/s', 'p50 ms', 'p99 ms', '× ceiling (ceiling req/s)', 'non-2xx', 'peak RSS MB', 'load (1 min) before'],
+    results.scenarios.map((s) => [
+      s.name,
+      s.requestsPerSecond,
+      s.latencyP50Ms,
+      s.latencyP99Ms,
+      s.ceiling ? '-' : `${s.ratioToCeiling?.toFixed(3)} (${s.ceilingUsed})`,
+      s.non2xx,
+      s.peakRssMb,
+      s.loadAverageBefore?.[0],
+    ]),
+  )}\n\n`,
+);
+const sync = results.changeSync;
+const pdf = results.statements.pdf;
+const csv = results.statements.csv;
+const rows = [
+  ['1,000,000-row list vs Prism (same request, back to back)', `${results.ratioOfListAt1mToPrism} × Prism's req/s (Prism: ${results.prism.requestsPerSecond} req/s)`],
+  ['change sync, 100,000 transactions', `${sync.totalMs} ms, ${sync.requests} requests of ${sync.pageSize} (${sync.pinnedInstants} pinned instants), every transaction seen: ${sync.exactlyOnce}`],
+  ['cold start to first answer (in-memory)', `${results.coldStart.medianMs} ms median of ${results.coldStart.runs} (runs: ${results.coldStart.runsMs.join(', ')}), RSS ${results.coldStart.peakRssMb} MB`],
+  ['cold start to first answer (1,000,000-row file)', `${results.coldStart1m.medianMs} ms median of ${results.coldStart1m.runs}`],
+  ['`POST /_emulator/reset`', `${results.reset.medianMs} ms median of ${results.reset.runs} (p90 ${results.reset.p90Ms}, max ${results.reset.maxMs}; server-reported ${results.reset.serverReportedMedianMs})`],
+  ['test kit `startSandbox()`', `${results.testkit.medianStartMs} ms median (first call ${results.testkit.firstStartMs} ms; package import ${results.testkit.importMs} ms; close ${results.testkit.medianCloseMs} ms)`],
+  ['PDF statement, 10,000 entries', `${Math.round(pdf.httpRequestMs)} ms per request (renderer alone ${Math.round(pdf.renderWallMs)} ms wall, ${Math.round(pdf.renderCpuMs)} ms CPU), ${pdf.pages} pages, ${pdf.bytes} bytes`],
+  ['CSV statement, 10,000 entries', `${Math.round(csv.httpRequestMs)} ms per request (renderer alone ${Math.round(csv.renderWallMs)} ms), ${csv.bytes} bytes`],
+  ['seeding (last build)', results.seed.secondsTotal ? `${results.seed.secondsTotal} s for both databases (built ${results.seed.builtAt})` : '-'],
+];
+process.stdout.write(`${table(['measurement', 'result'], rows)}\n\n`);
+process.stdout.write(`${table(['target', 'measured', 'met'], results.targets.map((t) => [t.target, t.measured, t.met ? 'yes' : '**no**']))}\n`);
