@@ -308,7 +308,7 @@ async function healthRun() {
   const load = loadAverage();
   const server = await startSandboxServer();
   const figures = await measure(server.url, () => [{ method: 'GET', path: '/_emulator/health' }]);
-  record('GET /_emulator/health (floor)', 'The cheapest route of the app (no credentials, no database, 70-byte answer): the cost of the app\'s own hooks and serialization', figures, await server.stop(), load);
+  record('GET /_emulator/health (70-byte answer)', 'Diagnostic: the cheapest route of the app (no credentials, no database, a 70-byte answer), i.e. the app\'s hooks and serialization without a large body', figures, await server.stop(), load);
 }
 
 async function accountsRun() {

@@ -34,24 +34,37 @@ export const journalEntrySchema = z
   .meta({ id: 'JournalEntry' });
 export type JournalEntry = z.infer<typeof journalEntrySchema>;
 
+/**
+ * What the hooks record: cheap references only. Bodies are parsed, redacted and truncated when the journal
+ * is read, not on every request, so the journal costs next to nothing on the hot path (issue 9).
+ */
+export interface RecordedRequest extends Omit<JournalEntry, 'seq' | 'requestHeaders' | 'requestBody' | 'responseBody'> {
+  headers: Record<string, string | string[] | undefined>;
+  requestRaw: unknown;
+  requestType: string | undefined;
+  responseRaw: unknown;
+  responseType: string;
+}
+
 export class RequestJournal {
-  private readonly entries: JournalEntry[] = [];
+  private readonly entries: Array<{ seq: number; recorded: RecordedRequest; view?: JournalEntry }> = [];
   private next = 0;
   private seq = 0;
 
   constructor(readonly capacity: number) {}
 
-  add(entry: Omit<JournalEntry, 'seq'>): void {
+  add(recorded: RecordedRequest): void {
     if (this.capacity === 0) return;
-    const full = { ...entry, seq: ++this.seq };
-    if (this.entries.length < this.capacity) this.entries.push(full);
-    else this.entries[this.next] = full;
+    const entry = { seq: ++this.seq, recorded };
+    if (this.entries.length < this.capacity) this.entries.push(entry);
+    else this.entries[this.next] = entry;
     this.next = (this.next + 1) % this.capacity;
   }
 
   /** Oldest first. */
   all(): JournalEntry[] {
-    return this.entries.length < this.capacity ? [...this.entries] : [...this.entries.slice(this.next), ...this.entries.slice(0, this.next)];
+    const ordered = this.entries.length < this.capacity ? this.entries : [...this.entries.slice(this.next), ...this.entries.slice(0, this.next)];
+    return ordered.map((entry) => (entry.view ??= materialize(entry.seq, entry.recorded)));
   }
 
   clear(): void {
@@ -94,29 +107,51 @@ function bodyFor(raw: unknown, contentType: string | undefined): unknown {
   return text.length > MAX_BODY_CHARS ? `${text.slice(0, MAX_BODY_CHARS)}...[truncated ${text.length - MAX_BODY_CHARS} chars]` : text;
 }
 
-function headersFor(request: FastifyRequest): Record<string, string> {
+function headersFor(headers: RecordedRequest['headers']): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
+  for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
     out[name] = SECRET_HEADERS.has(name) ? REDACTED : Array.isArray(value) ? value.join(', ') : String(value);
   }
   return out;
 }
 
+function materialize(seq: number, recorded: RecordedRequest): JournalEntry {
+  const { headers, requestRaw, requestType, responseRaw, responseType, ...rest } = recorded;
+  return {
+    seq,
+    ...rest,
+    requestHeaders: headersFor(headers),
+    requestBody: bodyFor(requestRaw, requestType),
+    responseBody: bodyFor(responseRaw, responseType),
+  };
+}
+
+/** Large bodies (document uploads up to 20 MiB) are cut at once, so the ring buffer never holds them whole. */
+function capRaw(raw: unknown): unknown {
+  if ((typeof raw === 'string' || Buffer.isBuffer(raw)) && raw.length > MAX_PARSED_BODY_CHARS) {
+    const head = typeof raw === 'string' ? raw.slice(0, MAX_BODY_CHARS) : raw.subarray(0, MAX_BODY_CHARS).toString('utf8');
+    return `${head}...[truncated ${raw.length - MAX_BODY_CHARS} of ${raw.length} ${typeof raw === 'string' ? 'chars' : 'bytes'}]`;
+  }
+  return raw;
+}
+
 const startTimes = new WeakMap<FastifyRequest, { started: bigint; at: string }>();
-const responseBodies = new WeakMap<FastifyRequest, unknown>();
+const responsePayloads = new WeakMap<FastifyRequest, unknown>();
 
 /** Hooks that record every request except the journal's own and the dashboard's static files. */
 export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJournal {
   const journal = new RequestJournal(ctx.config.journalSize);
+  if (journal.capacity === 0) return journal; // --journal-size 0: no hooks at all
   const skip = (url: string) => url.startsWith('/_emulator/requests') || url.startsWith('/_emulator/ui') || url.startsWith('/docs');
 
   app.addHook('onRequest', async (request) => {
     // wall clock on purpose: the journal records when requests really arrived
     startTimes.set(request, { started: process.hrtime.bigint(), at: new Date().toISOString() });
   });
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (!skip(request.url)) responseBodies.set(request, bodyFor(payload, String(reply.getHeader('content-type') ?? '')));
+  app.addHook('onSend', async (request, _reply, payload) => {
+    // keep a reference only (strings and buffers; a streamed file is noted, not buffered)
+    if (!skip(request.url)) responsePayloads.set(request, typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : payload == null ? null : '[streamed body]');
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
@@ -133,9 +168,11 @@ export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJ
       programmeId: request.auth?.programmeId || null,
       userId: request.auth?.userId ?? null,
       authMode: request.auth?.mode ?? null,
-      requestHeaders: headersFor(request),
-      requestBody: bodyFor(request.rawBody ?? request.body, request.headers['content-type']),
-      responseBody: responseBodies.get(request) ?? null,
+      headers: request.headers,
+      requestRaw: capRaw(request.rawBody ?? request.body),
+      requestType: request.headers['content-type'],
+      responseRaw: capRaw(responsePayloads.get(request) ?? null),
+      responseType: String(reply.getHeader('content-type') ?? ''),
     });
   });
   return journal;
