@@ -189,7 +189,9 @@ export function toTransaction(row: TransactionRow, precision: PrecisionLookup): 
     creditRail: row.credit_rail,
     creditInstrument: parseJson<Instrument>(row.credit_instrument),
     fees: JSON.parse(row.fees) as Fee[],
-    exchangeRate: row.exchange_rate,
+    // interface 2.4 lists exchangeRate as a decimal string (the rate applied): a movement within one
+    // currency applied rate 1, rather than null
+    exchangeRate: row.exchange_rate ?? (row.debit_currency === row.credit_currency ? '1' : null),
     baseExchangeRate: row.base_exchange_rate,
     fxSpread: row.fx_spread,
     tags: JSON.parse(row.tags) as unknown[],
