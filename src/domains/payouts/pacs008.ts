@@ -1,4 +1,5 @@
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { createRequire } from 'node:module';
+import type { XMLParser as XmlParserType, XMLValidator as XmlValidatorType } from 'fast-xml-parser';
 import { errors } from '../../http/errors.js';
 import type { PayoutOrder } from './payouts.schema.js';
 
@@ -15,15 +16,27 @@ const TX = `${ROOT}.CdtTrfTxInf`;
 
 type XmlNode = Record<string, unknown>;
 
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@',
-  // amounts and ids stay text exactly as sent: "100.10" must not become the number 100.1
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: true,
-  processEntities: true,
-});
+// Loaded on the first pacs.008 submission, not at start-up (cold start, issue 9); a synchronous require
+// keeps the payout service synchronous.
+let loaded: { parser: XmlParserType; validator: typeof XmlValidatorType } | undefined;
+function xmlTools(): { parser: XmlParserType; validator: typeof XmlValidatorType } {
+  if (!loaded) {
+    const { XMLParser, XMLValidator } = createRequire(import.meta.url)('fast-xml-parser') as typeof import('fast-xml-parser');
+    loaded = {
+      validator: XMLValidator,
+      parser: new XMLParser({
+        ignoreAttributes: false,
+        attributeNamePrefix: '@',
+        // amounts and ids stay text exactly as sent: "100.10" must not become the number 100.1
+        parseTagValue: false,
+        parseAttributeValue: false,
+        trimValues: true,
+        processEntities: true,
+      }),
+    };
+  }
+  return loaded;
+}
 
 function localName(name: string): string {
   const colon = name.indexOf(':');
@@ -62,6 +75,7 @@ function missing(path: string, what: string): never {
 
 /** Parse a decoded pacs.008 document into a payout order (contract 6 mapping). */
 export function parsePacs008(xml: string): PayoutOrder {
+  const { parser, validator: XMLValidator } = xmlTools();
   if (/<!DOCTYPE/i.test(xml)) {
     throw errors.field('InvalidValue', 'body', 'The pacs.008 document must not contain a DOCTYPE declaration');
   }

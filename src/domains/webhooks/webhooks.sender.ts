@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { Agent, request } from 'undici';
+import { createRequire } from 'node:module';
+import type { Agent } from 'undici';
 import type { AppContext } from '../../context.js';
 import {
   prepareAttempt,
@@ -10,13 +11,21 @@ import {
   type PreparedAttempt,
 } from './webhooks.service.js';
 
+// undici is loaded when the first delivery is sent, not at start-up (cold start, issue 9).
+let undiciModule: typeof import('undici') | undefined;
+function undici(): typeof import('undici') {
+  undiciModule ??= createRequire(import.meta.url)('undici') as typeof import('undici');
+  return undiciModule;
+}
+
 // The asynchronous half of one webhook attempt (interface 6.1, contract 11): prepare the signed request in
 // a short transaction, POST it with undici outside any transaction, then record the outcome in another.
 // The HTTP timeout is a real-time network limit (config webhookTimeoutMs, 10 s by default), not business
 // time; the retry schedule that follows a failure runs on the emulated clock (webhooks.service.ts).
 
 interface SenderState {
-  agent: Agent;
+  /** Created with the first attempt (undici loads then, not at start-up). */
+  agent: Agent | null;
   /** Deliveries with an attempt on the wire, scheduled or replayed: never two at once for one delivery. */
   inFlight: Set<string>;
   /** Called after every attempt settles (the dispatcher wakes up; drain() re-checks). */
@@ -28,7 +37,7 @@ const senders = new WeakMap<AppContext, SenderState>();
 export function senderState(ctx: AppContext): SenderState {
   let state = senders.get(ctx);
   if (!state) {
-    state = { agent: new Agent({ connections: 64 }), inFlight: new Set(), listeners: new Set() };
+    state = { agent: null, inFlight: new Set(), listeners: new Set() };
     senders.set(ctx, state);
   }
   return state;
@@ -39,7 +48,7 @@ export async function closeSender(ctx: AppContext): Promise<void> {
   const state = senders.get(ctx);
   if (!state) return;
   senders.delete(ctx);
-  await state.agent.close().catch(() => undefined);
+  await state.agent?.close().catch(() => undefined);
 }
 
 export type AttemptOutcome = 'SENT' | 'BUSY' | 'SKIPPED' | 'ABORTED';
@@ -58,6 +67,7 @@ export async function attemptDelivery(ctx: AppContext, deliveryId: string, kind:
   if ('skipped' in prepared) return 'SKIPPED';
   state.inFlight.add(deliveryId);
   try {
+    state.agent ??= new (undici().Agent)({ connections: 64 });
     const result = await send(state.agent, prepared, options);
     if (options.signal?.aborted) return 'ABORTED';
     try {
@@ -94,7 +104,7 @@ async function send(agent: Agent, attempt: PreparedAttempt, options: AttemptOpti
   if (options.signal?.aborted) onStop();
   else options.signal?.addEventListener('abort', onStop, { once: true });
   try {
-    const response = await request(attempt.url, {
+    const response = await undici().request(attempt.url, {
       method: 'POST',
       headers: attempt.headers,
       body: attempt.body,
