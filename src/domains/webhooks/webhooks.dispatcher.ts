@@ -67,7 +67,7 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
     } catch {
       return; // database closing during shutdown
     }
-    const now = Date.now();
+    const now = ctx.clock.realNowMs(); // a real-time backoff, not business time
     for (const id of ids) {
       if (own.size >= concurrency) break;
       if (sender.inFlight.has(id) || own.has(id)) continue;
@@ -83,7 +83,7 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
           // leave the delivery owed and let the poll try again later instead of spinning on it.
           own.delete(id);
           if (!stopped) process.emitWarning(`webhook delivery ${id} could not be attempted: ${error instanceof Error ? error.message : String(error)}`);
-          crashedAt.set(id, Date.now());
+          crashedAt.set(id, ctx.clock.realNowMs());
         },
       );
       own.set(id, attempt);
@@ -103,12 +103,12 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
   const dispatcher: WebhookDispatcher = {
     wake,
     async drain({ timeoutMs: limit = 30_000 } = {}) {
-      const deadline = Date.now() + limit;
+      const deadline = ctx.clock.realNowMs() + limit;
       for (;;) {
         if (stopped) throw new Error('the webhook dispatcher is stopped');
         pump();
         if (own.size === 0 && sender.inFlight.size === 0 && dueDeliveryIds(ctx, 1).length === 0) return;
-        if (Date.now() > deadline) throw new Error(`webhook deliveries still in flight or due after ${limit} ms`);
+        if (ctx.clock.realNowMs() > deadline) throw new Error(`webhook deliveries still in flight or due after ${limit} ms`);
         await new Promise<void>((resolve) => {
           const done = () => {
             clearTimeout(fallback);
