@@ -56,10 +56,6 @@ export function parseDecimal(value: string): Decimal {
   return { units: BigInt(match[1]! + fraction), scale: fraction.length };
 }
 
-export function formatDecimal(decimal: Decimal): string {
-  return formatAmount(decimal.units, decimal.scale);
-}
-
 /** Multiply minor units by a decimal rate and convert between precisions, rounding half up. */
 export function convertMinor(minor: bigint, fromPrecision: number, rate: Decimal, toPrecision: number): bigint {
   // minor / 10^from * rate.units / 10^scale * 10^to

@@ -37,11 +37,6 @@ export const INTENT_EXPIRY_JOB = 'intent.expire';
  * Enrollment gate for moving money: an INACTIVE user's payouts and intent commits are refused with 403.
  * The single call site of intent commits and payout submissions (issue 7 wires enrollment to it).
  */
-/** Issue 7: activation gates money; the enrollment domain owns the rule and its message. */
-export function assertMayMoveMoney(ctx: AppContext, userId: string): void {
-  assertEnrollmentActive(ctx, userId);
-}
-
 export function accountInstrument(account: AccountRow): Instrument {
   return { instrumentType: 'ACCOUNT', account: { id: account.id, displayName: account.display_name, currency: account.currency } };
 }
@@ -296,7 +291,7 @@ export function commitIntent(ctx: AppContext, caller: Caller, intentId: string, 
   if (row.status === 'EXPIRED') throw errors.conflict(`Transaction intent ${row.id} expired at ${row.expires_at}; create a new intent`);
   if (row.status === 'CANCELED') throw errors.conflict(`Transaction intent ${row.id} was canceled; create a new intent`);
 
-  assertMayMoveMoney(ctx, caller.userId);
+  assertEnrollmentActive(ctx, caller.userId); // issue 7: activation gates money
 
   const debitPrecision = precisionOf(ctx, row.debit_currency);
   const available = availableOf(ctx, row.debit_account_id);

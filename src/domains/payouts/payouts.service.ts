@@ -18,7 +18,8 @@ import {
 import type { BeneficiaryInstrumentRow, BeneficiaryRow } from '../beneficiaries/beneficiaries.schema.js';
 import { normalizeIban } from '../beneficiaries/bank-validation.js';
 import { parsePositiveAmount, quote } from '../fees-fx/fees-fx.service.js';
-import { accountInstrument, assertMayMoveMoney } from '../intents/intents.service.js';
+import { accountInstrument } from '../intents/intents.service.js';
+import { assertEnrollmentActive } from '../enrollment/enrollment.service.js';
 import { createTransaction } from '../transactions/transactions.service.js';
 import { parsePacs008 } from './pacs008.js';
 import { payoutJsonPayload, type PayoutFormat, type PayoutOrder, type PayoutSubmissionResponse } from './payouts.schema.js';
@@ -146,7 +147,7 @@ export function submitPayout(ctx: AppContext, caller: Caller, submission: Payout
   if (user?.type !== 'BUSINESS') {
     throw errors.forbidden(`Payout origination is for BUSINESS users; ${caller.userId} is a ${user?.type ?? 'unknown'} user`, 'INVALID_USER_TYPE');
   }
-  assertMayMoveMoney(ctx, caller.userId);
+  assertEnrollmentActive(ctx, caller.userId); // issue 7: activation gates money
 
   const requestHash = createHash('sha256').update(`${submission.format}\n${submission.body ?? ''}`).digest('hex');
   const previous = sql<{ request_hash: string; response_body: string }>(
