@@ -16,6 +16,7 @@ import { registerAuth, type AuthPolicy } from './http/auth.js';
 import { documentErrorResponses, securityFor, SECURITY_SCHEMES } from './http/openapi.js';
 import { registerRouteCatalog } from './http/route-catalog.js';
 import { redactUrl } from './http/redact.js';
+import { noteArrival } from './db/read-cache.js';
 import { registerAdminGuard } from './emulator/admin-guard.js';
 import { journalRoutes, registerJournal } from './emulator/journal.js';
 import { VERSION } from './version.js';
@@ -116,6 +117,11 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  // Cached reads re-check other processes' commits once per arriving request (db/read-cache.ts).
+  app.addHook('onRequest', (_request, _reply, done) => {
+    noteArrival();
+    done();
+  });
   registerAdminGuard(app, ctx);
   // issue 8: the request journal sees every request, including ones refused by auth or validation.
   journalRoutes(app, registerJournal(app, ctx));

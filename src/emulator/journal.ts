@@ -38,7 +38,9 @@ export type JournalEntry = z.infer<typeof journalEntrySchema>;
  * What the hooks record: cheap references only. Bodies are parsed, redacted and truncated when the journal
  * is read, not on every request, so the journal costs next to nothing on the hot path (issue 9).
  */
-export interface RecordedRequest extends Omit<JournalEntry, 'seq' | 'requestHeaders' | 'requestBody' | 'responseBody'> {
+export interface RecordedRequest extends Omit<JournalEntry, 'seq' | 'at' | 'requestHeaders' | 'requestBody' | 'responseBody'> {
+  /** Arrival, epoch ms (formatted when read). */
+  atMs: number;
   headers: Record<string, string | string[] | undefined>;
   requestRaw: unknown;
   requestType: string | undefined;
@@ -117,9 +119,10 @@ function headersFor(headers: RecordedRequest['headers']): Record<string, string>
 }
 
 function materialize(seq: number, recorded: RecordedRequest): JournalEntry {
-  const { headers, requestRaw, requestType, responseRaw, responseType, ...rest } = recorded;
+  const { atMs, headers, requestRaw, requestType, responseRaw, responseType, ...rest } = recorded;
   return {
     seq,
+    at: new Date(atMs).toISOString(),
     ...rest,
     requestHeaders: headersFor(headers),
     requestBody: bodyFor(requestRaw, requestType),
@@ -136,44 +139,58 @@ function capRaw(raw: unknown): unknown {
   return raw;
 }
 
-const startTimes = new WeakMap<FastifyRequest, { started: bigint; at: string }>();
-const responsePayloads = new WeakMap<FastifyRequest, unknown>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Journal bookkeeping (issue 8): arrival on the wall clock and on the monotonic clock, and the payload sent. */
+    journalArrivedMs?: number;
+    journalStarted?: number;
+    journalPayload?: unknown;
+  }
+}
 
-/** Hooks that record every request except the journal's own and the dashboard's static files. */
+/**
+ * Hooks that record every request except the journal's own and the dashboard's static files. They are
+ * callback-style and keep their bookkeeping on the request itself: they run on every request, and a promise
+ * per hook or a WeakMap entry per request showed in the list's profile (issue 9).
+ */
 export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJournal {
   const journal = new RequestJournal(ctx.config.journalSize);
   if (journal.capacity === 0) return journal; // --journal-size 0: no hooks at all
   const skip = (url: string) => url.startsWith('/_emulator/requests') || url.startsWith('/_emulator/ui') || url.startsWith('/docs');
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     // wall clock on purpose: the journal records when requests really arrived
-    startTimes.set(request, { started: process.hrtime.bigint(), at: new Date().toISOString() });
+    request.journalArrivedMs = Date.now();
+    request.journalStarted = performance.now();
+    done();
   });
-  app.addHook('onSend', async (request, _reply, payload) => {
+  app.addHook('onSend', (request, _reply, payload, done) => {
     // keep a reference only (strings and buffers; a streamed file is noted, not buffered)
-    if (!skip(request.url)) responsePayloads.set(request, typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : payload == null ? null : '[streamed body]');
-    return payload;
+    if (!skip(request.url)) request.journalPayload = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : payload == null ? null : '[streamed body]';
+    done(null, payload);
   });
-  app.addHook('onResponse', async (request, reply) => {
-    if (skip(request.url)) return;
-    const start = startTimes.get(request);
-    const [path, query] = splitUrl(request.url);
-    journal.add({
-      at: start?.at ?? new Date().toISOString(),
-      method: request.method,
-      path,
-      query,
-      status: reply.statusCode,
-      latencyMs: start ? Number(process.hrtime.bigint() - start.started) / 1e6 : 0,
-      programmeId: request.auth?.programmeId || null,
-      userId: request.auth?.userId ?? null,
-      authMode: request.auth?.mode ?? null,
-      headers: request.headers,
-      requestRaw: capRaw(request.rawBody ?? request.body),
-      requestType: request.headers['content-type'],
-      responseRaw: capRaw(responsePayloads.get(request) ?? null),
-      responseType: String(reply.getHeader('content-type') ?? ''),
-    });
+  app.addHook('onResponse', (request, reply, done) => {
+    if (!skip(request.url)) {
+      const [path, query] = splitUrl(request.url);
+      const started = request.journalStarted;
+      journal.add({
+        atMs: request.journalArrivedMs ?? Date.now(),
+        method: request.method,
+        path,
+        query,
+        status: reply.statusCode,
+        latencyMs: started === undefined ? 0 : performance.now() - started,
+        programmeId: request.auth?.programmeId || null,
+        userId: request.auth?.userId ?? null,
+        authMode: request.auth?.mode ?? null,
+        headers: request.headers,
+        requestRaw: capRaw(request.rawBody ?? request.body),
+        requestType: request.headers['content-type'],
+        responseRaw: capRaw(request.journalPayload ?? null),
+        responseType: String(reply.getHeader('content-type') ?? ''),
+      });
+    }
+    done();
   });
   return journal;
 }

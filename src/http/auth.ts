@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sql } from '../db/connection.js';
+import { readCacheOf } from '../db/read-cache.js';
 import type { AppContext } from '../context.js';
 import { hexDigestsEqual, hmacSha256Hex } from '../lib/hmac.js';
 import { errors, ServiceError } from './errors.js';
@@ -76,8 +77,13 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+// Keys are read on every signed request and change only with the data (reset, fixtures): kept while the
+// database is unchanged (db/read-cache.ts). Unknown keys are cached too (as null), bounded by the LRU.
+const KEY_CACHE = { maxEntries: 1024, maxBytes: 1024 };
+
 function lookupKey(ctx: AppContext, apiKey: string): ApiKeyRow | undefined {
-  return sql<ApiKeyRow>(ctx.db, 'SELECT * FROM api_keys WHERE api_key = ?').get(apiKey);
+  const cache = readCacheOf<ApiKeyRow | null>(ctx.db, 'api-keys', KEY_CACHE, () => 1);
+  return cache.get(apiKey, () => sql<ApiKeyRow>(ctx.db, 'SELECT * FROM api_keys WHERE api_key = ?').get(apiKey) ?? null) ?? undefined;
 }
 
 function requestTarget(request: FastifyRequest): string {
@@ -245,12 +251,26 @@ function hmacContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, p
   };
 }
 
-/** Registers the hook that authenticates each route by its `config.auth` policy. */
+/**
+ * Gives every route with a `config.auth` policy its own preValidation hook, closed over the policy: a
+ * route-level hook costs nothing on routes without one, and reading the policy back per request through
+ * `request.routeOptions` builds a frozen object each time (issue 9 profile). Registered before the routes.
+ */
 export function registerAuth(app: FastifyInstance, ctx: AppContext): void {
-  app.addHook('preValidation', async (request) => {
-    const policy = request.routeOptions.config.auth;
+  app.addHook('onRoute', (route) => {
+    const policy = route.config?.auth;
     if (!policy) return;
-    request.auth = authenticate(ctx, request, policy);
+    const authHook = (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
+      try {
+        request.auth = authenticate(ctx, request, policy);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      done();
+    };
+    const existing = route.preValidation;
+    route.preValidation = existing === undefined ? [authHook] : [authHook, ...(Array.isArray(existing) ? existing : [existing])];
   });
 }
 

@@ -4,10 +4,10 @@ import { errorResponses } from '../../http/errors.js';
 import { envelopeSchema } from '../../http/pagination.js';
 import { userOf } from '../../http/auth.js';
 import { listTransactionsQuery, transactionParams, transactionSchema } from './transactions.schema.js';
-import { getTransactionJson, listTransactionsJson } from './transactions-list.service.js';
+import { getTransactionJson, listTransactionsPage } from './transactions-list.service.js';
 
-// The services answer JSON text (the rows' stored REST form, migration 002); a string sent with a JSON
-// content type goes out as is, so the page is not parsed and re-serialized on every request.
+// The services answer JSON text or bytes (the rows' stored REST form, migration 002); either, sent with a
+// JSON content type, goes out as is, so the page is not parsed and re-serialized on every request.
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export const transactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
@@ -29,7 +29,7 @@ export const transactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: envelopeSchema(transactionSchema), ...errorResponses(403, 404) },
         },
       },
-      async (request, reply) => reply.type(JSON_TYPE).send(listTransactionsJson(ctx, userOf(request), request.query) as never),
+      async (request, reply) => reply.type(JSON_TYPE).send(listTransactionsPage(ctx, userOf(request), request.query) as never),
     );
 
     app.get(

@@ -1,0 +1,109 @@
+import type { Db } from './connection.js';
+import { sql } from './connection.js';
+
+// Answers of hot reads, kept while the database has not changed (issue 9: the signed list of transactions
+// at 1,000,000 rows within half of a bare HTTP route's throughput). A client polling the same page (a
+// dashboard, a change-sync loop at its tail, a test waiting for a status) is answered from memory; any
+// write anywhere makes every entry stale, so an answer is never older than the data it was built from.
+//
+// "Changed" is the database's change marker, two counters that only grow:
+// - `total_changes()`: every row this connection has inserted, updated or deleted. Reset, jobs, webhooks
+//   and requests all write through the one connection, so this catches every write of this process; it
+//   costs no read transaction.
+// - `PRAGMA data_version`: moves when another connection or process commits to the same file. Reading it
+//   opens a read transaction (file locks on a WAL database), the dearest part of a cached answer, so it is
+//   read again only when a request has arrived since the last read (`noteArrival`, an onRequest hook in
+//   app.ts). That is still exact for every request: its answer uses a data_version read after it arrived,
+//   so a commit a client saw finish before sending it is always seen.
+
+let arrivals = 0;
+const versions = new WeakMap<Db, { arrival: number; version: number }>();
+
+/** An HTTP request has arrived: the next marker read re-reads data_version. */
+export function noteArrival(): void {
+  arrivals += 1;
+}
+
+/** The database's change marker: equal markers mean no row changed in between. */
+export function changeMarker(db: Db): string {
+  const changes = sql(db, 'SELECT total_changes()').pluck().get() as number;
+  let seen = versions.get(db);
+  if (!seen || seen.arrival !== arrivals) {
+    seen = { arrival: arrivals, version: sql(db, 'PRAGMA data_version').pluck().get() as number };
+    versions.set(db, seen);
+  }
+  return `${changes}:${seen.version}`;
+}
+
+interface Entry<V> {
+  marker: string;
+  value: V;
+  bytes: number;
+}
+
+export interface ReadCacheLimits {
+  /** Most entries kept; the least recently used goes first. */
+  maxEntries: number;
+  /** Most bytes kept (sum of each entry's size). */
+  maxBytes: number;
+}
+
+/**
+ * A bounded LRU of values keyed by a string and valid for one change marker of one database. Everything
+ * runs synchronously: the marker is read, the value built and stored in one turn of the event loop, so no
+ * write of this process can fall between them (a commit by another process can, and then the entry is
+ * stored under the older marker and rebuilt on the next read: stale entries are never served).
+ */
+export class ReadCache<V> {
+  private readonly entries = new Map<string, Entry<V>>();
+  private bytes = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly limits: ReadCacheLimits,
+    private readonly sizeOf: (value: V) => number,
+  ) {}
+
+  get(key: string, build: () => V): V {
+    const marker = changeMarker(this.db);
+    const hit = this.entries.get(key);
+    if (hit) {
+      this.remove(key, hit);
+      if (hit.marker === marker) {
+        this.entries.set(key, hit); // most recently used goes last
+        this.bytes += hit.bytes;
+        return hit.value;
+      }
+    }
+    const value = build();
+    const bytes = this.sizeOf(value);
+    if (bytes > this.limits.maxBytes) return value;
+    this.entries.set(key, { marker, value, bytes });
+    this.bytes += bytes;
+    for (const [oldest, entry] of this.entries) {
+      if (this.entries.size <= this.limits.maxEntries && this.bytes <= this.limits.maxBytes) break;
+      this.remove(oldest, entry);
+    }
+    return value;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private remove(key: string, entry: Entry<V>): void {
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
+  }
+}
+
+const caches = new WeakMap<Db, Map<string, unknown>>();
+
+/** The named cache of a database handle (one per handle, so a test's second app never sees the first's). */
+export function readCacheOf<V>(db: Db, name: string, limits: ReadCacheLimits, sizeOf: (value: V) => number): ReadCache<V> {
+  let named = caches.get(db);
+  if (!named) caches.set(db, (named = new Map()));
+  let cache = named.get(name) as ReadCache<V> | undefined;
+  if (!cache) named.set(name, (cache = new ReadCache<V>(db, limits, sizeOf)));
+  return cache;
+}
