@@ -2,7 +2,6 @@ import type { Writable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { z } from 'zod';
-import swaggerUi from '@fastify/swagger-ui';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -15,6 +14,7 @@ import { errors, frameworkErrorHandler, registerErrorHandling, ServiceError } fr
 import { registerAuth, type AuthPolicy } from './http/auth.js';
 import { documentErrorResponses, securityFor, SECURITY_SCHEMES } from './http/openapi.js';
 import { registerRouteCatalog } from './http/route-catalog.js';
+import { registerDocs } from './http/docs.js';
 import { redactUrl } from './http/redact.js';
 import { noteArrival } from './db/read-cache.js';
 import { registerAdminGuard } from './emulator/admin-guard.js';
@@ -114,7 +114,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     },
     transformObject: (input) => documentErrorResponses(jsonSchemaTransformObject(input)),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  registerDocs(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   // Cached reads re-check other processes' commits once per arriving request (db/read-cache.ts).

@@ -105,4 +105,14 @@ t.test('/docs serves Swagger UI', async (t) => {
   t.equal(json(spec).openapi, '3.1.0', 'the UI loads the same document');
   const asset = await sandbox.app.inject({ method: 'GET', url: '/docs/static/swagger-ui.css' });
   t.equal(asset.statusCode, 200, 'static assets are served');
+  // the UI is built on the first /docs request (issue 9); its misses are still the error body of interface 7
+  const head = await sandbox.app.inject({ method: 'HEAD', url: '/docs' });
+  t.equal(head.statusCode, 200);
+  t.equal(head.headers['content-length'], String(Buffer.byteLength(page.body)), 'HEAD reports the length of the page');
+  const missing = await sandbox.app.inject({ method: 'GET', url: '/docs/no-such-file.js' });
+  t.equal(missing.statusCode, 404);
+  t.equal(json(missing).errorCode, 'NOT_FOUND');
+  const post = await sandbox.app.inject({ method: 'POST', url: '/docs' });
+  t.equal(post.statusCode, 405);
+  t.equal(post.headers.allow, 'GET, HEAD');
 });
