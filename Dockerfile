@@ -18,6 +18,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
+COPY scripts ./scripts
 COPY fixtures ./fixtures
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
@@ -43,4 +44,4 @@ EXPOSE 4010
 # No curl in the slim image: node's own fetch checks the control plane's health route.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4010) + '/_emulator/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/src/cli.js"]
+CMD ["node", "dist/service-sandbox.mjs"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench`: the emulator measured as its users feel it (issue 9). See bench/README.md.
 //
-// Every server under test is the built CLI (`node dist/src/cli.js`) in its own child process, on loopback,
+// Every server under test is the built CLI (`node dist/service-sandbox.mjs`, what `npm start` runs) in its own child process, on loopback,
 // with the default fixtures, `--log-level warn` (no line per request) and everything else at its default
 // (request journal included). Load comes from autocannon in this process: CONNECTIONS connections for
 // DURATION seconds after a WARMUP-second run that is thrown away. Peak RSS is the server process's VmHWM.
@@ -20,7 +20,7 @@ import { DATA_DIR, DB_100K, DB_1M } from './seed.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
-const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
+const CLI = path.join(ROOT, 'dist', 'service-sandbox.mjs');
 const RESULTS = path.join(BENCH_DIR, 'results.json');
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -508,7 +508,7 @@ function table(rows, columns) {
 }
 
 async function main() {
-  if (!existsSync(CLI)) throw new Error('dist/src/cli.js is missing: run `npm run bench` (it builds first)');
+  if (!existsSync(CLI)) throw new Error('dist/service-sandbox.mjs is missing: run `npm run bench` (it builds first)');
   mkdirSync(DATA_DIR, { recursive: true });
   const startedAt = new Date();
   const started = performance.now();

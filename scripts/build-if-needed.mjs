@@ -4,7 +4,8 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const marker = path.join(root, 'dist', 'src', 'cli.js');
+// The bundle is written last, so it is the build's finishing mark.
+const marker = path.join(root, 'dist', 'service-sandbox.mjs');
 
 function newestMtime(dir) {
   let newest = 0;
@@ -18,6 +19,8 @@ function newestMtime(dir) {
 const stale = !existsSync(marker) || newestMtime(path.join(root, 'src')) > statSync(marker).mtimeMs
   || statSync(path.join(root, 'tsconfig.json')).mtimeMs > statSync(marker).mtimeMs;
 if (stale) {
-  process.stdout.write('building service-sandbox (tsc)...\n');
+  process.stdout.write('building service-sandbox (tsc, then the bundle)...\n');
   execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
+  const { bundle } = await import('./bundle.mjs');
+  await bundle();
 }

@@ -1,9 +1,9 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import t from 'tap';
-import { ConfigError, DEFAULT_FIXTURES, OPTIONS, PROJECT_ROOT, clockStart, parseConfig } from '../src/config.js';
+import { ConfigError, DEFAULT_FIXTURES, OPTIONS, clockStart, parseConfig } from '../src/config.js';
 import { signRequest } from '../src/lib/hmac.js';
+import { CLI as SERVER_CLI, ensureBuilt } from './helpers/server-process.js';
 
 // Issue 2: every flag and its environment variable through one zod schema; a bad value stops start-up
 // with one line naming the flag and what it accepts (exit code 2).
@@ -102,23 +102,11 @@ t.test('clockStart', async (t) => {
   t.same(clockStart(parseConfig(['--clock', '2026-03-01T12:00:00+01:00'], {})), { mode: 'frozen', atMs: Date.parse('2026-03-01T11:00:00.000Z') });
 });
 
-// The built CLI, as `npm start` and the Docker image run it.
-const CLI = path.join(PROJECT_ROOT, 'dist', 'src', 'cli.js');
-
-function ensureBuilt(): void {
-  if (existsSync(CLI)) return;
-  try {
-    execFileSync(process.execPath, [path.join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(PROJECT_ROOT, 'tsconfig.json')], {
-      stdio: 'pipe',
-    });
-  } catch {
-    // tsc emits even when another file has a type error; the existence check below decides
-  }
-  if (!existsSync(CLI)) throw new Error(`could not build ${CLI}`);
-}
+// The built CLI, as `npm start` and the Docker image run it (the bundle, test/helpers/server-process.ts).
+const CLI = SERVER_CLI;
 
 t.test('the built CLI', async (t) => {
-  ensureBuilt();
+  await ensureBuilt();
   const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
     spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env }, timeout: 20_000 });
 
@@ -169,7 +157,7 @@ t.test('the built CLI', async (t) => {
 });
 
 t.test('the built CLI serves, and stops on SIGTERM', async (t) => {
-  ensureBuilt();
+  await ensureBuilt();
   const child = spawn(process.execPath, [CLI, '--port', '0', '--log-level', 'silent', '--clock', '2026-03-01T12:00:00.000Z'], {
     env: { PATH: process.env.PATH },
     stdio: ['ignore', 'pipe', 'pipe'],

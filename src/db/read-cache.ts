@@ -65,6 +65,9 @@ export class ReadCache<V> {
   ) {}
 
   get(key: string, build: () => V): V {
+    // Inside a transaction the answer may include writes that are later rolled back, and a rollback does
+    // not move total_changes() back: such answers are built fresh and never kept.
+    if (this.db.inTransaction) return build();
     const marker = changeMarker(this.db);
     const hit = this.entries.get(key);
     if (hit) {

@@ -5,12 +5,12 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 
-// The built server (dist/src/cli.js) as a child process, for the crash and multi-process concurrency tests
+// The built server (dist/service-sandbox.mjs, the bundle `npm start` runs) as a child process, for the crash and multi-process concurrency tests
 // (issue 9). `npm test` builds before tap runs; run on their own, these tests build first when dist/ is
 // missing or older than src/ (scripts/build-if-needed.mjs), one build at a time across test processes.
 
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..', '..');
-export const CLI = path.join(PROJECT_ROOT, 'dist', 'src', 'cli.js');
+export const CLI = path.join(PROJECT_ROOT, 'dist', 'service-sandbox.mjs');
 
 /** Build dist/ when it is missing or stale; throws with the compiler's output when the build fails. */
 export async function ensureBuilt(): Promise<void> {
@@ -34,7 +34,7 @@ export async function ensureBuilt(): Promise<void> {
   try {
     const result = spawnSync(process.execPath, [path.join(PROJECT_ROOT, 'scripts', 'build-if-needed.mjs')], { cwd: PROJECT_ROOT, encoding: 'utf8' });
     if (result.status !== 0 || !existsSync(CLI)) {
-      throw new Error(`the built server is needed (dist/src/cli.js) and the build failed:\n${result.stdout}\n${result.stderr}`);
+      throw new Error(`the built server is needed (dist/service-sandbox.mjs) and the build failed:\n${result.stdout}\n${result.stderr}`);
     }
   } finally {
     rmdirSync(lock);
@@ -66,7 +66,7 @@ export interface ServerOptions {
   startTimeoutMs?: number;
 }
 
-/** Start `node dist/src/cli.js` on a random port and wait until it listens. */
+/** Start `node dist/service-sandbox.mjs` on a random port and wait until it listens. */
 export async function startServerProcess(options: ServerOptions): Promise<ServerProcess> {
   const args = [CLI, '--db', options.db, '--port', '0', '--host', '127.0.0.1', '--clock', options.clock ?? 'realtime', '--log-level', options.logLevel ?? 'warn'];
   if (options.webhookUrl) args.push('--webhook-url', options.webhookUrl);
