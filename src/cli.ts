@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { setFlagsFromString } from 'node:v8';
 import { ConfigError, parseConfig, type Config } from './config.js';
 import { signCommand } from './cli/sign.command.js';
 
@@ -24,6 +25,12 @@ async function main(argv: string[]): Promise<void> {
     }
     throw error;
   }
+  // Memory (issue 9: RSS under 150 MB with 1,000,000 transactions): under load V8 lets the old generation
+  // grow several times past its live size before collecting. Request journal entries live for N requests,
+  // so they are promoted and die there, and a 20 MB live heap peaked near 170 MB of RSS. Growing by at most
+  // 20% per collection keeps the peak near 125 MB at the same throughput (measured with bench/). V8 reads
+  // this flag at each collection, so setting it at run time takes effect.
+  setFlagsFromString('--heap-growing-percent=20');
   // The server and every domain load only once the flags are known good, so a bad flag (and `sign`)
   // answers without loading the whole app.
   const { startServer } = await import('./server.js');
