@@ -546,6 +546,10 @@ async function main() {
   // Diagnostics: the same list without the request journal's ring buffer, and the app's cheapest route.
   const noJournal = await listRun(DB_1M, 'same, --journal-size 0', 1_000_000, ['--journal-size', '0']);
   noJournal.entry.peakRssMb = await noJournal.server.stop();
+  // Without the read cache every answer is built (page query, counters, API key): the figure for a list
+  // that changes between requests, or a query never asked before.
+  const uncached = await listRun(DB_1M, 'same, --read-cache off (every answer built)', 1_000_000, ['--read-cache', 'off']);
+  uncached.entry.peakRssMb = await uncached.server.stop();
   await healthRun();
   await ceilingRun(pageFile, 'ceiling');
   const openapi = await accountsRun();

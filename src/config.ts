@@ -52,6 +52,9 @@ export const configSchema = z.object({
     .min(1, 'accepts an integer number of milliseconds 1-600000')
     .max(600000, 'accepts an integer number of milliseconds 1-600000')
     .default(10000),
+  // issue 9: answers of hot reads kept while the database is unchanged (db/read-cache.ts); `off` builds
+  // every answer (a diagnostic: the benchmark's uncached figure, or ruling the cache out).
+  readCache: z.enum(['on', 'off'], { error: 'accepts on or off' }).default('on'),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -73,6 +76,7 @@ export const OPTIONS = [
   { flag: '--admin-token', env: 'ADMIN_TOKEN', key: 'adminToken' },
   { flag: '--journal-size', env: 'JOURNAL_SIZE', key: 'journalSize' },
   { flag: '--webhook-timeout-ms', env: 'WEBHOOK_TIMEOUT_MS', key: 'webhookTimeoutMs' },
+  { flag: '--read-cache', env: 'READ_CACHE', key: 'readCache' },
 ] as const;
 
 export class ConfigError extends Error {

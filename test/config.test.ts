@@ -19,6 +19,7 @@ t.test('defaults', async (t) => {
     logLevel: 'info',
     journalSize: 1000,
     webhookTimeoutMs: 10000,
+    readCache: 'on',
   });
   t.ok(existsSync(DEFAULT_FIXTURES), 'the default fixtures file exists');
 });
@@ -36,6 +37,7 @@ const GOOD: Record<(typeof OPTIONS)[number]['key'], [string, unknown]> = {
   adminToken: ['let-me-in', 'let-me-in'],
   journalSize: ['50', 50],
   webhookTimeoutMs: ['2500', 2500],
+  readCache: ['off', 'off'],
 };
 
 // Values each option refuses.
@@ -51,6 +53,7 @@ const BAD: Record<(typeof OPTIONS)[number]['key'], string[]> = {
   adminToken: [''],
   journalSize: ['-1', 'many', '100001'],
   webhookTimeoutMs: ['0', '1.5', '600001'],
+  readCache: ['no', 'OFF', 'true'],
 };
 
 t.test('every option as a flag, as --flag=value and as an environment variable', async (t) => {

@@ -271,3 +271,19 @@ t.test('HTTP on a database file: another connection\'s commits are seen by the v
   t.equal(restored.statusCode, 200, 'the key inserted again is accepted on the very next request');
   t.equal(json(restored).totalRecords, 8);
 });
+
+t.test('HTTP with --read-cache off: same answers, nothing kept', async (t) => {
+  const sandbox = await buildTestApp({ config: { readCache: 'off' } });
+  t.teardown(sandbox.close);
+  const cached = await buildTestApp();
+  t.teardown(cached.close);
+  const first = await sandbox.request('GET', '/v1/transactions?pageSize=5');
+  t.equal(first.statusCode, 200);
+  t.equal(first.body, (await cached.request('GET', '/v1/transactions?pageSize=5')).body, 'the same answer as with the cache');
+  t.equal((await sandbox.request('GET', '/v1/transactions?pageSize=5')).body, first.body);
+  const pages = readCacheOf<Buffer>(sandbox.ctx.db, 'transactions-list', { maxEntries: 1, maxBytes: 1 }, (page) => page.length);
+  t.equal(pages.size, 0, 'no page was stored');
+  t.equal((await sandbox.request('GET', '/v1/accounts')).statusCode, 200, 'keys are read from the database each time');
+  const unknown = await sandbox.request('GET', '/v1/accounts', undefined, { apiKey: 'pk_nope', secret: 'x' });
+  t.equal(unknown.statusCode, 401);
+});

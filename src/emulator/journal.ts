@@ -139,58 +139,41 @@ function capRaw(raw: unknown): unknown {
   return raw;
 }
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Journal bookkeeping (issue 8): arrival on the wall clock and on the monotonic clock, and the payload sent. */
-    journalArrivedMs?: number;
-    journalStarted?: number;
-    journalPayload?: unknown;
-  }
-}
-
 /**
- * Hooks that record every request except the journal's own and the dashboard's static files. They are
- * callback-style and keep their bookkeeping on the request itself: they run on every request, and a promise
- * per hook or a WeakMap entry per request showed in the list's profile (issue 9).
+ * The hook that records every request except the journal's own and the dashboard's static files. One
+ * callback-style onSend hook, the status and the payload being final there: it runs on every request, and a
+ * promise per hook or a second and third hook per request showed in the list's profile (issue 9). Latency
+ * is Fastify's own clock for the reply (from routing to the answer being ready to write).
  */
 export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJournal {
   const journal = new RequestJournal(ctx.config.journalSize);
-  if (journal.capacity === 0) return journal; // --journal-size 0: no hooks at all
+  if (journal.capacity === 0) return journal; // --journal-size 0: no hook at all
   const skip = (url: string) => url.startsWith('/_emulator/requests') || url.startsWith('/_emulator/ui') || url.startsWith('/docs');
 
-  app.addHook('onRequest', (request, _reply, done) => {
-    // wall clock on purpose: the journal records when requests really arrived
-    request.journalArrivedMs = Date.now();
-    request.journalStarted = performance.now();
-    done();
-  });
-  app.addHook('onSend', (request, _reply, payload, done) => {
-    // keep a reference only (strings and buffers; a streamed file is noted, not buffered)
-    if (!skip(request.url)) request.journalPayload = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : payload == null ? null : '[streamed body]';
-    done(null, payload);
-  });
-  app.addHook('onResponse', (request, reply, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (!skip(request.url)) {
       const [path, query] = splitUrl(request.url);
-      const started = request.journalStarted;
+      const latencyMs = reply.elapsedTime;
       journal.add({
-        atMs: request.journalArrivedMs ?? Date.now(),
+        // wall clock on purpose: the journal records when requests really arrived
+        atMs: Date.now() - latencyMs,
         method: request.method,
         path,
         query,
         status: reply.statusCode,
-        latencyMs: started === undefined ? 0 : performance.now() - started,
+        latencyMs,
         programmeId: request.auth?.programmeId || null,
         userId: request.auth?.userId ?? null,
         authMode: request.auth?.mode ?? null,
         headers: request.headers,
         requestRaw: capRaw(request.rawBody ?? request.body),
         requestType: request.headers['content-type'],
-        responseRaw: capRaw(request.journalPayload ?? null),
+        // a reference only (strings and buffers; a streamed file is noted, not buffered)
+        responseRaw: capRaw(typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : payload == null ? null : '[streamed body]'),
         responseType: String(reply.getHeader('content-type') ?? ''),
       });
     }
-    done();
+    done(null, payload);
   });
   return journal;
 }

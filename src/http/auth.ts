@@ -82,8 +82,9 @@ function header(request: FastifyRequest, name: string): string | undefined {
 const KEY_CACHE = { maxEntries: 1024, maxBytes: 1024 };
 
 function lookupKey(ctx: AppContext, apiKey: string): ApiKeyRow | undefined {
-  const cache = readCacheOf<ApiKeyRow | null>(ctx.db, 'api-keys', KEY_CACHE, () => 1);
-  return cache.get(apiKey, () => sql<ApiKeyRow>(ctx.db, 'SELECT * FROM api_keys WHERE api_key = ?').get(apiKey) ?? null) ?? undefined;
+  const read = () => sql<ApiKeyRow>(ctx.db, 'SELECT * FROM api_keys WHERE api_key = ?').get(apiKey) ?? null;
+  if (ctx.config.readCache === 'off') return read() ?? undefined;
+  return readCacheOf<ApiKeyRow | null>(ctx.db, 'api-keys', KEY_CACHE, () => 1).get(apiKey, read) ?? undefined;
 }
 
 function requestTarget(request: FastifyRequest): string {

@@ -49,6 +49,7 @@ const PAGE_CACHE = { maxEntries: 256, maxBytes: 16 * 1024 * 1024 };
 
 /** The list envelope of interface 2 as JSON bytes, from the page cache when nothing changed since. */
 export function listTransactionsPage(ctx: AppContext, caller: Caller, query: ListTransactionsQuery): Buffer {
+  if (ctx.config.readCache === 'off') return Buffer.from(listTransactionsJson(ctx, caller, query));
   const cache = readCacheOf<Buffer>(ctx.db, 'transactions-list', PAGE_CACHE, (page) => page.length);
   const key = `${caller.programmeId}\n${caller.userId}\n${JSON.stringify(query)}`;
   return cache.get(key, () => Buffer.from(listTransactionsJson(ctx, caller, query)));
