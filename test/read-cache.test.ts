@@ -160,6 +160,14 @@ t.test('changeMarker: a commit by another connection is seen once a request has 
   noteArrival();
   t.equal(changeMarker(db), after, 'a new arrival without a commit keeps the marker');
   t.equal(db.prepare('SELECT v FROM scratch').pluck().get(), 'from the other connection');
+  t.match(after, /^\d+:\d+$/, 'a file database: total_changes and data_version');
+
+  const memory = scratchDb();
+  t.teardown(() => memory.close());
+  const m0 = changeMarker(memory);
+  t.match(m0, /^\d+$/, 'an in-memory database has no other connection: total_changes alone');
+  memory.prepare("INSERT INTO scratch (v) VALUES ('x')").run();
+  t.not(changeMarker(memory), m0, 'and its own writes move it');
 });
 
 t.test('HTTP: repeated list answers are identical; API writes and reset are seen at once', async (t) => {

@@ -27,6 +27,8 @@ export function noteArrival(): void {
 /** The database's change marker: equal markers mean no row changed in between. */
 export function changeMarker(db: Db): string {
   const changes = sql(db, 'SELECT total_changes()').pluck().get() as number;
+  // An in-memory database (the default) belongs to this one connection: nothing else can commit to it.
+  if (db.memory) return `${changes}`;
   let seen = versions.get(db);
   if (!seen || seen.arrival !== arrivals) {
     seen = { arrival: arrivals, version: sql(db, 'PRAGMA data_version').pluck().get() as number };
