@@ -120,6 +120,13 @@ t.test('a stablecoin deposit: DEPOSIT into the sub-balance, then the INTERNAL_SW
   t.equal(deposit.status, 'COMPLETED');
   const sweepId = deposit.relatedTransactionId;
   t.match(sweepId, /^txn_/, 'the deposit names its sweep');
+  // the deposit's COMPLETED event says what the REST answer says, the link to its sweep included
+  const completedEvents = sandbox.ctx.db
+    .prepare("SELECT payload FROM outbox WHERE resource_id = ? AND event_type = 'transaction_status_updated' ORDER BY seq")
+    .all(depositId) as Array<{ payload: string }>;
+  const completedEvent = completedEvents.map((row) => JSON.parse(row.payload) as Record<string, unknown>).find((payload) => payload.status === 'COMPLETED');
+  t.ok(completedEvent, 'a COMPLETED event was written');
+  t.equal(completedEvent?.relatedTransactionId, sweepId, 'the COMPLETED webhook names the sweep');
   let sweep = await getJson(sandbox, `/v1/transactions/${sweepId}`);
   t.match(sweep, {
     type: 'TRANSFER',

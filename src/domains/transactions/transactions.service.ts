@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { assertTransition } from '../../lib/state-machine.js';
 import { availableOf, entriesOfTransaction, postEntry } from '../ledger/ledger.service.js';
-import { recordEvent } from '../webhooks/outbox.js';
+import { recordEvent, replaceEventPayload } from '../webhooks/outbox.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
 import { errors } from '../../http/errors.js';
 import { formatAmount } from '../../lib/money.js';
@@ -151,8 +151,8 @@ function emit(
   row: TransactionRow,
   transaction: Transaction,
   eventType: 'transaction_created' | 'transaction_status_updated',
-): void {
-  recordEvent(ctx, {
+): string {
+  return recordEvent(ctx, {
     programmeId: row.programme_id,
     userId: row.user_id,
     resourceType: 'transaction',
@@ -443,10 +443,17 @@ function transitionTransactionNow(
 
   const transaction = refreshStoredTransaction(ctx, id);
   const updated = getTransactionRow(ctx, id)!;
-  emit(ctx, updated, transaction, 'transaction_status_updated');
+  const eventId = emit(ctx, updated, transaction, 'transaction_status_updated');
   scheduleNextRailStep(ctx, updated);
   for (const hook of settlementHooks) hook(ctx, updated, row.status);
-  return getTransactionRow(ctx, id)!;
+  const final = getTransactionRow(ctx, id)!;
+  // A hook may link this transaction to one it created (a completed stablecoin deposit names its sweep in
+  // relatedTransactionId, interface 2.4): the event written above, not yet sent (the dispatcher sends after
+  // commit), is brought to that final form, so the webhook says what GET /v1/transactions/{id} says.
+  if (final.related_transaction_id !== updated.related_transaction_id) {
+    replaceEventPayload(ctx, eventId, toWebhookTransaction(serializeTransaction(ctx, final)));
+  }
+  return final;
 }
 
 function ledgerDescription(ctx: AppContext, row: TransactionRow): string {

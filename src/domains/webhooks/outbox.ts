@@ -18,6 +18,11 @@ export interface OutboxEventInput {
   payload: Record<string, unknown>;
 }
 
+/** Rewrite the payload of an event written earlier in the same SQLite transaction (before any delivery). */
+export function replaceEventPayload(ctx: AppContext, eventId: string, payload: unknown): void {
+  sql(ctx.db, 'UPDATE outbox SET payload = ? WHERE event_id = ?').run(JSON.stringify(payload), eventId);
+}
+
 export function recordEvent(ctx: AppContext, input: OutboxEventInput): string {
   const eventId = ctx.ids.id('event');
   const occurredAt = ctx.clock.nowIso();
