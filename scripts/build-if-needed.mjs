@@ -2,8 +2,9 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // The bundle is written last, so it is the build's finishing mark.
 const marker = path.join(root, 'dist', 'service-sandbox.mjs');
 

@@ -5,8 +5,9 @@
 // the server loads only on first use stay outside, loaded from node_modules as before.
 import { build } from 'esbuild';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 export const BUNDLE = path.join(root, 'dist', 'service-sandbox.mjs');
 

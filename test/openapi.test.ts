@@ -115,4 +115,14 @@ t.test('/docs serves Swagger UI', async (t) => {
   const post = await sandbox.app.inject({ method: 'POST', url: '/docs' });
   t.equal(post.statusCode, 405);
   t.equal(post.headers.allow, 'GET, HEAD');
+  const postElsewhere = await sandbox.app.inject({ method: 'POST', url: '/docs/nope' });
+  t.equal(postElsewhere.statusCode, 404, 'another /docs path is unknown, not a 405');
+  t.equal((await sandbox.app.inject({ method: 'GET', url: '/docs/json/' })).statusCode, 200, 'a trailing slash is ignored, as on every route');
+  // the UI's own refusals carry the error body of interface 7
+  const forbidden = await sandbox.app.inject({ method: 'GET', url: '/docs/static/%00' });
+  t.equal(forbidden.statusCode, 403);
+  t.same(Object.keys(json(forbidden)).sort(), ['errorCode', 'message']);
+  const range = await sandbox.app.inject({ method: 'GET', url: '/docs/static/swagger-ui.css', headers: { range: 'bytes=5-1' } });
+  t.equal(range.statusCode, 416);
+  t.equal(json(range).errorCode, 'INVALID_REQUEST');
 });

@@ -139,41 +139,60 @@ function capRaw(raw: unknown): unknown {
   return raw;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Journal bookkeeping: arrival on the wall clock and on the monotonic clock, and the payload sent. */
+    journalArrivedMs?: number;
+    journalStarted?: number;
+    journalPayload?: unknown;
+  }
+}
+
 /**
- * The hook that records every request except the journal's own and the dashboard's static files. One
- * callback-style onSend hook, the status and the payload being final there: it runs on every request, and a
- * promise per hook or a second and third hook per request showed in the list's profile (issue 9). Latency
- * is Fastify's own clock for the reply (from routing to the answer being ready to write).
+ * Hooks that record every request except the journal's own and the dashboard's static files: arrival in
+ * onRequest, the payload in onSend, the entry in onResponse (latency to the end of the write). They are
+ * callback-style and keep their
+ * bookkeeping on the request: they run on every request, and a promise per hook and a WeakMap entry per
+ * request showed in the list's profile (issue 9).
  */
 export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJournal {
   const journal = new RequestJournal(ctx.config.journalSize);
-  if (journal.capacity === 0) return journal; // --journal-size 0: no hook at all
+  if (journal.capacity === 0) return journal; // --journal-size 0: no hooks at all
   const skip = (url: string) => url.startsWith('/_emulator/requests') || url.startsWith('/_emulator/ui') || url.startsWith('/docs');
 
-  app.addHook('onSend', (request, reply, payload, done) => {
+  app.addHook('onRequest', (request, _reply, done) => {
+    // wall clock on purpose: the journal records when requests really arrived
+    request.journalArrivedMs = Date.now();
+    request.journalStarted = performance.now();
+    done();
+  });
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    // keep a reference only (strings and buffers; a streamed file is noted, not buffered)
+    request.journalPayload = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : payload == null ? null : '[streamed body]';
+    done(null, payload);
+  });
+  app.addHook('onResponse', (request, reply, done) => {
     if (!skip(request.url)) {
       const [path, query] = splitUrl(request.url);
-      const latencyMs = reply.elapsedTime;
+      const started = request.journalStarted;
       journal.add({
-        // wall clock on purpose: the journal records when requests really arrived
-        atMs: Date.now() - latencyMs,
+        atMs: request.journalArrivedMs ?? Date.now(),
         method: request.method,
         path,
         query,
         status: reply.statusCode,
-        latencyMs,
+        latencyMs: started === undefined ? 0 : performance.now() - started,
         programmeId: request.auth?.programmeId || null,
         userId: request.auth?.userId ?? null,
         authMode: request.auth?.mode ?? null,
         headers: request.headers,
         requestRaw: capRaw(request.rawBody ?? request.body),
         requestType: request.headers['content-type'],
-        // a reference only (strings and buffers; a streamed file is noted, not buffered)
-        responseRaw: capRaw(typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : payload == null ? null : '[streamed body]'),
+        responseRaw: capRaw(request.journalPayload ?? null),
         responseType: String(reply.getHeader('content-type') ?? ''),
       });
     }
-    done(null, payload);
+    done();
   });
   return journal;
 }

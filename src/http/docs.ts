@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
-import { errors } from './errors.js';
+import { errors, toServiceError } from './errors.js';
 
 // Swagger UI at /docs (issue 2), built on its first request instead of at start-up (issue 9: cold start).
 // @fastify/swagger-ui registers @fastify/static and its file routes, a tenth of the start-up, for a page
@@ -15,7 +15,7 @@ const NOT_FORWARDED = new Set(['content-length', 'transfer-encoding', 'connectio
 export function registerDocs(app: FastifyInstance): void {
   let ui: Promise<FastifyInstance> | undefined;
   const build = async (): Promise<FastifyInstance> => {
-    const inner = Fastify({ logger: false });
+    const inner = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: true } });
     await inner.register(swagger, { mode: 'static', specification: { document: app.swagger() as never } });
     const { default: swaggerUi } = await import('@fastify/swagger-ui');
     await inner.register(swaggerUi, { routePrefix: PREFIX });
@@ -31,9 +31,19 @@ export function registerDocs(app: FastifyInstance): void {
     const inner = await ui;
     // HEAD is asked as GET so the length header is the page's; Node sends no body on a HEAD answer.
     const answer = await inner.inject({ method: 'GET', url: request.raw.url ?? request.url, headers: request.headers });
+    // The UI's own refusals (404, a forbidden static path, 412, 416 ...) get the error body of interface 7.
     if (answer.statusCode === 404) {
       const path = request.url.split('?')[0]!;
       throw errors.notFound(`No route for ${request.method} ${path}; see /openapi.json for the routes this emulator serves`);
+    }
+    if (answer.statusCode >= 400) {
+      let message = answer.statusMessage;
+      try {
+        message = (JSON.parse(answer.body) as { message?: string }).message ?? message;
+      } catch {
+        // not a JSON error body: the status text serves
+      }
+      throw toServiceError(Object.assign(new Error(message), { statusCode: answer.statusCode }), request);
     }
     for (const [name, value] of Object.entries(answer.headers)) {
       if (value !== undefined && !NOT_FORWARDED.has(name)) reply.header(name, value);
@@ -41,6 +51,6 @@ export function registerDocs(app: FastifyInstance): void {
     return reply.code(answer.statusCode).send(answer.rawPayload.length > 0 ? answer.rawPayload : undefined);
   };
 
-  app.get(PREFIX, { schema: { hide: true } }, forward);
-  app.get(`${PREFIX}/*`, { schema: { hide: true } }, forward);
+  // The UI's own routes, so another method on one of them is a 405 and any other /docs path a 404.
+  for (const url of [PREFIX, `${PREFIX}/json`, `${PREFIX}/yaml`, `${PREFIX}/static/*`]) app.get(url, { schema: { hide: true } }, forward);
 }
