@@ -19,7 +19,40 @@ export const EXTERNAL = [
   'undici', // loaded on the first webhook delivery
   'fast-xml-parser', // loaded on the first pacs.008 payout
   'csv-stringify',
+  // Required by Fastify only on demand, and parsing them is start-up time: the default ajv and
+  // fast-json-stringify compilers (zod compiles every schema, so they are never asked for), the test
+  // injector (the first /docs request), and pino's worker transport (not used).
+  '@fastify/ajv-compiler',
+  '@fastify/fast-json-stringify-compiler',
+  'light-my-request',
+  'thread-stream',
 ];
+
+/**
+ * Two packages that the bundle would parse whole for little use:
+ * - zod's 40 locales (≈390 KB): the classic API re-exports them all as `z.locales`; the emulator's messages
+ *   are English, so `z.locales` holds `en` only (zod registers `en` as the default itself).
+ * - yaml (≈250 KB), which @fastify/swagger requires at load for its YAML output (/docs/yaml): a stand-in
+ *   requires the real package from node_modules on first use.
+ */
+const trimmed = {
+  name: 'trimmed-packages',
+  setup(b) {
+    b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${path.sep}zod${path.sep}`) ? { path: path.join(path.dirname(args.importer), '..', 'locales', 'en.js'), namespace: 'zod-locales' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)};`,
+      resolveDir: path.dirname(args.path),
+      loader: 'js',
+    }));
+    b.onResolve({ filter: /^yaml$/ }, (args) => (args.namespace === 'lazy-yaml' ? { path: 'yaml', external: true } : { path: 'yaml', namespace: 'lazy-yaml' }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-yaml' }, () => ({
+      contents: "let real; module.exports = new Proxy({}, { get: (_target, key) => (real ??= require('yaml'))[key] });",
+      loader: 'js',
+    }));
+  },
+};
 
 export async function bundle() {
   await build({
@@ -30,6 +63,7 @@ export async function bundle() {
     format: 'esm',
     target: 'node20',
     external: EXTERNAL,
+    plugins: [trimmed],
     // CommonJS packages inside an ES module bundle still call require() for Node's built-ins.
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
     logLevel: 'warning',

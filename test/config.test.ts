@@ -185,7 +185,29 @@ t.test('the built CLI serves, and stops on SIGTERM', async (t) => {
   t.equal(health.status, 200);
   t.match(await health.json(), { status: 'ok', now: '2026-03-01T12:00:00.000Z' }, '--clock starts frozen');
   t.equal((await fetch(`${url}/v1/accounts`)).status, 401, 'unsigned interface calls are refused');
+  // what the bundle loads from node_modules on first use (scripts/bundle.mjs): Swagger UI with its files,
+  // the injector that forwards to it, and yaml
+  const yaml = await fetch(`${url}/docs/yaml`);
+  t.equal(yaml.status, 200);
+  t.match(await yaml.text(), /^openapi: 3\.1\.0/);
+  const css = await fetch(`${url}/docs/static/swagger-ui.css`);
+  t.equal(css.status, 200);
+  t.ok((await css.arrayBuffer()).byteLength > 10_000, 'the UI\'s stylesheet');
+  const bad = await fetch(`${url}/v1/transactions?pageSize=abc`, { headers: signRequestHeaders('/v1/transactions?pageSize=abc') });
+  t.equal(bad.status, 400);
+  t.match(await bad.json(), { errorCode: 'INVALID_REQUEST', validationErrors: [{ fieldRef: 'pageSize' }] }, 'zod messages in the bundle');
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.kill('SIGTERM');
   t.equal(await exited, 0, 'clean exit on SIGTERM');
 });
+
+/** HMAC headers of the fixtures' SINGLE_USER key for a GET (contract 2). */
+function signRequestHeaders(target: string): Record<string, string> {
+  const timestamp = String(Date.now());
+  return {
+    'x-service-api-key': 'pk_sandbox_single',
+    'x-service-program-id': 'prg_sandbox',
+    'x-service-timestamp': timestamp,
+    'x-service-signature': signRequest({ apiKey: 'pk_sandbox_single', secret: 'sk_sandbox_single_secret', timestamp, method: 'GET', target }),
+  };
+}
