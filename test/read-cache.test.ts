@@ -170,6 +170,46 @@ t.test('changeMarker: a commit by another connection is seen once a request has 
   t.not(changeMarker(memory), m0, 'and its own writes move it');
 });
 
+t.test('changeMarker: other connections\' commits, through the WAL index header and without one', async (t) => {
+  const dir = tempDir(t);
+  // WAL (the emulator's mode): the -shm header moves with every commit, a checkpoint and WAL restart included
+  const walFile = path.join(dir, 'wal.db');
+  const db = scratchDb(walFile);
+  const other = scratchDb(walFile);
+  t.teardown(() => (other.close(), db.close()));
+  noteArrival();
+  let previous = changeMarker(db);
+  for (const [label, write] of [
+    ['an insert', () => other.prepare("INSERT INTO other (v) VALUES ('a')").run()],
+    ['an update', () => other.prepare("UPDATE other SET v = 'b'").run()],
+    ['a commit after a full checkpoint (the WAL restarts)', () => (other.pragma('wal_checkpoint(TRUNCATE)'), other.prepare("INSERT INTO other (v) VALUES ('c')").run())],
+  ] as const) {
+    write();
+    noteArrival();
+    const next = changeMarker(db);
+    t.not(next, previous, `${label} by another connection moves the marker`);
+    previous = next;
+  }
+  noteArrival();
+  db.prepare('SELECT COUNT(*) FROM other').get();
+  noteArrival();
+  t.equal(changeMarker(db), previous, 'reads do not move it');
+
+  // a rollback-journal file has no -shm: PRAGMA data_version is read instead
+  const plainFile = path.join(dir, 'plain.db');
+  const plain = new Database(plainFile);
+  plain.exec('CREATE TABLE other (v TEXT)');
+  const plainOther = new Database(plainFile);
+  t.teardown(() => (plainOther.close(), plain.close()));
+  noteArrival();
+  const before = changeMarker(plain);
+  noteArrival();
+  t.equal(changeMarker(plain), before, 'unchanged without commits');
+  plainOther.prepare("INSERT INTO other (v) VALUES ('x')").run();
+  noteArrival();
+  t.not(changeMarker(plain), before, 'a commit by another connection moves it');
+});
+
 t.test('HTTP: repeated list answers are identical; API writes and reset are seen at once', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);
