@@ -1,6 +1,6 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ReadCache, changeMarker, noteArrival, readCacheOf } from '../src/db/read-cache.js';
@@ -8,7 +8,7 @@ import { listTransactionsPage } from '../src/domains/transactions/transactions-l
 import { AS_ACME_MULTI, AS_JANE, AS_OTHER, buildTestApp, json } from './helper.js';
 import { expectStatus, getJson } from './helpers/money-in.js';
 
-// db/read-cache.ts: answers kept while the change marker (total_changes() + PRAGMA data_version) is
+// db/read-cache.ts: answers kept while the change marker (total_changes() + other connections' commits: the WAL index header, else PRAGMA data_version) is
 // unchanged, and what the two users of it (the transactions list, API keys) answer through HTTP.
 
 function tempDir(t: { teardown(fn: () => void): void }): string {
@@ -147,20 +147,20 @@ t.test('changeMarker: a commit by another connection is seen once a request has 
   const before = changeMarker(db);
   const value = get('k');
   other.prepare("INSERT INTO scratch (v) VALUES ('from the other connection')").run();
-  t.equal(changeMarker(db), before, 'no new arrival: data_version is not re-read (the design: it costs a read transaction)');
+  t.equal(changeMarker(db), before, 'no new arrival: other connections' commits are not looked for again (the design: once per request)');
   t.equal(get('k'), value, 'so the entry is still served until a request arrives');
   t.same(builds, ['k']);
 
   noteArrival();
   const after = changeMarker(db);
   t.not(after, before, 'after an arrival the commit moves the marker');
-  t.equal(after.split(':')[0], before.split(':')[0], 'through data_version: this connection wrote nothing');
+  t.equal(after.split(':')[0], before.split(':')[0], 'through the other connections' part: this connection wrote nothing');
   t.not(get('k'), value, 'and the entry is rebuilt');
   t.same(builds, ['k', 'k']);
   noteArrival();
   t.equal(changeMarker(db), after, 'a new arrival without a commit keeps the marker');
   t.equal(db.prepare('SELECT v FROM scratch').pluck().get(), 'from the other connection');
-  t.match(after, /^\d+:\d+$/, 'a file database: total_changes and data_version');
+  t.match(after, /^\d+:\d+$/, 'a file database: total_changes and the other connections' part');
 
   const memory = scratchDb();
   t.teardown(() => memory.close());
@@ -208,6 +208,25 @@ t.test('changeMarker: other connections\' commits, through the WAL index header 
   plainOther.prepare("INSERT INTO other (v) VALUES ('x')").run();
   noteArrival();
   t.not(changeMarker(plain), before, 'a commit by another connection moves it');
+});
+
+t.test('changeMarker reads the -shm file SQLite uses, not one next to the name given', async (t) => {
+  const dir = tempDir(t);
+  mkdirSync(path.join(dir, 'real'));
+  const realFile = path.join(dir, 'real', 'x.db');
+  scratchDb(realFile).close();
+  // the handle is opened through a symlink, next to which lies a stray -shm that never changes
+  const linkFile = path.join(dir, 'x.db');
+  symlinkSync(realFile, linkFile);
+  writeFileSync(`${linkFile}-shm`, Buffer.alloc(32_768));
+  const db = scratchDb(linkFile);
+  const other = scratchDb(realFile);
+  t.teardown(() => (other.close(), db.close()));
+  noteArrival();
+  const before = changeMarker(db);
+  other.prepare("INSERT INTO other (v) VALUES ('through the real path')").run();
+  noteArrival();
+  t.not(changeMarker(db), before, 'the commit is seen');
 });
 
 t.test('HTTP: repeated list answers are identical; API writes and reset are seen at once', async (t) => {

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import type { Db } from './connection.js';
 import { sql } from './connection.js';
 
@@ -20,6 +20,10 @@ import { sql } from './connection.js';
 //   app.ts). That is still exact for every request: its answer uses a reading taken after it arrived, so
 //   a commit a client saw finish before sending it is always seen. A header caught mid-update only reads
 //   as a change (a rebuild), never as no change.
+//
+// Limits, none reachable from the emulator's own code: schema changes by this connection (DROP/ALTER) do not
+// move total_changes() (migrations run before anything is cached), and a statement iterator left open on the
+// connection pins an older snapshot while db.inTransaction is false (nothing here iterates).
 
 let arrivals = 0;
 
@@ -35,12 +39,22 @@ interface CommitWatch {
 }
 
 const watches = new WeakMap<Db, CommitWatch>();
-// The -shm descriptor is closed when its database handle is collected (tests open many files).
-const descriptors = new FinalizationRegistry<number>((fd) => {
+
+// One read-only descriptor per -shm file (by device and inode) for the whole process, shared by every handle
+// on that database. POSIX: closing ANY descriptor of a file drops every fcntl lock the process holds on it,
+// SQLite's own locks on the -shm included (https://www.sqlite.org/howtocorrupt.html, 2.2.1), so a descriptor
+// is never closed while SQLite may use the file, and never opened twice: only once SQLite has deleted the
+// file (no connection of this process uses it any more) is it closed, when a handle that used it is collected.
+const shmDescriptors = new Map<string, number>();
+const releaseShm = new FinalizationRegistry<string>((key) => {
+  const fd = shmDescriptors.get(key);
+  if (fd === undefined) return;
   try {
+    if (fstatSync(fd).nlink > 0) return; // still SQLite's file
+    shmDescriptors.delete(key);
     closeSync(fd);
   } catch {
-    // already closed
+    // already gone
   }
 });
 
@@ -51,20 +65,35 @@ export function noteArrival(): void {
   arrivals += 1;
 }
 
+/** The descriptor of the database's -shm file, or null (not in WAL mode, or not readable: data_version). */
+function shmDescriptor(db: Db): number | null {
+  try {
+    if (String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return null;
+    // SQLite's own name for the file: absolute, symlinks resolved (db.name is the path as given).
+    const main = (db.pragma('database_list') as Array<{ name: string; file: string }>).find((entry) => entry.name === 'main');
+    if (!main?.file) return null;
+    const path = `${main.file}-shm`;
+    const { dev, ino } = statSync(path);
+    const key = `${dev}:${ino}`;
+    let fd = shmDescriptors.get(key);
+    if (fd === undefined) {
+      fd = openSync(path, 'r');
+      shmDescriptors.set(key, fd);
+    }
+    releaseShm.register(db, key);
+    return fd;
+  } catch {
+    return null;
+  }
+}
+
 function watchOf(db: Db): CommitWatch {
   let watch = watches.get(db);
   if (!watch) {
-    let fd: number | null = null;
-    try {
-      if (String(db.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal') fd = openSync(`${db.name}-shm`, 'r');
-    } catch {
-      fd = null;
-    }
-    if (fd !== null) descriptors.register(db, fd);
     watch = {
       arrival: -1,
       version: 0,
-      fd,
+      fd: shmDescriptor(db),
       last: Buffer.alloc(WAL_INDEX_HEADER_BYTES),
       reading: Buffer.alloc(WAL_INDEX_HEADER_BYTES),
       dataVersion: -1,
@@ -84,7 +113,7 @@ function sawOtherCommits(db: Db, watch: CommitWatch): boolean {
         return true;
       }
     } catch {
-      // unreadable now: fall back below for good
+      // unreadable now: fall back below for good (the descriptor stays open, see shmDescriptors)
     }
     watch.fd = null;
   }
@@ -101,8 +130,8 @@ export function changeMarker(db: Db): string {
   if (db.memory) return `${changes}`;
   const watch = watchOf(db);
   if (watch.arrival !== arrivals) {
-    watch.arrival = arrivals;
     if (sawOtherCommits(db, watch)) watch.version += 1;
+    watch.arrival = arrivals; // only once read: a failed reading is tried again
   }
   return `${changes}:${watch.version}`;
 }
