@@ -8,7 +8,8 @@ import { listTransactionsPage } from '../src/domains/transactions/transactions-l
 import { AS_ACME_MULTI, AS_JANE, AS_OTHER, buildTestApp, json } from './helper.js';
 import { expectStatus, getJson } from './helpers/money-in.js';
 
-// db/read-cache.ts: answers kept while the change marker (total_changes() + other connections' commits: the WAL index header, else PRAGMA data_version) is
+// db/read-cache.ts: answers kept while the change marker (total_changes() + commits of other connections,
+// from the WAL index header or else PRAGMA data_version) is
 // unchanged, and what the two users of it (the transactions list, API keys) answer through HTTP.
 
 function tempDir(t: { teardown(fn: () => void): void }): string {
@@ -147,20 +148,20 @@ t.test('changeMarker: a commit by another connection is seen once a request has 
   const before = changeMarker(db);
   const value = get('k');
   other.prepare("INSERT INTO scratch (v) VALUES ('from the other connection')").run();
-  t.equal(changeMarker(db), before, 'no new arrival: other connections' commits are not looked for again (the design: once per request)');
+  t.equal(changeMarker(db), before, 'no new arrival: commits of other connections are not looked for again (the design: once per request)');
   t.equal(get('k'), value, 'so the entry is still served until a request arrives');
   t.same(builds, ['k']);
 
   noteArrival();
   const after = changeMarker(db);
   t.not(after, before, 'after an arrival the commit moves the marker');
-  t.equal(after.split(':')[0], before.split(':')[0], 'through the other connections' part: this connection wrote nothing');
+  t.equal(after.split(':')[0], before.split(':')[0], 'through the part for other connections: this connection wrote nothing');
   t.not(get('k'), value, 'and the entry is rebuilt');
   t.same(builds, ['k', 'k']);
   noteArrival();
   t.equal(changeMarker(db), after, 'a new arrival without a commit keeps the marker');
   t.equal(db.prepare('SELECT v FROM scratch').pluck().get(), 'from the other connection');
-  t.match(after, /^\d+:\d+$/, 'a file database: total_changes and the other connections' part');
+  t.match(after, /^\d+:\d+$/, 'a file database: total_changes and the part for other connections');
 
   const memory = scratchDb();
   t.teardown(() => memory.close());
