@@ -151,9 +151,8 @@ declare module 'fastify' {
 /**
  * Hooks that record every request except the journal's own and the dashboard's static files: arrival in
  * onRequest, the payload in onSend, the entry in onResponse (latency to the end of the write). They are
- * callback-style and keep their
- * bookkeeping on the request: they run on every request, and a promise per hook and a WeakMap entry per
- * request showed in the list's profile (issue 9).
+ * callback-style and keep their bookkeeping on the request: they run on every request, and a promise per
+ * hook and a WeakMap entry per request showed in the list's profile (issue 9).
  */
 export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJournal {
   const journal = new RequestJournal(ctx.config.journalSize);

@@ -1,12 +1,12 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
-import { errors, toServiceError } from './errors.js';
+import { noRoute, toServiceError } from './errors.js';
 
 // Swagger UI at /docs (issue 2), built on its first request instead of at start-up (issue 9: cold start).
 // @fastify/swagger-ui registers @fastify/static and its file routes, a tenth of the start-up, for a page
 // most runs never open. The UI lives in a small Fastify instance of its own, made on the first /docs
 // request, holding the main app's finished document (@fastify/swagger in static mode); the main app
-// forwards /docs and /docs/* to it.
+// forwards the UI's routes to it.
 
 const PREFIX = '/docs';
 // Hop-by-hop and length headers are the main app's to set.
@@ -32,10 +32,7 @@ export function registerDocs(app: FastifyInstance): void {
     // HEAD is asked as GET so the length header is the page's; Node sends no body on a HEAD answer.
     const answer = await inner.inject({ method: 'GET', url: request.raw.url ?? request.url, headers: request.headers });
     // The UI's own refusals (404, a forbidden static path, 412, 416 ...) get the error body of interface 7.
-    if (answer.statusCode === 404) {
-      const path = request.url.split('?')[0]!;
-      throw errors.notFound(`No route for ${request.method} ${path}; see /openapi.json for the routes this emulator serves`);
-    }
+    if (answer.statusCode === 404) throw noRoute(request.method, request.url.split('?')[0]!);
     if (answer.statusCode >= 400) {
       let message = answer.statusMessage;
       try {

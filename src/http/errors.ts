@@ -197,7 +197,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       );
       return;
     }
-    sendError(reply, errors.notFound(`No route for ${request.method} ${path}; see /openapi.json for the routes this emulator serves`));
+    sendError(reply, noRoute(request.method, path));
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
@@ -219,6 +219,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
  */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   sendError(reply, toServiceError(error, request));
+}
+
+/** The 404 of a path no route serves (contract 1). */
+export function noRoute(method: string, path: string): ServiceError {
+  return errors.notFound(`No route for ${method} ${path}; see /openapi.json for the routes this emulator serves`);
 }
 
 export function toServiceError(error: unknown, request?: FastifyRequest): ServiceError {
