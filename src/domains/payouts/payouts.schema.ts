@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CreditRail } from '../fees-fx/fees-fx.schema.js';
 import { PAYMENT_PURPOSES, type PaymentPurpose } from '../transactions/transactions.machine.js';
 
 // Payout submission (interface 2.15, 4.12; contract 6): path, headers, the decoded `json` payload and the
@@ -62,7 +63,11 @@ export type PayoutSubmissionResponse = z.infer<typeof payoutSubmissionResponse>;
 /** A payout order, whichever format it came in; `refs` name each field in the caller's format for errors. */
 export interface PayoutOrder {
   messageId: string | null;
-  debitAccountId: string;
+  /**
+   * The debit account: by id (json `entityId`); by a pacs.008 `DbtrAcct/Id/Othr/Id` (an account id, or an
+   * account number or IBAN shown in one of the caller's deposit instructions); by `DbtrAcct/Id/IBAN`.
+   */
+  debtor: { by: 'ID' | 'OTHR' | 'IBAN'; value: string };
   /** The beneficiary by id, by its bank account (IBAN or account number), or both (id + the instrument's account). */
   creditor: { beneficiaryId?: string; iban?: string; accountNumber?: string };
   instrumentId: string | null;
@@ -71,5 +76,7 @@ export interface PayoutOrder {
   debitMemo: string | null;
   externalId: string | null;
   purpose: PaymentPurpose | null;
+  /** Credit rails the message asks for, first preferred; the first the instrument allows is used, else its default. */
+  requestedRails: CreditRail[];
   refs: { debitAccountId: string; beneficiaryId: string; account: string; instrumentId: string; amount: string; currency: string };
 }

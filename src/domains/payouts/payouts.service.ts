@@ -77,7 +77,7 @@ function parseJsonOrder(text: string): PayoutOrder {
   const input = parseOrThrow(payoutJsonPayload, payload);
   return {
     messageId: input.messageId ?? null,
-    debitAccountId: input.entityId,
+    debtor: { by: 'ID', value: input.entityId },
     creditor: { beneficiaryId: input.beneficiaryId },
     instrumentId: input.instrumentId ?? null,
     amount: input.amount,
@@ -86,8 +86,21 @@ function parseJsonOrder(text: string): PayoutOrder {
     debitMemo: input.reference,
     externalId: input.reference,
     purpose: input.purpose ?? null,
+    requestedRails: [],
     refs: { debitAccountId: 'entityId', beneficiaryId: 'beneficiaryId', account: 'beneficiaryId', instrumentId: 'instrumentId', amount: 'amount', currency: 'currency' },
   };
+}
+
+/**
+ * A lookup refusal that names the field or element it came from (docs/payouts.md#errors): 404 with a
+ * `NotFound` item, 403 with an `InvalidValue` item, the same shape as every other 404 with validation
+ * details; the message keeps the path in front so it reads alone too.
+ */
+function refusalAt(status: 403 | 404, fieldRef: string, message: string): ServiceError {
+  const text = `${fieldRef}: ${message}`;
+  return status === 404
+    ? new ServiceError(404, 'NOT_FOUND', text, [{ type: 'NotFound', fieldRef, message: text }])
+    : new ServiceError(403, 'FORBIDDEN', text, [{ type: 'InvalidValue', fieldRef, message: text }]);
 }
 
 /** Re-label a lookup error with the field of the payload it came from. */
@@ -96,10 +109,43 @@ function naming<T>(fieldRef: string, lookup: () => T): T {
     return lookup();
   } catch (error) {
     if (error instanceof ServiceError && (error.statusCode === 403 || error.statusCode === 404)) {
-      throw new ServiceError(error.statusCode, error.errorCode, `${fieldRef}: ${error.message}`);
+      throw refusalAt(error.statusCode, fieldRef, error.message);
     }
     throw error;
   }
+}
+
+/** Accounts of the programme whose deposit instructions show this IBAN (or account number), the caller's first. */
+function accountsShowing(ctx: AppContext, caller: Caller, keys: readonly string[], value: string): Array<{ id: string; user_id: string }> {
+  return sql<{ id: string; user_id: string }>(
+    ctx.db,
+    `SELECT DISTINCT a.id, a.user_id, a.user_id = ? AS own, a.created_at_ms
+       FROM deposit_instructions d JOIN accounts a ON a.id = d.account_id, json_each(d.fields) f
+      WHERE a.programme_id = ?
+        AND json_extract(f.value, '$.key') IN (SELECT value FROM json_each(?))
+        AND replace(upper(json_extract(f.value, '$.value')), ' ', '') = ?
+      ORDER BY own DESC, a.created_at_ms, a.id`,
+  ).all(caller.userId, caller.programmeId, JSON.stringify(keys), value.replace(/\s+/g, '').toUpperCase());
+}
+
+/**
+ * The debit account (docs/payouts.md#debtor): an account id, or (pacs.008) an IBAN or account number shown
+ * in one of the caller's own deposit instructions. Another user's account is 403, an unknown one 404.
+ */
+function resolveDebitAccount(ctx: AppContext, caller: Caller, order: PayoutOrder): AccountRow {
+  const { debtor, refs } = order;
+  if (debtor.by !== 'IBAN') {
+    const exists = sql<{ id: string }>(ctx.db, 'SELECT id FROM accounts WHERE id = ? AND programme_id = ?').get(debtor.value, caller.programmeId);
+    if (exists || debtor.by === 'ID') return naming(refs.debitAccountId, () => requireOwnAccount(ctx, caller, debtor.value));
+  }
+  const keys = debtor.by === 'IBAN' ? ['iban'] : ['iban', 'accountNumber'];
+  const [account] = accountsShowing(ctx, caller, keys, debtor.value);
+  if (!account) {
+    const what = debtor.by === 'IBAN' ? 'IBAN' : 'account id, account number or IBAN';
+    throw refusalAt(404, refs.debitAccountId, `no account of ${caller.userId} has the ${what} ${debtor.value} (see the deposit instructions of GET /v1/accounts/{accountId})`);
+  }
+  if (account.user_id !== caller.userId) throw refusalAt(403, refs.debitAccountId, `${debtor.value} is an account of another user`);
+  return naming(refs.debitAccountId, () => requireOwnAccount(ctx, caller, account.id));
 }
 
 function resolveCreditor(ctx: AppContext, caller: Caller, order: PayoutOrder): { beneficiary: BeneficiaryRow; instrument: BeneficiaryInstrumentRow } {
@@ -110,7 +156,7 @@ function resolveCreditor(ctx: AppContext, caller: Caller, order: PayoutOrder): {
 
   if (creditor.beneficiaryId === undefined) {
     const found = findBankInstrument(ctx, caller, creditor);
-    if (!found) throw errors.notFound(`${refs.account}: no beneficiary of ${caller.userId} has a bank account ${creditor.iban ?? creditor.accountNumber}`);
+    if (!found) throw refusalAt(404, refs.account, `no beneficiary of ${caller.userId} has a bank account ${creditor.iban ?? creditor.accountNumber}`);
     return found;
   }
   const beneficiary = naming(refs.beneficiaryId, () => requireOwnBeneficiary(ctx, caller, creditor.beneficiaryId!));
@@ -120,7 +166,7 @@ function resolveCreditor(ctx: AppContext, caller: Caller, order: PayoutOrder): {
   const instruments = instrumentsOf(ctx, beneficiary.id);
   if (hasAccount) {
     const instrument = instruments.find(accountMatches);
-    if (!instrument) throw errors.notFound(`${refs.account}: beneficiary ${beneficiary.id} has no bank account ${creditor.iban ?? creditor.accountNumber}`);
+    if (!instrument) throw refusalAt(404, refs.account, `beneficiary ${beneficiary.id} has no bank account ${creditor.iban ?? creditor.accountNumber}`);
     return { beneficiary, instrument };
   }
   const instrument = instruments.find((candidate) => candidate.currency === order.currency);
@@ -162,13 +208,16 @@ export function submitPayout(ctx: AppContext, caller: Caller, submission: Payout
   const text = decodeBody(submission.body);
   const order = submission.format === 'json' ? parseJsonOrder(text) : parsePacs008(text);
 
-  const debit: AccountRow = naming(order.refs.debitAccountId, () => requireOwnAccount(ctx, caller, order.debitAccountId));
+  const debit = resolveDebitAccount(ctx, caller, order);
   const { beneficiary, instrument } = resolveCreditor(ctx, caller, order);
   if (instrument.currency !== order.currency) {
     throw errors.field('InvalidValue', order.refs.currency, `${order.currency} does not match instrument ${instrument.id}, which is paid in ${instrument.currency}`);
   }
   const creditAmountMinor = parsePositiveAmount(ctx, order.amount, order.currency, order.refs.amount);
-  const rail = railsFor(instrument)[0]!;
+  // The rail the message asks for when the instrument allows it, else the instrument's default; the fee
+  // follows the rail used (docs/payouts.md#rail).
+  const allowed = railsFor(instrument);
+  const rail = order.requestedRails.find((requested) => allowed.includes(requested)) ?? allowed[0]!;
   const priced = quote(ctx, {
     debitCurrency: debit.currency,
     creditCurrency: instrument.currency,
