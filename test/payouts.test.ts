@@ -226,6 +226,9 @@ t.test('references: unknown and foreign ids', async (t) => {
   const unknownAccount = await postPayout(sandbox, { body: jsonPayout({ entityId: 'acct_nope' }) });
   t.equal(unknownAccount.statusCode, 404);
   t.match(json(unknownAccount).message, /^entityId: /);
+  t.match(json(unknownAccount), { errorCode: 'NOT_FOUND', validationErrors: [{ type: 'NotFound', fieldRef: 'entityId' }] }, 'the field is named in validationErrors too');
+  const foreignAccount = await postPayout(sandbox, { body: jsonPayout({ entityId: 'acct_jane_usd' }) });
+  t.match(json(foreignAccount), { errorCode: 'FORBIDDEN', validationErrors: [{ type: 'InvalidValue', fieldRef: 'entityId' }] });
   t.equal((await postPayout(sandbox, { body: jsonPayout({ entityId: 'acct_jane_usd' }) })).statusCode, 403, 'another user\'s account');
   t.equal((await postPayout(sandbox, { body: jsonPayout({ beneficiaryId: 'ben_john' }) })).statusCode, 403, 'another user\'s beneficiary');
   t.equal((await postPayout(sandbox, { body: jsonPayout({ beneficiaryId: 'ben_nope' }) })).statusCode, 404);
@@ -233,6 +236,7 @@ t.test('references: unknown and foreign ids', async (t) => {
   const unknownIban = await postPayout(sandbox, { format: 'pacs008', body: base64(EUR_SEPA_XML.replace('DE02120300000000202051', 'DE75512108001245126199')) });
   t.equal(unknownIban.statusCode, 404);
   t.match(json(unknownIban).message, /CdtrAcct\.Id\.IBAN/);
+  t.match(json(unknownIban).validationErrors, [{ type: 'NotFound', fieldRef: 'FIToFICstmrCdtTrf.CdtTrfTxInf.CdtrAcct.Id.IBAN' }]);
 });
 
 t.test('Idempotency-Key replayed: same body -> the same 202, another body -> 409', async (t) => {
