@@ -235,6 +235,7 @@ const REFUSALS: Refusal[] = [
   },
   { name: 'an external entity', xml: edit(SCT, ['<Document', '<!DOCTYPE Document [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n<Document'], ['ACME-SEPA-2026-0042', '&x;']), type: 'InvalidValue', fieldRef: 'body' },
   { name: 'not well-formed', xml: SCT.replace('</GrpHdr>', ''), type: 'InvalidFormat', fieldRef: 'body' },
+  { name: 'elements nested 5000 deep', xml: edit(SCT, ['<Dbtr><Nm>', `<Dbtr><Nm>${'<x>'.repeat(5000)}${'</x>'.repeat(5000)}`]), type: 'InvalidFormat', fieldRef: 'body', message: /nested/ },
 ];
 
 t.test('each broken message is refused naming the element, and nothing is created', async (t) => {

@@ -324,7 +324,14 @@ export function parsePacs008(xml: string): PayoutOrder {
   if (valid !== true) {
     throw errors.field('InvalidFormat', 'body', `The decoded payload is not well-formed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
   }
-  const located = locateDocument(parser.parse(text) as XmlNode);
+  let parsed: XmlNode;
+  try {
+    parsed = parser.parse(text) as XmlNode;
+  } catch (error) {
+    // the parser's own limits (elements nested over 100 deep, say): the message is refused, never a 500
+    throw errors.field('InvalidFormat', 'body', `The decoded payload cannot be read as a pacs.008 message: ${(error as Error).message}`);
+  }
+  const located = locateDocument(parsed);
   const version = documentVersion(located.documentNamespace);
   if (located.header) checkHeader(located.header, version);
   const document = located.document;
