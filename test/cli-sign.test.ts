@@ -6,7 +6,7 @@ import t from 'tap';
 import { signRequest } from '../src/lib/hmac.js';
 import { CLI, ensureBuilt, startServerProcess } from './helpers/server-process.js';
 
-// `service-sandbox sign` from the built CLI (docs/payouts.md#curl): the payout variant for
+// `service-sandbox sign` from the built CLI (docs/payouts.md#sending-a-pacs008-with-curl): the payout variant for
 // /v1/payout-origination/* targets, checked by sending the signed request to the built server; refusals of
 // --user with a SINGLE_USER key and of an unknown --format, one line and exit code 2.
 

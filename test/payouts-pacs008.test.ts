@@ -5,7 +5,7 @@ import { sql } from '../src/db/connection.js';
 import { buildTestApp, json, type TestApp } from './helper.js';
 import { base64, countTransactions, fund, postPayout, transaction } from './helpers/funding.js';
 
-// pacs.008 messages as banks send them (docs/payouts.md#pacs008): a Document alone or in an envelope with
+// pacs.008 messages as banks send them (docs/payouts.md#the-pacs008-payload-iso-20022): a Document alone or in an envelope with
 // its AppHdr, debtors by IBAN or account number, one payment per message, remittance lines, rail hints.
 // The messages under test/fixtures/pacs008 were written for these tests against the fixture data
 // (fixtures/default.json: Acme's deposit instructions, the beneficiaries Globex and Müller).

@@ -3,10 +3,10 @@ import { signRequest } from '../lib/hmac.js';
 import { DEFAULT_FIXTURES } from '../config.js';
 
 // `service-sandbox sign METHOD TARGET` prints curl `-H` arguments (or a JSON object) with a fresh HMAC
-// signature (docs/authentication.md), so documented examples can be pasted as they are:
+// signature (docs/authentication.md#the-sign-helper), so documented examples can be pasted as they are:
 //   curl -s http://127.0.0.1:4010/v1/accounts $(npx service-sandbox sign GET /v1/accounts)
 // A target under /v1/payout-origination/ gets the payout variant (interface 4.12, 5.2): an RFC 3339
-// timestamp and `sha256=<hex>`, the programme id left out of the signed string (docs/payouts.md#curl).
+// timestamp and `sha256=<hex>`, the programme id left out of the signed string (docs/payouts.md#sending-a-pacs008-with-curl).
 
 const PAYOUT_PATH = '/v1/payout-origination/';
 const FORMATS = ['curl', 'json'] as const;

@@ -5,7 +5,7 @@ import type { CreditRail } from '../fees-fx/fees-fx.schema.js';
 import type { PayoutOrder } from './payouts.schema.js';
 
 // ISO 20022 pacs.008 (FI to FI customer credit transfer) -> payout order, as banks send it
-// (docs/payouts.md#pacs008; interface 4.12). Parsed with a real XML parser (fast-xml-parser). The
+// (docs/payouts.md#the-pacs008-payload-iso-20022, docs/decisions.md#pacs008-envelope; interface 4.12). Parsed with a real XML parser (fast-xml-parser). The
 // `Document` (pacs.008.001.02 to .13, namespace checked) comes alone or inside any wrapper element next to
 // a business application header (head.001.001.01 to .04). Namespace prefixes, a BOM, comments and
 // `xsi:schemaLocation` are fine; a DOCTYPE (and so any entity declaration) is refused. Every refusal names
@@ -226,7 +226,7 @@ function checkHeader(header: NonNullable<Located['header']>, version: string): v
   }
 }
 
-/** GrpHdr/NbOfTxs must count the CdtTrfTxInf, and be 1: one submission is one payment and one transactionId. */
+/** GrpHdr/NbOfTxs must count the CdtTrfTxInf, and be 1: one submission is one payment and one transactionId (docs/payouts.md#one-payment-per-message). */
 function singleTransaction(document: unknown): unknown {
   const declared = textOf(at(document, `${GROUP}.NbOfTxs`)) ?? missing(`${GROUP}.NbOfTxs`, 'the number of transactions, 1');
   if (!/^\d{1,15}$/.test(declared)) throw errors.field('InvalidFormat', `${GROUP}.NbOfTxs`, `${GROUP}.NbOfTxs must be a whole number; got "${declared}"`);
@@ -276,7 +276,7 @@ function remittanceOf(tx: unknown): string | null {
 }
 
 /**
- * Rails the message asks for, in order of precedence (docs/payouts.md#rail): a Fedwire settlement
+ * Rails the message asks for, in order of precedence (docs/payouts.md#rail, docs/decisions.md#pacs008-rail): a Fedwire settlement
  * (`SttlmInf/ClrSys/Cd` FDW) or urgent service level (URGP) asks for a wire, the local instrument INST for
  * SEPA Instant (it comes with SvcLvl SEPA in an SCT Inst message, so it goes first), SvcLvl SEPA for SEPA.
  * Payment type information may sit on the group header (older versions) or on the transaction.
@@ -306,7 +306,7 @@ function debtorOf(tx: unknown): Pick<PayoutOrder, 'debtor'> & { ref: string } {
   );
 }
 
-/** PmtId/EndToEndId; NOTPROVIDED is how the ISO 20022 rulebooks write "none" (docs/payouts.md#pacs008). */
+/** PmtId/EndToEndId; NOTPROVIDED is how the ISO 20022 rulebooks write "none" (docs/decisions.md#pacs008-mapping). */
 function endToEndIdOf(tx: unknown): string | null {
   const id = textOf(at(tx, 'PmtId.EndToEndId'));
   return id === undefined || id === 'NOTPROVIDED' ? null : id;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { CreditRail } from '../fees-fx/fees-fx.schema.js';
 import { PAYMENT_PURPOSES, type PaymentPurpose } from '../transactions/transactions.machine.js';
 
-// Payout submission (interface 2.15, 4.12; contract 6): path, headers, the decoded `json` payload and the
+// Payout submission (docs/payouts.md; interface 2.15, 4.12): path, headers, the decoded `json` payload and the
 // 202 answer. The body itself is one Base64 string (Content-Type: text/plain), decoded by the service.
 
 export const PAYOUT_FORMATS = ['json', 'pacs008'] as const;
@@ -33,7 +33,7 @@ const decimalAmount = z
 const idField = (field: string) =>
   z.string({ error: `${field} is required (a string id)` }).min(1, `${field} must not be empty`).max(128, `${field} must be at most 128 characters`);
 
-/** The decoded `json` payload (interface 4.12, contract 6). */
+/** The decoded `json` payload (docs/decisions.md#payout-json-payload; interface 4.12). */
 export const payoutJsonPayload = z
   .object({
     entityId: idField('entityId').describe('The debit account id'),

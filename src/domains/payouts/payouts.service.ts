@@ -24,7 +24,7 @@ import { createTransaction } from '../transactions/transactions.service.js';
 import { parsePacs008 } from './pacs008.js';
 import { payoutJsonPayload, type PayoutFormat, type PayoutOrder, type PayoutSubmissionResponse } from './payouts.schema.js';
 
-// Payout submission (interface 4.12, 2.15; contract 6): a Base64 body holding a json payload or a pacs.008
+// Payout submission (docs/payouts.md; interface 4.12, 2.15): a Base64 body holding a json payload or a pacs.008
 // message becomes one WITHDRAWAL to a beneficiary, accepted with 202 and then run on the rail timeline.
 // Not enough funds does not refuse the submission: the transaction is recorded FAILED with
 // statusCode INSUFFICIENT_FUNDS, as the real service reports it asynchronously.
@@ -40,7 +40,7 @@ export interface PayoutSubmission {
   body: string | undefined;
 }
 
-/** Base64 -> UTF-8 text; any failure is 400 InvalidFormat on `body` (contract 6). */
+/** Base64 -> UTF-8 text; any failure is 400 InvalidFormat on `body` (docs/decisions.md#payout-body). */
 function decodeBody(body: string | undefined): string {
   const compact = (body ?? '').replace(/\s+/g, '');
   if (compact.length === 0) {
@@ -92,7 +92,7 @@ function parseJsonOrder(text: string): PayoutOrder {
 }
 
 /**
- * A lookup refusal that names the field or element it came from (docs/payouts.md#errors): 404 with a
+ * A lookup refusal that names the field or element it came from (docs/payouts.md#refusals): 404 with a
  * `NotFound` item, 403 with an `InvalidValue` item, the same shape as every other 404 with validation
  * details; the message keeps the path in front so it reads alone too.
  */
@@ -129,7 +129,7 @@ function accountsShowing(ctx: AppContext, caller: Caller, keys: readonly string[
 }
 
 /**
- * The debit account (docs/payouts.md#debtor): an account id, or (pacs.008) an IBAN or account number shown
+ * The debit account (docs/payouts.md#debtor-account): an account id, or (pacs.008) an IBAN or account number shown
  * in one of the caller's own deposit instructions. Another user's account is 403, an unknown one 404.
  */
 function resolveDebitAccount(ctx: AppContext, caller: Caller, order: PayoutOrder): AccountRow {
@@ -185,7 +185,7 @@ function idempotencyOwner(caller: Caller): string {
 }
 
 /**
- * Contract 6. Runs inside the route's SQLite transaction: either the transaction and the Idempotency-Key
+ * docs/payouts.md#rules. Runs inside the route's SQLite transaction: either the transaction and the Idempotency-Key
  * record are both written, or nothing is.
  */
 export function submitPayout(ctx: AppContext, caller: Caller, submission: PayoutSubmission): PayoutSubmissionResponse {
@@ -193,7 +193,7 @@ export function submitPayout(ctx: AppContext, caller: Caller, submission: Payout
   if (user?.type !== 'BUSINESS') {
     throw errors.forbidden(`Payout origination is for BUSINESS users; ${caller.userId} is a ${user?.type ?? 'unknown'} user`, 'INVALID_USER_TYPE');
   }
-  assertEnrollmentActive(ctx, caller.userId); // issue 7: activation gates money
+  assertEnrollmentActive(ctx, caller.userId); // activation gates money (docs/decisions.md#enrollment-gate)
 
   const requestHash = createHash('sha256').update(`${submission.format}\n${submission.body ?? ''}`).digest('hex');
   const previous = sql<{ request_hash: string; response_body: string }>(
