@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../config.js';
@@ -10,20 +10,79 @@ import { CONTROL_PLANE } from './emulator.routes.js';
 import { dashboardStateQuery, dashboardStateResponse } from './overview.schema.js';
 import { getDashboardState } from './overview.service.js';
 
-// The dashboard (issue 8, contract 10): plain HTML, CSS and one ES module, committed as source under
-// src/emulator/dashboard/ and served from there (no build step). They are read from the package root, so
-// the same files serve from src/ (tests) and from dist/ (npm start, Docker: the image must contain
+// The dashboard (docs/dashboard.md): plain HTML, CSS and native ES modules, committed as source under
+// src/emulator/dashboard/ and served from there as they are (no build step). They are read from the package
+// root, so the same files serve from src/ (tests) and from dist/ (npm start, Docker: the image must contain
 // src/emulator/dashboard/). The request journal skips /_emulator/ui*, so the dashboard's own polling of
 // /_emulator/ui/state never crowds out the requests a user wants to see.
 
 export const DASHBOARD_DIR = path.join(PROJECT_ROOT, 'src', 'emulator', 'dashboard');
 
-const ASSETS = {
-  'index.html': 'text/html; charset=utf-8',
-  'app.js': 'text/javascript; charset=utf-8',
-  'app.css': 'text/css; charset=utf-8',
-} as const;
-type AssetName = keyof typeof ASSETS;
+const PAGE_URL = '/_emulator/ui';
+const PAGE_FILE = 'index.html';
+
+/** The files served beside the page, by extension; anything else in the folder is not served. */
+const FILE_TYPES: Readonly<Record<string, string>> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+};
+
+/**
+ * A file or folder name the dashboard may serve: letters, digits, `_` and `-`, one optional extension. It
+ * needs no escaping in a URL and cannot be `.`, `..` or hidden, so a served URL maps to exactly one file.
+ */
+const SERVABLE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9]+)?$/;
+
+export interface DashboardFile {
+  /** e.g. /_emulator/ui/panels/detail.js */
+  url: string;
+  contentType: string;
+  body: string;
+}
+
+export interface DashboardFiles {
+  page: string;
+  /** Sorted by URL. */
+  files: DashboardFile[];
+}
+
+/**
+ * The page and every .js and .css file under `dir` (subfolders included), read into memory. Only regular
+ * files with servable names count: symbolic links, hidden files and other extensions are left out, so
+ * nothing outside the folder can ever be served. Each file becomes one route of its own
+ * (docs/dashboard.md#how-the-page-is-built); a URL that is not one of them is the usual 404.
+ */
+export function readDashboardFiles(dir: string = DASHBOARD_DIR): DashboardFiles | Error {
+  try {
+    const files: DashboardFile[] = [];
+    const walk = (folder: string, urlPrefix: string) => {
+      for (const entry of readdirSync(folder, { withFileTypes: true })) {
+        if (!SERVABLE_NAME.test(entry.name)) continue;
+        const where = path.join(folder, entry.name);
+        if (entry.isDirectory()) walk(where, `${urlPrefix}${entry.name}/`);
+        const contentType = FILE_TYPES[path.extname(entry.name)];
+        if (entry.isFile() && contentType) files.push({ url: `${urlPrefix}${entry.name}`, contentType, body: readFileSync(where, 'utf8') });
+      }
+    };
+    walk(dir, `${PAGE_URL}/`);
+    files.sort((a, b) => (a.url < b.url ? -1 : 1));
+    return { page: readFileSync(path.join(dir, PAGE_FILE), 'utf8'), files };
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+// Read once per process, at the first app built: the files are source, not data.
+let installed: DashboardFiles | Error | undefined;
+function installedDashboard(): DashboardFiles | Error {
+  return (installed ??= readDashboardFiles());
+}
+
+/** The URLs of the page and its files: open without the admin token (docs/dashboard.md#read-endpoints-behind-the-dashboard). */
+export function dashboardFileUrls(): string[] {
+  const dashboard = installedDashboard();
+  return [PAGE_URL, ...(dashboard instanceof Error ? [] : dashboard.files.map((file) => file.url))];
+}
 
 // Defence in depth: every value is inserted as text (textContent), and the policy forbids inline script,
 // inline handlers and foreign origins should anything ever slip through.
@@ -39,26 +98,13 @@ const SECURITY_HEADERS = {
 // server's request log at the default level.
 const QUIET = 'warn';
 
-function loadAssets(): Map<AssetName, string> | Error {
-  try {
-    return new Map((Object.keys(ASSETS) as AssetName[]).map((name) => [name, readFileSync(path.join(DASHBOARD_DIR, name), 'utf8')]));
-  } catch (error) {
-    return error as Error;
-  }
-}
-
 export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {
-    const assets = loadAssets();
+    const dashboard = installedDashboard();
+    const send = (reply: FastifyReply, contentType: string, body: string) => reply.headers(SECURITY_HEADERS).type(contentType).send(body);
 
-    const serve = (name: AssetName) => async (_request: FastifyRequest, reply: FastifyReply) => {
-      if (assets instanceof Error) {
-        throw errors.internal(`Dashboard files are missing from ${DASHBOARD_DIR}; the install must include src/emulator/dashboard/`);
-      }
-      return reply.headers(SECURITY_HEADERS).type(ASSETS[name]).send(assets.get(name));
-    };
     app.get(
-      '/_emulator/ui',
+      PAGE_URL,
       {
         config: CONTROL_PLANE,
         schema: {
@@ -68,11 +114,17 @@ export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: z.string().describe('text/html'), ...errorResponses() },
         },
       },
-      serve('index.html'),
+      async (_request, reply) => {
+        if (dashboard instanceof Error) {
+          throw errors.internal(`Dashboard files are missing from ${DASHBOARD_DIR}; the install must include src/emulator/dashboard/`);
+        }
+        return send(reply, 'text/html; charset=utf-8', dashboard.page);
+      },
     );
-    // The page's two assets; not API operations, so left out of the OpenAPI document.
-    app.get('/_emulator/ui/app.js', { config: CONTROL_PLANE, logLevel: QUIET, schema: { hide: true } }, serve('app.js'));
-    app.get('/_emulator/ui/app.css', { config: CONTROL_PLANE, logLevel: QUIET, schema: { hide: true } }, serve('app.css'));
+    // The page's modules and style sheet, one route each; not API operations, so left out of the OpenAPI document.
+    for (const file of dashboard instanceof Error ? [] : dashboard.files) {
+      app.get(file.url, { config: CONTROL_PLANE, logLevel: QUIET, schema: { hide: true } }, async (_request, reply) => send(reply, file.contentType, file.body));
+    }
 
     app.get(
       '/_emulator/ui/state',
