@@ -453,7 +453,7 @@ function requestFor(fixture: Fixture, route: CatalogRoute): fc.Arbitrary<FuzzReq
       if (key !== null) headers['idempotency-key'] = key;
       const reasons: string[] = [];
       if (requiresAuth && CERTAINLY_BAD.has(kind)) reasons.push(`credentials: ${kind}`);
-      if (requiresAuth && kind === 'multiUnknownUser' && route.auth?.user === 'required') reasons.push('unknown X-Service-User-Id');
+      if (requiresAuth && kind === 'multiUnknownUser' && route.auth?.user !== 'programme') reasons.push('unknown X-Service-User-Id');
       if (chosenBody.malformed && hasJsonBody && type === 'application/json') reasons.push('malformed JSON body');
       const validAuth = requiresAuth && (kind === 'valid' || (kind === 'bearerValid' && (route.auth?.modes.includes('bearer') ?? false)));
       return { method: route.method, url, headers, payload, certainlyBad: reasons.length > 0 ? reasons.join(', ') : null, validAuth };

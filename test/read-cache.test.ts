@@ -287,12 +287,18 @@ t.test('HTTP: callers and queries never share an entry', async (t) => {
     const jane = await getJson(sandbox, '/v1/transactions', AS_JANE);
     const other = await getJson(sandbox, '/v1/transactions', AS_OTHER);
     const single = await getJson(sandbox, '/v1/transactions');
+    const programme = await getJson(sandbox, '/v1/transactions', { apiKey: 'pk_sandbox_multi', secret: 'sk_sandbox_multi_secret' });
+    const otherProgramme = await getJson(sandbox, '/v1/transactions', { ...AS_OTHER, userId: undefined });
+    t.equal(programme.totalRecords, 38, `the programme: both users (${label})`);
+    t.ok(ids(programme).some((id: string) => id.startsWith('txn_hist_jane')) && ids(programme).some((id: string) => id.startsWith('txn_hist_acme')), `both users' rows (${label})`);
+    t.same(otherProgramme, { data: [], pageIndex: 0, pageSize: 25, totalRecords: 0 }, `another programme at programme scope (${label})`);
     t.equal(acme.totalRecords, 30, `acme (${label})`);
     t.equal(jane.totalRecords, 8, `jane (${label})`);
     t.ok(ids(jane).every((id: string) => id.startsWith('txn_hist_jane')), `only jane's rows for jane (${label})`);
     t.notOk(ids(acme).some((id: string) => id.startsWith('txn_hist_jane')), `none of jane's for acme (${label})`);
     t.same(other, { data: [], pageIndex: 0, pageSize: 25, totalRecords: 0 }, `another programme's user (${label})`);
     t.same(single, acme, `the SINGLE_USER key of usr_acme: the same user, the same answer (${label})`);
+    t.not(JSON.stringify(programme), JSON.stringify(acme), `the programme's page is not a user's (${label})`);
 
     const small = await getJson(sandbox, '/v1/transactions?pageSize=5');
     const ascending = await getJson(sandbox, '/v1/transactions?sortDirection=ASC');
@@ -304,6 +310,34 @@ t.test('HTTP: callers and queries never share an entry', async (t) => {
     t.same(ids(ascending), [...all].reverse().slice(0, 25), `sortDirection=ASC (${label})`);
     t.same(ids(smallAscending), [...all].reverse().slice(0, 5), `pageSize=5&sortDirection=ASC (${label})`);
   }
+});
+
+t.test('programme-scope pages: keyed apart from every user\'s, dropped by any write', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const query = { pageIndex: 0, pageSize: 25, sortBy: 'CREATED_AT', sortDirection: 'DESC' } as const;
+  const programme = { programmeId: 'prg_sandbox', userId: null };
+  const acme = { programmeId: 'prg_sandbox', userId: 'usr_acme' };
+  const programmePage = listTransactionsPage(sandbox.ctx, programme, query);
+  const acmePage = listTransactionsPage(sandbox.ctx, acme, query);
+  t.equal(JSON.parse(programmePage.toString()).totalRecords, 38);
+  t.equal(JSON.parse(acmePage.toString()).totalRecords, 30);
+  t.equal(listTransactionsPage(sandbox.ctx, programme, query), programmePage, 'the programme page from the cache');
+  t.equal(listTransactionsPage(sandbox.ctx, acme, query), acmePage, 'acme\'s page from the cache, not the programme\'s');
+  t.equal(listTransactionsPage(sandbox.ctx, { programmeId: 'prg_other', userId: null }, query).toString(), '{"data":[],"pageIndex":0,"pageSize":25,"totalRecords":0}', 'another programme: its own entry');
+  // Over HTTP, in both orders: the programme first, then a user, then the programme again.
+  const asProgramme = { apiKey: 'pk_sandbox_multi', secret: 'sk_sandbox_multi_secret' };
+  t.equal((await getJson(sandbox, '/v1/transactions', asProgramme)).totalRecords, 38);
+  t.equal((await getJson(sandbox, '/v1/transactions', AS_JANE)).totalRecords, 8, 'jane after the programme: jane\'s page');
+  t.equal((await getJson(sandbox, '/v1/transactions', asProgramme)).totalRecords, 38, 'the programme after jane: the programme\'s page');
+
+  // A write by one user invalidates the programme's page as it does the user's.
+  expectStatus(await sandbox.request('POST', '/v1/sandbox/accounts/acct_jane_usd/deposits', { depositInstructionId: 'di_jane_usd_ach', amount: '9.00' }, AS_JANE), 202);
+  t.not(listTransactionsPage(sandbox.ctx, programme, query), programmePage, 'a write: a new programme page');
+  const after = await getJson(sandbox, '/v1/transactions', asProgramme);
+  t.equal(after.totalRecords, 39, 'jane\'s deposit in the programme\'s total at once');
+  t.match(after.data[0], { status: 'PENDING', debitAmount: '9.00' });
+  t.equal((await getJson(sandbox, '/v1/transactions')).totalRecords, 30, 'acme unchanged');
 });
 
 t.test('HTTP on a database file: another connection\'s commits are seen by the very next request', async (t) => {

@@ -404,6 +404,10 @@ t.test('exact totals under time bounds: hourly counters plus the rows of the bou
       `SELECT COUNT(*) AS n FROM (
          SELECT scope, field, bucket, n FROM transaction_time_counts WHERE n <> 0
          EXCEPT
+         SELECT 'programme:' || programme_id, 'u', updated_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3
+         EXCEPT
+         SELECT 'programme:' || programme_id, 'c', created_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3
+         EXCEPT
          SELECT 'user:' || user_id, 'u', updated_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3
          EXCEPT
          SELECT 'user:' || user_id, 'c', created_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3

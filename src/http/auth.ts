@@ -40,8 +40,12 @@ export interface AuthPolicy {
   modes: ReadonlyArray<'hmac' | 'bearer' | 'payout' | 'none'>;
   /** Bearer tokens must carry this scope (HMAC callers hold every scope). */
   scope?: Scope;
-  /** `required`: the call acts for one user (contract 2 user context); `programme`: programme-level. */
-  user: 'required' | 'programme';
+  /**
+   * `required`: the call acts for one user (contract 2 user context); `programme`: programme-level;
+   * `user-or-programme`: as `required`, except that a MULTI_USER key without X-Service-User-Id acts for the
+   * whole programme (userId null; docs/money-in.md#programme-wide-transactions, interface 4.5).
+   */
+  user: 'required' | 'programme' | 'user-or-programme';
 }
 
 export interface AuthContext {
@@ -49,7 +53,7 @@ export interface AuthContext {
   programmeId: string;
   apiKey: string | null;
   integrationType: 'SINGLE_USER' | 'MULTI_USER' | null;
-  /** The user the call acts for; null on programme-level calls. */
+  /** The user the call acts for; null on programme-level calls and programme-scope reads. */
   userId: string | null;
   scopes: ReadonlySet<Scope>;
 }
@@ -198,7 +202,11 @@ function userContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, p
     }
     return key.user_id;
   }
+  if (userHeader === undefined && policy.user === 'user-or-programme') return null;
   if (!userHeader) {
+    if (policy.user === 'user-or-programme') {
+      throw new ServiceError(400, 'USER_ID_HEADER_REQUIRED', 'X-Service-User-Id is empty: name a user of the programme, or omit the header to act for the whole programme');
+    }
     throw new ServiceError(400, 'USER_ID_HEADER_REQUIRED', 'X-Service-User-Id is required with a MULTI_USER key on this endpoint');
   }
   const user = sql<{ id: string }>(ctx.db, 'SELECT id FROM users WHERE id = ? AND programme_id = ?').get(userHeader, key.programme_id);
@@ -285,6 +293,12 @@ export function authOf(request: FastifyRequest): AuthContext {
 export function userOf(request: FastifyRequest): { programmeId: string; userId: string } {
   const auth = authOf(request);
   if (!auth.userId) throw errors.internal('route is not user-scoped');
+  return { programmeId: auth.programmeId, userId: auth.userId };
+}
+
+/** Who a `user-or-programme` call acts for: one user, or (userId null) the whole programme. */
+export function scopeOf(request: FastifyRequest): { programmeId: string; userId: string | null } {
+  const auth = authOf(request);
   return { programmeId: auth.programmeId, userId: auth.userId };
 }
 

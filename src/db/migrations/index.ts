@@ -4,6 +4,7 @@ import { migration003MoneyOut } from './003-money-out.js';
 import { migration004Webhooks } from './004-webhooks.js';
 import { migration005Statements } from './005-statements.js';
 import { migration006Enrollment } from './006-enrollment.js';
+import { migration007ProgrammeTransactions } from './007-programme-transactions.js';
 
 export interface Migration {
   version: number;
@@ -12,4 +13,7 @@ export interface Migration {
 }
 
 // Add new migrations here with the next number; never edit one that has shipped.
-export const migrations: Migration[] = [migration001Core, migration002MoneyIn, migration003MoneyOut, migration004Webhooks, migration005Statements, migration006Enrollment];
+export const migrations: Migration[] = [
+  migration001Core, migration002MoneyIn, migration003MoneyOut, migration004Webhooks, migration005Statements, migration006Enrollment,
+  migration007ProgrammeTransactions,
+];

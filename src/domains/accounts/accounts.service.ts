@@ -18,11 +18,17 @@ export interface Caller {
  * account of another user of the same programme is 403.
  */
 export function requireOwnAccount(ctx: AppContext, caller: Caller, accountId: string): AccountRow {
+  const row = requireProgrammeAccount(ctx, caller.programmeId, accountId);
+  if (row.user_id !== caller.userId) throw errors.forbidden(`Account ${accountId} belongs to another user`);
+  return row;
+}
+
+/** A top-level account of any user of the programme; 404 otherwise, as for one user (contract 1). */
+export function requireProgrammeAccount(ctx: AppContext, programmeId: string, accountId: string): AccountRow {
   const row = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
-  if (!row || row.programme_id !== caller.programmeId || row.parent_account_id !== null) {
+  if (!row || row.programme_id !== programmeId || row.parent_account_id !== null) {
     throw errors.notFound(`Account ${accountId} not found`);
   }
-  if (row.user_id !== caller.userId) throw errors.forbidden(`Account ${accountId} belongs to another user`);
   return row;
 }
 

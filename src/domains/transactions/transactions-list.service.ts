@@ -2,21 +2,23 @@ import { sql, type Db } from '../../db/connection.js';
 import { readCacheOf } from '../../db/read-cache.js';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../http/errors.js';
-import { requireOwnAccount, type Caller } from '../accounts/accounts.service.js';
+import { requireOwnAccount, requireProgrammeAccount } from '../accounts/accounts.service.js';
 import { transactionJson } from './transactions.service.js';
 import type { ListTransactionsQuery, TransactionSortField } from './transactions.schema.js';
 
 // GET /v1/transactions and GET /v1/transactions/{id} (interface 4.5, 4.6; contract 4).
 //
-// Scope: every call acts for one user (contract 2), so "every transaction in the programme" is, for that
-// caller, every transaction of that user across all of their accounts; `accountId` narrows it to one
-// account, sub-balances included (migration 002 `transaction_accounts`).
+// Scope (docs/money-in.md#programme-wide-transactions): a call acts for one user (contract 2), and then
+// "every transaction in the programme" (interface 4.5) is every transaction of that user across all of
+// their accounts; a MULTI_USER key without X-Service-User-Id acts for the whole programme, every user's
+// transactions. `accountId` narrows either to one account (the caller's own, or any account of the
+// programme at programme scope), sub-balances included (migration 002 `transaction_accounts`).
 //
-// Speed with 1,000,000 rows (migration 002): each sort of each scope is one index range
+// Speed with 1,000,000 rows (migrations 002 and 007): each sort of each scope is one index range
 // (ORDER BY key, id in the same direction), filters on type/status have their own indexes, the page is
 // the stored REST JSON of each row concatenated, and `totalRecords` comes from counters kept by triggers:
 // `transaction_counts` (scope x type x status) and `transaction_time_counts` (scope x hour of createdAt or
-// updatedAt). Only a time bound combined with a type/status filter, or bounds on both createdAt and
+// updatedAt), a scope being 'user:<id>', 'account:<id>' or 'programme:<id>'. Only a time bound combined with a type/status filter, or bounds on both createdAt and
 // updatedAt, fall back to COUNT over the query's index range.
 
 const SORT_COLUMN: Record<TransactionSortField, string> = {
@@ -25,6 +27,12 @@ const SORT_COLUMN: Record<TransactionSortField, string> = {
   STATUS: 'status',
   TYPE: 'type',
 };
+
+/** Who a read acts for: one user, or (userId null) the whole programme. */
+export interface ListScope {
+  programmeId: string;
+  userId: string | null;
+}
 
 interface PageRow {
   id: string;
@@ -48,23 +56,32 @@ function inReadTransaction(db: Db, work: () => string): string {
 const PAGE_CACHE = { maxEntries: 256, maxBytes: 16 * 1024 * 1024 };
 
 /** The list envelope of interface 2 as JSON bytes, from the page cache when nothing changed since. */
-export function listTransactionsPage(ctx: AppContext, caller: Caller, query: ListTransactionsQuery): Buffer {
+export function listTransactionsPage(ctx: AppContext, caller: ListScope, query: ListTransactionsQuery): Buffer {
   if (ctx.config.readCache === 'off') return Buffer.from(listTransactionsJson(ctx, caller, query));
   const cache = readCacheOf<Buffer>(ctx.db, 'transactions-list', PAGE_CACHE, (page) => page.length);
-  const key = `${caller.programmeId}\n${caller.userId}\n${JSON.stringify(query)}`;
+  // A programme page and a user's page of the same query are different answers: keyed apart.
+  const who = caller.userId === null ? 'programme' : `user:${caller.userId}`;
+  const key = `${caller.programmeId}\n${who}\n${JSON.stringify(query)}`;
   return cache.get(key, () => Buffer.from(listTransactionsJson(ctx, caller, query)));
 }
 
 /** The list envelope of interface 2, as JSON text (the rows' stored REST JSON is spliced in as is). */
-export function listTransactionsJson(ctx: AppContext, caller: Caller, query: ListTransactionsQuery): string {
+export function listTransactionsJson(ctx: AppContext, caller: ListScope, query: ListTransactionsQuery): string {
   return inReadTransaction(ctx.db, () => {
     const byAccount = query.accountId !== undefined;
-    const scopeId = byAccount ? requireOwnAccount(ctx, caller, query.accountId!).id : caller.userId;
+    const programmeWide = caller.userId === null;
+    const scopeId = byAccount
+      ? (programmeWide
+          ? requireProgrammeAccount(ctx, caller.programmeId, query.accountId!)
+          : requireOwnAccount(ctx, { programmeId: caller.programmeId, userId: caller.userId! }, query.accountId!)
+        ).id
+      : (caller.userId ?? caller.programmeId);
+    const scopeKey: Listing['key'] = byAccount ? 'account_id' : programmeWide ? 'programme_id' : 'user_id';
 
-    // Column names of the scope's table: transactions itself (user) or transaction_accounts (account).
+    // Column names of the scope's table: transactions itself (user, programme) or transaction_accounts (account).
     const t = byAccount
       ? { from: 'transaction_accounts m CROSS JOIN transactions t ON t.id = m.transaction_id', key: 'm.account_id', col: 'm.', id: 'm.transaction_id' }
-      : { from: 'transactions t', key: 't.user_id', col: 't.', id: 't.id' };
+      : { from: 'transactions t', key: `t.${scopeKey}`, col: 't.', id: 't.id' };
     const where = [`${t.key} = ?`];
     const params: Array<string | number> = [scopeId];
     if (query.type !== undefined) {
@@ -90,7 +107,7 @@ export function listTransactionsJson(ctx: AppContext, caller: Caller, query: Lis
     }
     const whereSql = where.join(' AND ');
 
-    const countScope = `${byAccount ? 'account' : 'user'}:${scopeId}`;
+    const countScope = `${byAccount ? 'account' : programmeWide ? 'programme' : 'user'}:${scopeId}`;
     const createdBound = query.minCreatedAt !== undefined;
     const updatedBound = query.minUpdatedAt !== undefined || query.maxUpdatedAt !== undefined;
     let totalRecords: number;
@@ -98,7 +115,7 @@ export function listTransactionsJson(ctx: AppContext, caller: Caller, query: Lis
       totalRecords = countFromCounters(ctx, countScope, query.type, query.status);
     } else if (query.type === undefined && query.status === undefined && createdBound !== updatedBound) {
       const field = createdBound ? 'created' : 'updated';
-      const listing: Listing = { table: byAccount ? 'transaction_accounts' : 'transactions', key: byAccount ? 'account_id' : 'user_id', scopeId, countScope };
+      const listing: Listing = { table: byAccount ? 'transaction_accounts' : 'transactions', key: scopeKey, scopeId, countScope };
       totalRecords = createdBound
         ? countInRange(ctx, listing, field, query.minCreatedAt, undefined)
         : countInRange(ctx, listing, field, query.minUpdatedAt, query.maxUpdatedAt);
@@ -155,7 +172,7 @@ const PROBE = 2_000;
 
 interface Listing {
   table: 'transactions' | 'transaction_accounts';
-  key: 'user_id' | 'account_id';
+  key: 'user_id' | 'account_id' | 'programme_id';
   scopeId: string;
   countScope: string;
 }
@@ -222,13 +239,16 @@ function countBelow(ctx: AppContext, listing: Listing, field: 'created' | 'updat
   return before + partial;
 }
 
-/** GET /v1/transactions/{id}: 404 unknown or another programme's; 403 another user's (contract 1). */
-export function getTransactionJson(ctx: AppContext, caller: Caller, transactionId: string): string {
+/**
+ * GET /v1/transactions/{id}: 404 unknown or another programme's; 403 another user's (contract 1), unless
+ * the call acts for the whole programme (docs/money-in.md#programme-wide-transactions).
+ */
+export function getTransactionJson(ctx: AppContext, caller: ListScope, transactionId: string): string {
   const row = sql<PageRow & { programme_id: string; user_id: string }>(
     ctx.db,
     'SELECT id, programme_id, user_id, rest_json FROM transactions WHERE id = ?',
   ).get(transactionId);
   if (!row || row.programme_id !== caller.programmeId) throw errors.notFound(`Transaction ${transactionId} not found`);
-  if (row.user_id !== caller.userId) throw errors.forbidden(`Transaction ${transactionId} belongs to another user`);
+  if (caller.userId !== null && row.user_id !== caller.userId) throw errors.forbidden(`Transaction ${transactionId} belongs to another user`);
   return transactionJson(ctx, row);
 }

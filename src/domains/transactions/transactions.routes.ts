@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.js';
 import { errorResponses } from '../../http/errors.js';
 import { envelopeSchema } from '../../http/pagination.js';
-import { userOf } from '../../http/auth.js';
+import { scopeOf } from '../../http/auth.js';
 import { listTransactionsQuery, transactionParams, transactionSchema } from './transactions.schema.js';
 import { getTransactionJson, listTransactionsPage } from './transactions-list.service.js';
 
@@ -15,12 +15,13 @@ export const transactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
     app.get(
       '/v1/transactions',
       {
-        config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:read', user: 'required' } },
+        config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:read', user: 'user-or-programme' } },
         schema: {
           tags: ['Transactions'],
           summary: 'List transactions (interface 4.5)',
           description:
             'The calling user\'s transactions (all of their accounts, or one with accountId, sub-balances included). ' +
+            'A MULTI_USER key without X-Service-User-Id lists every transaction of the programme (accountId: any account of the programme). ' +
             'sortBy CREATED_AT (default) | UPDATED_AT | STATUS | TYPE, sortDirection DESC (default) | ASC, ties broken by id in the ' +
             'same direction. minUpdatedAt, maxUpdatedAt and minCreatedAt are inclusive ISO 8601 instants (Z or a URL-encoded offset). ' +
             'Change sync: sortBy=UPDATED_AT&sortDirection=ASC&minUpdatedAt=<latest seen>, skipping ids already seen; when a full page ' +
@@ -29,20 +30,23 @@ export const transactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: envelopeSchema(transactionSchema), ...errorResponses(403, 404) },
         },
       },
-      async (request, reply) => reply.type(JSON_TYPE).send(listTransactionsPage(ctx, userOf(request), request.query) as never),
+      async (request, reply) => reply.type(JSON_TYPE).send(listTransactionsPage(ctx, scopeOf(request), request.query) as never),
     );
 
     app.get(
       '/v1/transactions/:transactionId',
       {
-        config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:read', user: 'required' } },
+        config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:read', user: 'user-or-programme' } },
         schema: {
           tags: ['Transactions'],
           summary: 'Get a transaction (interface 4.6)',
+          description:
+            'A transaction of the calling user; with a MULTI_USER key and no X-Service-User-Id, any transaction of the programme. ' +
+            'Another programme\'s id is 404; another user\'s, when acting for one user, is 403.',
           params: transactionParams,
           response: { 200: transactionSchema, ...errorResponses(403, 404) },
         },
       },
-      async (request, reply) => reply.type(JSON_TYPE).send(getTransactionJson(ctx, userOf(request), request.params.transactionId) as never),
+      async (request, reply) => reply.type(JSON_TYPE).send(getTransactionJson(ctx, scopeOf(request), request.params.transactionId) as never),
     );
   };
