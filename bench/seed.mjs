@@ -63,7 +63,7 @@ function fingerprint() {
   const files = [
     'fixtures/default.json',
     'dist/src/db/migrations/index.js',
-    ...['001-core', '002-money-in', '003-money-out', '004-webhooks', '005-statements', '006-enrollment'].map((name) => `dist/src/db/migrations/${name}.js`),
+    ...['001-core', '002-money-in', '003-money-out', '004-webhooks', '005-statements', '006-enrollment', '007-programme-transactions'].map((name) => `dist/src/db/migrations/${name}.js`),
     'dist/src/domains/transactions/transactions.service.js',
     'dist/src/domains/transactions/transactions.schema.js',
     'dist/src/domains/transactions/history.seed.js',

@@ -18,8 +18,9 @@ import type { ListTransactionsQuery, TransactionSortField } from './transactions
 // (ORDER BY key, id in the same direction), filters on type/status have their own indexes, the page is
 // the stored REST JSON of each row concatenated, and `totalRecords` comes from counters kept by triggers:
 // `transaction_counts` (scope x type x status) and `transaction_time_counts` (scope x hour of createdAt or
-// updatedAt), a scope being 'user:<id>', 'account:<id>' or 'programme:<id>'. Only a time bound combined with a type/status filter, or bounds on both createdAt and
-// updatedAt, fall back to COUNT over the query's index range.
+// updatedAt), a scope being 'user:<id>', 'account:<id>' or 'programme:<id>'. Only a time bound combined
+// with a type/status filter, or bounds on both createdAt and updatedAt, fall back to COUNT over the query's
+// index range (inside the index alone for type or status with one time bound: migration 007).
 
 const SORT_COLUMN: Record<TransactionSortField, string> = {
   CREATED_AT: 'created_at_ms',
