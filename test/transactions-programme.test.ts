@@ -297,6 +297,59 @@ t.test('the programme counters equal the rows they summarise, through creates, s
   t.equal((await getJson(sandbox, '/v1/transactions', PROGRAMME)).totalRecords, 38, 'the fixtures\' programme total again');
 });
 
+t.test('exact totals for a time bound with a type or status filter: split hourly counters (2,400 rows share one instant)', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const deposit = (i: number) =>
+    simulateDeposit(
+      sandbox.ctx,
+      { programmeId: 'prg_sandbox', userId: i % 4 === 0 ? 'usr_jane' : 'usr_acme' },
+      i % 4 === 0 ? 'acct_jane_usd' : 'acct_acme_usd',
+      { depositInstructionId: i % 4 === 0 ? 'di_jane_usd_ach' : 'di_acme_usd_ach', amount: '1.00' },
+    );
+  for (let i = 0; i < 2400; i += 1) deposit(i);
+  await advance(sandbox, 1000); // all complete at 12:00:01.000
+  for (let i = 0; i < 40; i += 1) deposit(i); // PENDING, created and updated at 12:00:01.000
+  createWithdrawal(sandbox.ctx, { accountId: 'acct_jane_usd', userId: 'usr_jane', amountMinor: 100n });
+  const ms = (iso: string) => Date.parse(iso);
+  const instants = [
+    '2025-12-31T23:59:59.999Z', '2026-01-15T00:00:00.000Z', '2026-03-01T11:59:59.999Z', '2026-03-01T12:00:00.000Z',
+    '2026-03-01T12:00:00.001Z', '2026-03-01T12:00:01.000Z', '2026-03-01T12:00:01.001Z', '2026-03-01T13:00:00.000Z',
+  ];
+  for (const [label, as] of [['programme', PROGRAMME], ['acme', AS_ACME_MULTI], ['jane', AS_JANE]] as const) {
+    const items = await listAll(sandbox, '', as);
+    const total = async (query: string) => (await getJson(sandbox, `/v1/transactions?pageSize=1&${query}`, as)).totalRecords;
+    for (const filter of ['type=DEPOSIT', 'type=WITHDRAWAL', 'status=COMPLETED', 'status=PENDING']) {
+      const [column, value] = filter.split('=') as ['type' | 'status', string];
+      const kept = items.filter((item) => item[column] === value);
+      for (const at of instants) {
+        t.equal(await total(`${filter}&minCreatedAt=${at}`), kept.filter((i) => ms(i.createdAt) >= ms(at)).length, `${label} ${filter} minCreatedAt=${at}`);
+        t.equal(await total(`${filter}&minUpdatedAt=${at}`), kept.filter((i) => ms(i.updatedAt) >= ms(at)).length, `${label} ${filter} minUpdatedAt=${at}`);
+        t.equal(await total(`${filter}&maxUpdatedAt=${at}`), kept.filter((i) => ms(i.updatedAt) <= ms(at)).length, `${label} ${filter} maxUpdatedAt=${at}`);
+        t.equal(await total(`${filter}&minUpdatedAt=${at}&maxUpdatedAt=${at}`), kept.filter((i) => ms(i.updatedAt) === ms(at)).length, `${label} ${filter} pinned ${at}`);
+      }
+    }
+    t.equal(await total('type=DEPOSIT&status=COMPLETED&minUpdatedAt=2026-03-01T12:00:01Z'), items.filter((i) => i.type === 'DEPOSIT' && i.status === 'COMPLETED' && i.updatedAt >= '2026-03-01T12:00:01.000Z').length, `${label}: both filters and a bound`);
+  }
+  const drift = sandbox.ctx.db
+    .prepare(
+      `SELECT COUNT(*) AS n FROM (
+         SELECT scope, kind, field, bucket, n FROM transaction_kind_time_counts WHERE n <> 0
+         EXCEPT SELECT 'user:' || user_id, 'type:' || type, 'c', created_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
+         EXCEPT SELECT 'user:' || user_id, 'type:' || type, 'u', updated_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
+         EXCEPT SELECT 'user:' || user_id, 'status:' || status, 'c', created_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
+         EXCEPT SELECT 'user:' || user_id, 'status:' || status, 'u', updated_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
+         EXCEPT SELECT 'programme:' || programme_id, 'type:' || type, 'c', created_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
+         EXCEPT SELECT 'programme:' || programme_id, 'type:' || type, 'u', updated_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
+         EXCEPT SELECT 'programme:' || programme_id, 'status:' || status, 'c', created_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
+         EXCEPT SELECT 'programme:' || programme_id, 'status:' || status, 'u', updated_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4)`,
+    )
+    .get() as { n: number };
+  t.equal(drift.n, 0, 'every split hourly counter equals a count of its rows');
+  const nonzero = (sandbox.ctx.db.prepare('SELECT COUNT(*) AS n FROM transaction_kind_time_counts WHERE n <> 0').get() as { n: number }).n;
+  t.ok(nonzero > 0, 'the split counters are kept');
+});
+
 t.test('a database made before programme counters existed is backfilled by the migration', async (t) => {
   const { default: Database } = await import('better-sqlite3');
   const { migrations } = await import('../src/db/migrations/index.js');
@@ -315,6 +368,7 @@ t.test('a database made before programme counters existed is backfilled by the m
   const programmeMigration = migrations.find((migration) => migration.name === 'programme-transactions')!;
   const added = old.prepare("SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') AND (name LIKE 'transactions_programme_%' OR name LIKE 'transactions_user_%_updated')").all() as Array<{ type: string; name: string }>;
   t.equal(added.length, 14, 'migration 007 made eight programme indexes, two user indexes and four triggers');
+  old.exec('DROP TRIGGER transactions_kind_time_insert; DROP TRIGGER transactions_kind_time_status_update; DROP TRIGGER transactions_kind_time_type_update; DROP TRIGGER transactions_kind_time_delete; DROP TABLE transaction_kind_time_counts');
   for (const { type, name } of added) old.exec(`DROP ${type.toUpperCase()} ${name}`);
   old.exec("DELETE FROM transaction_counts WHERE scope LIKE 'programme:%'; DELETE FROM transaction_time_counts WHERE scope LIKE 'programme:%'");
   old.pragma(`user_version = ${programmeMigration.version - 1}`);
@@ -327,4 +381,8 @@ t.test('a database made before programme counters existed is backfilled by the m
   t.equal(all.length, 42);
   t.same(all.filter((item) => expected.some((mine: any) => mine.id === item.id)).length, expected.length, 'jane\'s rows among them');
   t.equal((await getJson(reopened, '/v1/transactions?pageSize=1&minUpdatedAt=2026-03-01T00:00:00Z', PROGRAMME)).totalRecords, all.filter((item) => item.updatedAt >= '2026-03-01T00:00:00.000Z').length);
+  const backfilled = reopened.ctx.db
+    .prepare("SELECT SUM(n) AS n FROM transaction_kind_time_counts WHERE scope = 'programme:prg_sandbox' AND kind LIKE 'type:%' AND field = 'u'")
+    .get() as { n: number };
+  t.equal(backfilled.n, all.length, 'the split hourly counters backfilled: one per row and field');
 });

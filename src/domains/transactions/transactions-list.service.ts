@@ -18,9 +18,10 @@ import type { ListTransactionsQuery, TransactionSortField } from './transactions
 // (ORDER BY key, id in the same direction), filters on type/status have their own indexes, the page is
 // the stored REST JSON of each row concatenated, and `totalRecords` comes from counters kept by triggers:
 // `transaction_counts` (scope x type x status) and `transaction_time_counts` (scope x hour of createdAt or
-// updatedAt), a scope being 'user:<id>', 'account:<id>' or 'programme:<id>'. Only a time bound combined
-// with a type/status filter, or bounds on both createdAt and updatedAt, fall back to COUNT over the query's
-// index range (inside the index alone for type or status with one time bound: migration 007).
+// updatedAt), a scope being 'user:<id>', 'account:<id>' or 'programme:<id>', and for users and programmes
+// `transaction_kind_time_counts` (the hourly counters split by type and by status, migration 007). Only
+// bounds on both createdAt and updatedAt, a time bound with both a type and a status, or a time bound with
+// either on the account filter fall back to COUNT over the query's index range.
 
 const SORT_COLUMN: Record<TransactionSortField, string> = {
   CREATED_AT: 'created_at_ms',
@@ -114,9 +115,11 @@ export function listTransactionsJson(ctx: AppContext, caller: ListScope, query: 
     let totalRecords: number;
     if (!timeBound) {
       totalRecords = countFromCounters(ctx, countScope, query.type, query.status);
-    } else if (query.type === undefined && query.status === undefined && createdBound !== updatedBound) {
+    } else if (createdBound !== updatedBound && (query.type === undefined || query.status === undefined) && (!byAccount || (query.type === undefined && query.status === undefined))) {
       const field = createdBound ? 'created' : 'updated';
-      const listing: Listing = { table: byAccount ? 'transaction_accounts' : 'transactions', key: scopeKey, scopeId, countScope };
+      const filter: Listing['filter'] =
+        query.type !== undefined ? { column: 'type', value: query.type } : query.status !== undefined ? { column: 'status', value: query.status } : undefined;
+      const listing: Listing = { table: byAccount ? 'transaction_accounts' : 'transactions', key: scopeKey, scopeId, countScope, filter };
       totalRecords = createdBound
         ? countInRange(ctx, listing, field, query.minCreatedAt, undefined)
         : countInRange(ctx, listing, field, query.minUpdatedAt, query.maxUpdatedAt);
@@ -164,7 +167,8 @@ function countFromCounters(ctx: AppContext, scope: string, type?: string, status
   return sql<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM transaction_counts WHERE ${where.join(' AND ')}`).get(...params)!.n;
 }
 
-// Exact counts over a time range from the hourly counters of migration 002 (transaction_time_counts):
+// Exact counts over a time range from the hourly counters of migration 002 (transaction_time_counts), or
+// for one type or status filter those of migration 007 (transaction_kind_time_counts):
 // whole hours are summed, and only the hour a bound falls in is counted row by row, from whichever side
 // of the bound is smaller (a probe of PROBE rows decides), so even a million rows sharing one instant
 // (a frozen clock) count in a few milliseconds.
@@ -176,17 +180,39 @@ interface Listing {
   key: 'user_id' | 'account_id' | 'programme_id';
   scopeId: string;
   countScope: string;
+  /** One type or status filter (user and programme scopes): counted from the split hourly counters. */
+  filter?: { column: 'type' | 'status'; value: string };
+}
+
+/** Where a listing's hourly counters are: the plain ones, or the ones split by type or status. */
+function hourlyCounters(listing: Listing): { table: string; where: string; params: string[] } {
+  return listing.filter === undefined
+    ? { table: 'transaction_time_counts', where: 'scope = ? AND field = ?', params: [listing.countScope] }
+    : { table: 'transaction_kind_time_counts', where: 'scope = ? AND kind = ? AND field = ?', params: [listing.countScope, `${listing.filter.column}:${listing.filter.value}`] };
+}
+
+/** The listing's rows (its scope, and its filter if any) as SQL, for counting inside the bound's hour. */
+function rowsOf(listing: Listing): { where: string; params: string[] } {
+  return listing.filter === undefined
+    ? { where: `${listing.key} = ?`, params: [listing.scopeId] }
+    : { where: `${listing.key} = ? AND ${listing.filter.column} = ?`, params: [listing.scopeId, listing.filter.value] };
 }
 
 function countInRange(ctx: AppContext, listing: Listing, field: 'created' | 'updated', minMs: number | undefined, maxMs: number | undefined): number {
   // A narrow range (the tail a change sync polls) is cheaper to count row by row, up to PROBE rows.
   const column = `${field}_at_ms`;
+  const scope = rowsOf(listing);
   const direct = sql<{ n: number }>(
     ctx.db,
-    `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${listing.table} WHERE ${listing.key} = ? AND ${column} >= ? AND ${column} <= ? LIMIT ?)`,
-  ).get(listing.scopeId, minMs ?? Number.MIN_SAFE_INTEGER, maxMs ?? Number.MAX_SAFE_INTEGER, PROBE)!.n;
+    `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${listing.table} WHERE ${scope.where} AND ${column} >= ? AND ${column} <= ? LIMIT ?)`,
+  ).get(...scope.params, minMs ?? Number.MIN_SAFE_INTEGER, maxMs ?? Number.MAX_SAFE_INTEGER, PROBE)!.n;
   if (direct < PROBE) return direct;
-  const total = countFromCounters(ctx, listing.countScope);
+  const total = countFromCounters(
+    ctx,
+    listing.countScope,
+    listing.filter?.column === 'type' ? listing.filter.value : undefined,
+    listing.filter?.column === 'status' ? listing.filter.value : undefined,
+  );
   const upper = maxMs === undefined ? total : countBelow(ctx, listing, field, maxMs + 1, total);
   const lower = minMs === undefined ? 0 : countBelow(ctx, listing, field, minMs, total);
   return upper - lower;
@@ -195,43 +221,43 @@ function countInRange(ctx: AppContext, listing: Listing, field: 'created' | 'upd
 /** Rows of the scope whose `field` is before `x` (epoch ms). */
 function countBelow(ctx: AppContext, listing: Listing, field: 'created' | 'updated', x: number, total: number): number {
   const column = `${field}_at_ms`;
+  const scope = rowsOf(listing);
   const rows = (from: number, to: number, limit?: number) =>
     sql<{ n: number }>(
       ctx.db,
       limit === undefined
-        ? `SELECT COUNT(*) AS n FROM ${listing.table} WHERE ${listing.key} = ? AND ${column} >= ? AND ${column} < ?`
-        : `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${listing.table} WHERE ${listing.key} = ? AND ${column} >= ? AND ${column} < ? LIMIT ?)`,
-    ).get(...(limit === undefined ? [listing.scopeId, from, to] : [listing.scopeId, from, to, limit]))!.n;
+        ? `SELECT COUNT(*) AS n FROM ${listing.table} WHERE ${scope.where} AND ${column} >= ? AND ${column} < ?`
+        : `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${listing.table} WHERE ${scope.where} AND ${column} >= ? AND ${column} < ? LIMIT ?)`,
+    ).get(...scope.params, from, to, ...(limit === undefined ? [] : [limit]))!.n;
+  const counters = hourlyCounters(listing);
   if (x <= 0) return rows(Number.MIN_SAFE_INTEGER, x);
   const fieldCode = field === 'created' ? 'c' : 'u';
   const bucket = Math.floor(x / BUCKET_MS);
   const bucketStart = bucket * BUCKET_MS;
   // Three index seeks (one aggregate with MIN and MAX together would scan every hour of the scope).
   const edge = (order: 'ASC' | 'DESC') =>
-    sql<{ bucket: number }>(ctx.db, `SELECT bucket FROM transaction_time_counts WHERE scope = ? AND field = ? ORDER BY bucket ${order} LIMIT 1`).get(
-      listing.countScope,
+    sql<{ bucket: number }>(ctx.db, `SELECT bucket FROM ${counters.table} WHERE ${counters.where} ORDER BY bucket ${order} LIMIT 1`).get(
+      ...counters.params,
       fieldCode,
     )?.bucket;
   const lowest = edge('ASC');
   const highest = edge('DESC');
   if (lowest === undefined || highest === undefined || bucket < lowest) return 0;
   if (bucket > highest) return total;
-  const counters = { lowest, highest };
   const inBucket =
-    sql<{ n: number }>(ctx.db, 'SELECT n FROM transaction_time_counts WHERE scope = ? AND field = ? AND bucket = ?').get(listing.countScope, fieldCode, bucket)
-      ?.n ?? 0;
+    sql<{ n: number }>(ctx.db, `SELECT n FROM ${counters.table} WHERE ${counters.where} AND bucket = ?`).get(...counters.params, fieldCode, bucket)?.n ?? 0;
   // Whole hours before the bound's hour: summed from the nearer end of the range of hours.
   const before =
-    bucket - counters.lowest <= counters.highest - bucket
-      ? sql<{ n: number }>(ctx.db, 'SELECT COALESCE(SUM(n), 0) AS n FROM transaction_time_counts WHERE scope = ? AND field = ? AND bucket < ?').get(
-          listing.countScope,
+    bucket - lowest <= highest - bucket
+      ? sql<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM ${counters.table} WHERE ${counters.where} AND bucket < ?`).get(
+          ...counters.params,
           fieldCode,
           bucket,
         )!.n
       : total -
         inBucket -
-        sql<{ n: number }>(ctx.db, 'SELECT COALESCE(SUM(n), 0) AS n FROM transaction_time_counts WHERE scope = ? AND field = ? AND bucket > ?').get(
-          listing.countScope,
+        sql<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM ${counters.table} WHERE ${counters.where} AND bucket > ?`).get(
+          ...counters.params,
           fieldCode,
           bucket,
         )!.n;
