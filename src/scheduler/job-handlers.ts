@@ -5,6 +5,7 @@ import { REVIEW_JOB, SUBMISSION_PROCESSING_JOB, advanceToReview } from '../domai
 import { runEnrollmentReview } from '../domains/enrollment/enrollment.service.js';
 import { PROVISION_DEPOSIT_INSTRUCTION_JOB, provisionDepositInstruction } from '../domains/deposit-instructions/deposit-instructions.service.js';
 import { INTENT_EXPIRY_JOB, runIntentExpiry } from '../domains/intents/intents.service.js';
+import { PROVIDER_READY_JOB, runProviderReady } from '../domains/accounts/account-templates.js';
 
 // Every job type and its handler; a domain adds its own line here.
 export const jobHandlers: Record<string, JobHandler> = {
@@ -14,4 +15,5 @@ export const jobHandlers: Record<string, JobHandler> = {
   [REVIEW_JOB]: runEnrollmentReview,
   [PROVISION_DEPOSIT_INSTRUCTION_JOB]: provisionDepositInstruction,
   [INTENT_EXPIRY_JOB]: runIntentExpiry,
+  [PROVIDER_READY_JOB]: runProviderReady,
 };

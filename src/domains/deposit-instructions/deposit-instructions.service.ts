@@ -130,7 +130,7 @@ function fiatCurrencies(): string[] {
   return [...new Set(Object.values(RAILS).filter((rail) => rail.kind === 'FIAT').map((rail) => rail.currency))];
 }
 
-function insertInstruction(
+export function insertInstruction(
   ctx: AppContext,
   input: { id: string; accountId: string; name: string; idempotencyKey: string | null; rail: RailDefinition; details: InstructionDetails; createdAt: string },
 ): void {

@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.js';
 import { errors } from '../../http/errors.js';
 import { assertTransition } from '../../lib/state-machine.js';
 import { getUserRow } from '../users/users.service.js';
+import { openTemplateAccounts } from '../accounts/account-templates.js';
 import type { UserRow } from '../users/users.schema.js';
 import {
   automaticDecision,
@@ -166,6 +167,8 @@ function transition(ctx: AppContext, row: EnrollmentRow, to: EnrollmentState, re
     now,
     row.user_id,
   );
+  // docs/onboarding.md#accounts-of-onboarded-users: every path to ACTIVE goes through here
+  if (to === 'ACTIVE') openTemplateAccounts(ctx, getUserRow(ctx, row.user_id)!);
 }
 
 /** Apply a completed review to the enrollment it was for (approval activates; rejection records why). */
