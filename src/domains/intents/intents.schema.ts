@@ -26,17 +26,36 @@ export const intentCreditInput = z.discriminatedUnion('instrumentType', [
 ]);
 export type IntentCreditInput = z.infer<typeof intentCreditInput>;
 
+// docs/money-out.md#direct-debits: the user's own external bank account, pulled over ACH
+export const intentDebitInput = z.object({
+  instrumentType: z.literal('BANK_ACCOUNT', { error: 'debit.instrumentType must be BANK_ACCOUNT: a direct debit pulls from a bank account' }),
+  beneficiaryId: resourceId('debit.beneficiaryId'),
+  instrumentId: resourceId('debit.instrumentId'),
+});
+
 export const createIntentBody = z
   .object({
     idempotencyKey: z
       .string({ error: 'idempotencyKey is required: 1-128 characters, reused to commit' })
       .min(1, 'idempotencyKey must be 1-128 characters')
       .max(128, 'idempotencyKey must be 1-128 characters'),
-    debitAccountId: resourceId('debitAccountId'),
-    credit: intentCreditInput.describe(
-      '{ instrumentType: "ACCOUNT", accountId } (own account: TRANSFER) or { instrumentType: "BANK_ACCOUNT" | "EXTERNAL_WALLET", beneficiaryId, instrumentId } (WITHDRAWAL)',
-    ),
-    debitAmount: decimalAmount('debitAmount').nullish().describe('Total debit, fees included. Send exactly one of debitAmount and creditAmount'),
+    debitAccountId: resourceId('debitAccountId')
+      .nullish()
+      .describe('The account debited; omitted only with debit (a direct debit from the user\'s own bank account)'),
+    debit: intentDebitInput
+      .nullish()
+      .describe('Instead of debitAccountId: { instrumentType: "BANK_ACCOUNT", beneficiaryId, instrumentId } of a SELF beneficiary (US bank account); credit must be an own account. Creates a DEPOSIT with category DIRECT_DEBIT'),
+    credit: intentCreditInput
+      .nullish()
+      .describe(
+        '{ instrumentType: "ACCOUNT", accountId } (own account: TRANSFER; another user\'s account of the programme: TRANSFER with category P2P) or { instrumentType: "BANK_ACCOUNT" | "EXTERNAL_WALLET", beneficiaryId, instrumentId } (WITHDRAWAL). Send exactly one of credit and refundOf',
+      ),
+    refundOf: resourceId('refundOf')
+      .nullish()
+      .describe('Instead of credit: id of a COMPLETED deposit of debitAccountId to refund to its payer over its rail (REFUND or PARTIAL_REFUND)'),
+    debitAmount: decimalAmount('debitAmount')
+      .nullish()
+      .describe('Total debit, fees included. Send exactly one of debitAmount and creditAmount; with refundOf optional (default: what is still refundable)'),
     creditAmount: decimalAmount('creditAmount').nullish().describe('Amount to credit, in the credit currency'),
     creditCurrency: z.string().nullish().describe('Optional; must equal the credit instrument\'s currency'),
     creditRail: creditRailSchema.nullish().describe('Pin the rail; default from the instrument (US bank: ACH, IBAN in EUR: SEPA, other banks: SWIFT, wallet: its network)'),
@@ -67,7 +86,9 @@ export const transactionIntentSchema = z
     debitCurrency: z.string(),
     creditCurrency: z.string(),
     debitInstrument: instrumentSchema,
-    creditInstrument: instrumentSchema,
+    creditInstrument: instrumentSchema
+      .nullable()
+      .describe('null on a refund of a deposit whose payer has no instrument on record (it is paid back over the deposit\'s rail)'),
     fees: z.array(feeSchema),
     exchangeRate: z.string().describe('Credit currency units per debit currency unit: mid x (1 - spread); "1" without conversion'),
     statusReason: z.string(),
@@ -97,11 +118,16 @@ export interface IntentRow {
   user_id: string;
   idempotency_key: string;
   request_hash: string;
-  type: 'TRANSFER' | 'WITHDRAWAL';
+  type: TransactionIntent['type'];
+  category: 'P2P' | 'DIRECT_DEBIT' | null;
   status: IntentStatus;
   status_reason: string;
-  debit_account_id: string;
+  debit_account_id: string | null;
   credit_account_id: string | null;
+  refund_of_transaction_id: string | null;
+  debit_party: string | null;
+  debit_rail_type: string | null;
+  amount_written: number;
   beneficiary_id: string | null;
   beneficiary_instrument_id: string | null;
   debit_amount_minor: number;
@@ -110,7 +136,7 @@ export interface IntentRow {
   credit_amount_minor: number;
   credit_currency: string;
   debit_instrument: string;
-  credit_instrument: string;
+  credit_instrument: string | null;
   credit_party: string | null;
   fees: string;
   exchange_rate: string;
@@ -141,7 +167,7 @@ export function toIntent(row: IntentRow, precision: (currency: string) => number
     debitCurrency: row.debit_currency,
     creditCurrency: row.credit_currency,
     debitInstrument: JSON.parse(row.debit_instrument) as Instrument,
-    creditInstrument: JSON.parse(row.credit_instrument) as Instrument,
+    creditInstrument: row.credit_instrument === null ? null : (JSON.parse(row.credit_instrument) as Instrument),
     fees: (JSON.parse(row.fees) as StoredFee[]).map(
       (fee): Fee => ({ type: fee.type, label: fee.label, amount: formatAmount(BigInt(fee.amountMinor), precision(fee.currency)), currency: fee.currency }),
     ),

@@ -10,6 +10,7 @@ import { assertTransition } from '../../lib/state-machine.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
 import { requireOwnAccount, type Caller } from '../accounts/accounts.service.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
+import type { TransactionRow } from '../transactions/transactions.schema.js';
 import {
   creditInstrumentFor,
   creditPartyFor,
@@ -22,7 +23,19 @@ import {
 import type { CreditRail } from '../fees-fx/fees-fx.schema.js';
 import { parsePositiveAmount, quote } from '../fees-fx/fees-fx.service.js';
 import { availableOf } from '../ledger/ledger.service.js';
-import { createTransaction, InsufficientFundsError, precisionLookup } from '../transactions/transactions.service.js';
+import { createTransaction, getTransactionRow, InsufficientFundsError, precisionLookup, railBehaviourFor, type NewTransaction } from '../transactions/transactions.service.js';
+import {
+  accountInstrument,
+  DIRECT_DEBIT_RAIL,
+  flowOf,
+  otherUsersAccount,
+  p2pCreditParty,
+  refundAmountError,
+  refundCreditRail,
+  refundedMinor,
+  requireOwnBankAccount,
+  requireRefundableDeposit,
+} from './intent-flows.js';
 import type { Instrument, Party } from '../transactions/transactions.schema.js';
 import { intentTransitions, type IntentStatus } from './intents.machine.js';
 import { toIntent, type CreateIntentInput, type IntentRow, type StoredFee, type TransactionIntent } from './intents.schema.js';
@@ -33,13 +46,7 @@ import { toIntent, type CreateIntentInput, type IntentRow, type StoredFee, type 
 
 export const INTENT_EXPIRY_JOB = 'intent.expire';
 
-/**
- * Enrollment gate for moving money: an INACTIVE user's payouts and intent commits are refused with 403.
- * The single call site of intent commits and payout submissions (issue 7 wires enrollment to it).
- */
-export function accountInstrument(account: AccountRow): Instrument {
-  return { instrumentType: 'ACCOUNT', account: { id: account.id, displayName: account.display_name, currency: account.currency } };
-}
+export { accountInstrument };
 
 function getIntentRow(ctx: AppContext, id: string): IntentRow | undefined {
   return sql<IntentRow>(ctx.db, 'SELECT * FROM transaction_intents WHERE id = ?').get(id);
@@ -103,6 +110,7 @@ function requireOwnIntent(ctx: AppContext, caller: Caller, intentId: string): In
 
 interface CreditSide {
   type: 'TRANSFER' | 'WITHDRAWAL';
+  category: 'P2P' | null;
   creditAccountId: string | null;
   beneficiaryId: string | null;
   instrumentId: string | null;
@@ -115,8 +123,29 @@ interface CreditSide {
 }
 
 function resolveCreditSide(ctx: AppContext, caller: Caller, input: CreateIntentInput, debit: AccountRow): CreditSide {
-  const { credit } = input;
+  const credit = input.credit!;
   if (credit.instrumentType === 'ACCOUNT') {
+    const other = otherUsersAccount(ctx, caller, credit.accountId);
+    if (other) {
+      if (input.creditRail) {
+        throw errors.field('InvalidValue', 'creditRail', 'creditRail applies to beneficiary instruments; a transfer to another user of the programme is a book transfer without a rail');
+      }
+      // docs/money-out.md#p2p: the other user's account is credited when this transfer completes, through
+      // an incoming TRANSFER of its own (transactions/p2p.ts); no fee, as between own accounts
+      return {
+        type: 'TRANSFER',
+        category: 'P2P',
+        creditAccountId: null,
+        beneficiaryId: null,
+        instrumentId: null,
+        currency: other.currency,
+        instrument: accountInstrument(other),
+        party: p2pCreditParty(ctx, other.user_id),
+        rail: null,
+        railType: null,
+        feeRail: null,
+      };
+    }
     const target = requireOwnAccount(ctx, caller, credit.accountId);
     if (target.id === debit.id) throw errors.field('InvalidValue', 'credit.accountId', 'credit.accountId must be another account than debitAccountId');
     if (input.creditRail) {
@@ -124,6 +153,7 @@ function resolveCreditSide(ctx: AppContext, caller: Caller, input: CreateIntentI
     }
     return {
       type: 'TRANSFER',
+      category: null,
       creditAccountId: target.id,
       beneficiaryId: null,
       instrumentId: null,
@@ -148,6 +178,7 @@ function resolveCreditSide(ctx: AppContext, caller: Caller, input: CreateIntentI
   }
   return {
     type: 'WITHDRAWAL',
+    category: null,
     creditAccountId: null,
     beneficiaryId: beneficiary.id,
     instrumentId: instrument.id,
@@ -157,6 +188,192 @@ function resolveCreditSide(ctx: AppContext, caller: Caller, input: CreateIntentI
     rail,
     railType: creditRailTypeFor(instrument, rail),
     feeRail: feeRailFor(instrument, rail),
+  };
+}
+
+/** Every column of a new intent that depends on its flow. */
+interface IntentPlan {
+  type: IntentRow['type'];
+  category: IntentRow['category'];
+  debitAccountId: string | null;
+  creditAccountId: string | null;
+  beneficiaryId: string | null;
+  instrumentId: string | null;
+  refundOf: string | null;
+  debitAmountMinor: bigint;
+  principalMinor: bigint;
+  debitCurrency: string;
+  creditAmountMinor: bigint;
+  creditCurrency: string;
+  debitInstrument: Instrument;
+  creditInstrument: Instrument | null;
+  debitParty: Party | null;
+  debitRailType: string | null;
+  creditParty: Party | null;
+  fees: StoredFee[];
+  exchangeRate: string;
+  baseExchangeRate: string;
+  fxSpread: string;
+  creditRail: CreditRail | null;
+  creditRailType: string | null;
+  amountWritten: boolean;
+}
+
+function exactlyOneAmount(input: CreateIntentInput): { hasDebit: boolean } {
+  const hasDebit = input.debitAmount !== undefined && input.debitAmount !== null;
+  const hasCredit = input.creditAmount !== undefined && input.creditAmount !== null;
+  if (hasDebit === hasCredit) {
+    const message = 'Send exactly one of debitAmount (total debit, fees included) and creditAmount (amount to credit)';
+    throw errors.invalid(message, hasDebit ? [{ type: 'InvalidValue', fieldRef: 'creditAmount', message }] : [{ type: 'MissingValue', fieldRef: 'creditAmount', message }]);
+  }
+  return { hasDebit };
+}
+
+function storedFees(fees: Array<{ type: string; label: string; amountMinor: bigint; currency: string }>): StoredFee[] {
+  return fees.map((fee) => ({ type: fee.type, label: fee.label, amountMinor: fee.amountMinor.toString(), currency: fee.currency }));
+}
+
+/** Own transfers, P2P transfers and payouts to beneficiaries: priced by quote() (fees and FX, contract 5). */
+function planPayment(ctx: AppContext, caller: Caller, input: CreateIntentInput): IntentPlan {
+  const { hasDebit } = exactlyOneAmount(input);
+  const debit = requireOwnAccount(ctx, caller, input.debitAccountId!);
+  const credit = resolveCreditSide(ctx, caller, input, debit);
+  if (input.creditCurrency !== undefined && input.creditCurrency !== null && input.creditCurrency !== credit.currency) {
+    throw errors.field('InvalidValue', 'creditCurrency', `creditCurrency ${input.creditCurrency} does not match the credit instrument, which is in ${credit.currency}`);
+  }
+  const amount = hasDebit
+    ? { side: 'DEBIT' as const, minor: parsePositiveAmount(ctx, input.debitAmount!, debit.currency, 'debitAmount') }
+    : { side: 'CREDIT' as const, minor: parsePositiveAmount(ctx, input.creditAmount!, credit.currency, 'creditAmount') };
+  const priced = quote(ctx, {
+    debitCurrency: debit.currency,
+    creditCurrency: credit.currency,
+    feeRail: credit.feeRail,
+    amount,
+    fieldRefs: { amount: hasDebit ? 'debitAmount' : 'creditAmount', currency: input.creditCurrency ? 'creditCurrency' : 'credit' },
+  });
+  return {
+    type: credit.type,
+    category: credit.category,
+    debitAccountId: debit.id,
+    creditAccountId: credit.creditAccountId,
+    beneficiaryId: credit.beneficiaryId,
+    instrumentId: credit.instrumentId,
+    refundOf: null,
+    debitAmountMinor: priced.debitAmountMinor,
+    principalMinor: priced.principalMinor,
+    debitCurrency: debit.currency,
+    creditAmountMinor: priced.creditAmountMinor,
+    creditCurrency: credit.currency,
+    debitInstrument: accountInstrument(debit),
+    creditInstrument: credit.instrument,
+    debitParty: null,
+    debitRailType: null,
+    creditParty: credit.party,
+    fees: storedFees(priced.fees),
+    exchangeRate: priced.exchangeRate,
+    baseExchangeRate: priced.baseExchangeRate,
+    fxSpread: priced.fxSpread,
+    creditRail: credit.rail,
+    creditRailType: credit.railType,
+    amountWritten: true,
+  };
+}
+
+/**
+ * docs/money-out.md#refunds: the refund of a COMPLETED deposit to its payer over the deposit's rail.
+ * debitAmount is optional (default: what is still refundable); no fee is charged (docs/decisions.md#refund-fees).
+ */
+function planRefund(ctx: AppContext, caller: Caller, input: CreateIntentInput): IntentPlan {
+  if (input.creditAmount !== undefined && input.creditAmount !== null) {
+    throw errors.field('InvalidValue', 'creditAmount', 'A refund is sized by debitAmount (default: what is still refundable); creditAmount does not apply');
+  }
+  if (input.creditRail) throw errors.field('InvalidValue', 'creditRail', 'A refund goes back over the rail of the deposit it refunds; creditRail does not apply');
+  const account = requireOwnAccount(ctx, caller, input.debitAccountId!);
+  const { deposit, refundableMinor } = requireRefundableDeposit(ctx, caller, account, input.refundOf!);
+  if (input.creditCurrency !== undefined && input.creditCurrency !== null && input.creditCurrency !== deposit.debit_currency) {
+    throw errors.field('InvalidValue', 'creditCurrency', `creditCurrency ${input.creditCurrency} does not match the deposit, which was paid in ${deposit.debit_currency}`);
+  }
+  const written = input.debitAmount !== undefined && input.debitAmount !== null;
+  const amountMinor = written ? parsePositiveAmount(ctx, input.debitAmount!, account.currency, 'debitAmount') : refundableMinor;
+  if (amountMinor > refundableMinor) throw refundAmountError(ctx, account.currency, refundableMinor, deposit);
+  // same-currency pricing: no fee rail, rate 1 (a stablecoin deposit paid in USDC_ETH is refunded 1:1 in USDC)
+  const priced = quote(ctx, { debitCurrency: account.currency, creditCurrency: account.currency, feeRail: null, amount: { side: 'DEBIT', minor: amountMinor }, fieldRefs: { amount: 'debitAmount', currency: 'refundOf' } });
+  const whole = amountMinor === BigInt(deposit.credit_amount_minor);
+  return {
+    type: whole ? 'REFUND' : 'PARTIAL_REFUND',
+    category: null,
+    debitAccountId: account.id,
+    creditAccountId: null,
+    beneficiaryId: null,
+    instrumentId: null,
+    refundOf: deposit.id,
+    debitAmountMinor: amountMinor,
+    principalMinor: amountMinor,
+    debitCurrency: account.currency,
+    creditAmountMinor: amountMinor,
+    creditCurrency: deposit.debit_currency,
+    debitInstrument: accountInstrument(account),
+    creditInstrument: deposit.debit_instrument === null ? null : (JSON.parse(deposit.debit_instrument) as Instrument),
+    debitParty: null,
+    debitRailType: null,
+    creditParty: deposit.debit_party === null ? null : (JSON.parse(deposit.debit_party) as Party),
+    fees: [],
+    exchangeRate: priced.exchangeRate,
+    baseExchangeRate: priced.baseExchangeRate,
+    fxSpread: priced.fxSpread,
+    creditRail: refundCreditRail(deposit.debit_rail),
+    creditRailType: deposit.debit_rail,
+    amountWritten: written,
+  };
+}
+
+/**
+ * docs/money-out.md#direct-debits: a DEPOSIT pulled over ACH from the user's own US bank account
+ * (a SELF beneficiary) into an own USD account. No fee (docs/decisions.md#direct-debit-fees).
+ */
+function planDirectDebit(ctx: AppContext, caller: Caller, input: CreateIntentInput): IntentPlan {
+  const { hasDebit } = exactlyOneAmount(input);
+  const credit = input.credit!;
+  if (credit.instrumentType !== 'ACCOUNT') {
+    throw errors.field('InvalidValue', 'credit.instrumentType', 'A direct debit credits an account of yours: send credit { instrumentType: "ACCOUNT", accountId }');
+  }
+  if (input.creditRail) throw errors.field('InvalidValue', 'creditRail', 'A direct debit is pulled over ACH into an account of yours; creditRail does not apply');
+  const { instrument, debitInstrument, debitParty } = requireOwnBankAccount(ctx, caller, input.debit!);
+  const account = requireOwnAccount(ctx, caller, credit.accountId);
+  if (account.currency !== instrument.currency) {
+    throw errors.field('InvalidValue', 'credit.accountId', `Account ${account.id} holds ${account.currency}; a direct debit over ACH credits a ${instrument.currency} account`);
+  }
+  if (input.creditCurrency !== undefined && input.creditCurrency !== null && input.creditCurrency !== account.currency) {
+    throw errors.field('InvalidValue', 'creditCurrency', `creditCurrency ${input.creditCurrency} does not match the credit account, which is in ${account.currency}`);
+  }
+  const field = hasDebit ? 'debitAmount' : 'creditAmount';
+  const amountMinor = parsePositiveAmount(ctx, (hasDebit ? input.debitAmount : input.creditAmount)!, account.currency, field);
+  const priced = quote(ctx, { debitCurrency: account.currency, creditCurrency: account.currency, feeRail: null, amount: { side: 'DEBIT', minor: amountMinor }, fieldRefs: { amount: field, currency: 'credit' } });
+  return {
+    type: 'DEPOSIT',
+    category: 'DIRECT_DEBIT',
+    debitAccountId: null,
+    creditAccountId: account.id,
+    beneficiaryId: input.debit!.beneficiaryId,
+    instrumentId: instrument.id,
+    refundOf: null,
+    debitAmountMinor: amountMinor,
+    principalMinor: amountMinor,
+    debitCurrency: instrument.currency,
+    creditAmountMinor: amountMinor,
+    creditCurrency: account.currency,
+    debitInstrument,
+    creditInstrument: accountInstrument(account),
+    debitParty,
+    debitRailType: DIRECT_DEBIT_RAIL,
+    creditParty: null,
+    fees: [],
+    exchangeRate: priced.exchangeRate,
+    baseExchangeRate: priced.baseExchangeRate,
+    fxSpread: priced.fxSpread,
+    creditRail: null,
+    creditRailType: null,
+    amountWritten: true,
   };
 }
 
@@ -174,71 +391,55 @@ export function createIntent(ctx: AppContext, caller: Caller, input: CreateInten
     return { intent: serialize(ctx, expireIfDue(ctx, existing)), created: false };
   }
 
-  const hasDebit = input.debitAmount !== undefined && input.debitAmount !== null;
-  const hasCredit = input.creditAmount !== undefined && input.creditAmount !== null;
-  if (hasDebit === hasCredit) {
-    const message = 'Send exactly one of debitAmount (total debit, fees included) and creditAmount (amount to credit)';
-    throw errors.invalid(message, hasDebit ? [{ type: 'InvalidValue', fieldRef: 'creditAmount', message }] : [{ type: 'MissingValue', fieldRef: 'creditAmount', message }]);
-  }
-
-  const debit = requireOwnAccount(ctx, caller, input.debitAccountId);
-  const credit = resolveCreditSide(ctx, caller, input, debit);
-  if (input.creditCurrency !== undefined && input.creditCurrency !== null && input.creditCurrency !== credit.currency) {
-    throw errors.field('InvalidValue', 'creditCurrency', `creditCurrency ${input.creditCurrency} does not match the credit instrument, which is in ${credit.currency}`);
-  }
-  const amount = hasDebit
-    ? { side: 'DEBIT' as const, minor: parsePositiveAmount(ctx, input.debitAmount!, debit.currency, 'debitAmount') }
-    : { side: 'CREDIT' as const, minor: parsePositiveAmount(ctx, input.creditAmount!, credit.currency, 'creditAmount') };
-  const priced = quote(ctx, {
-    debitCurrency: debit.currency,
-    creditCurrency: credit.currency,
-    feeRail: credit.feeRail,
-    amount,
-    fieldRefs: { amount: hasDebit ? 'debitAmount' : 'creditAmount', currency: input.creditCurrency ? 'creditCurrency' : 'credit' },
-  });
+  const flow = flowOf(input);
+  const plan = flow === 'REFUND' ? planRefund(ctx, caller, input) : flow === 'DIRECT_DEBIT' ? planDirectDebit(ctx, caller, input) : planPayment(ctx, caller, input);
 
   const id = ctx.ids.id('intent');
   const now = ctx.clock.nowMs();
   const createdAt = new Date(now).toISOString();
   const expiresAtMs = now + ctx.fixtures.timeline.intentExpiryMs;
   const expiresAt = new Date(expiresAtMs).toISOString();
-  const fees: StoredFee[] = priced.fees.map((fee) => ({ type: fee.type, label: fee.label, amountMinor: fee.amountMinor.toString(), currency: fee.currency }));
   sql(
     ctx.db,
-    `INSERT INTO transaction_intents (id, programme_id, user_id, idempotency_key, request_hash, type, status, status_reason,
-       debit_account_id, credit_account_id, beneficiary_id, beneficiary_instrument_id, debit_amount_minor, principal_minor, debit_currency,
-       credit_amount_minor, credit_currency, debit_instrument, credit_instrument, credit_party, fees, exchange_rate, base_exchange_rate,
-       fx_spread, credit_rail, credit_rail_type, debit_memo, purpose, related_transaction_id, expires_at, expires_at_ms,
-       created_at, created_at_ms, updated_at, updated_at_ms)
-     VALUES (?, ?, ?, ?, ?, ?, 'CREATED', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO transaction_intents (id, programme_id, user_id, idempotency_key, request_hash, type, category, status, status_reason,
+       debit_account_id, credit_account_id, beneficiary_id, beneficiary_instrument_id, refund_of_transaction_id, debit_amount_minor,
+       principal_minor, debit_currency, credit_amount_minor, credit_currency, debit_instrument, credit_instrument, debit_party,
+       debit_rail_type, credit_party, fees, exchange_rate, base_exchange_rate, fx_spread, credit_rail, credit_rail_type, debit_memo,
+       purpose, amount_written, related_transaction_id, expires_at, expires_at_ms, created_at, created_at_ms, updated_at, updated_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'CREATED', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)`,
   ).run(
     id,
     caller.programmeId,
     caller.userId,
     input.idempotencyKey,
     hash,
-    credit.type,
+    plan.type,
+    plan.category,
     `Awaiting commit; expires at ${expiresAt}`,
-    debit.id,
-    credit.creditAccountId,
-    credit.beneficiaryId,
-    credit.instrumentId,
-    priced.debitAmountMinor,
-    priced.principalMinor,
-    debit.currency,
-    priced.creditAmountMinor,
-    credit.currency,
-    JSON.stringify(accountInstrument(debit)),
-    JSON.stringify(credit.instrument),
-    credit.party === null ? null : JSON.stringify(credit.party),
-    JSON.stringify(fees),
-    priced.exchangeRate,
-    priced.baseExchangeRate,
-    priced.fxSpread,
-    credit.rail,
-    credit.railType,
+    plan.debitAccountId,
+    plan.creditAccountId,
+    plan.beneficiaryId,
+    plan.instrumentId,
+    plan.refundOf,
+    plan.debitAmountMinor,
+    plan.principalMinor,
+    plan.debitCurrency,
+    plan.creditAmountMinor,
+    plan.creditCurrency,
+    JSON.stringify(plan.debitInstrument),
+    plan.creditInstrument === null ? null : JSON.stringify(plan.creditInstrument),
+    plan.debitParty === null ? null : JSON.stringify(plan.debitParty),
+    plan.debitRailType,
+    plan.creditParty === null ? null : JSON.stringify(plan.creditParty),
+    JSON.stringify(plan.fees),
+    plan.exchangeRate,
+    plan.baseExchangeRate,
+    plan.fxSpread,
+    plan.creditRail,
+    plan.creditRailType,
     input.debitMemo ?? null,
     input.purpose ?? null,
+    plan.amountWritten ? 1 : 0,
     expiresAt,
     expiresAtMs,
     createdAt,
@@ -291,50 +492,98 @@ export function commitIntent(ctx: AppContext, caller: Caller, intentId: string, 
   if (row.status === 'EXPIRED') throw errors.conflict(`Transaction intent ${row.id} expired at ${row.expires_at}; create a new intent`);
   if (row.status === 'CANCELED') throw errors.conflict(`Transaction intent ${row.id} was canceled; create a new intent`);
 
-  assertEnrollmentActive(ctx, caller.userId); // issue 7: activation gates money
+  assertEnrollmentActive(ctx, caller.userId); // activation gates money (docs/onboarding.md)
 
   const debitPrecision = precisionOf(ctx, row.debit_currency);
-  const available = availableOf(ctx, row.debit_account_id);
   const insufficient = (availableMinor: bigint) =>
     transitionIntent(ctx, row, 'FAILED', {
       statusReason: `Insufficient funds: available ${formatAmount(availableMinor, debitPrecision)} ${row.debit_currency} is less than the ${formatAmount(BigInt(row.debit_amount_minor), debitPrecision)} ${row.debit_currency} required`,
     });
-  if (available < BigInt(row.debit_amount_minor)) return serialize(ctx, insufficient(available));
+  if (row.debit_account_id !== null) {
+    const available = availableOf(ctx, row.debit_account_id);
+    if (available < BigInt(row.debit_amount_minor)) return serialize(ctx, insufficient(available));
+  }
+  if (row.refund_of_transaction_id !== null) {
+    // Another refund of the same deposit may have been committed since this intent was priced: refunds never
+    // add up to more than the deposit (docs/money-out.md#refunds).
+    const deposit = getTransactionRow(ctx, row.refund_of_transaction_id)!;
+    const refundable = BigInt(deposit.credit_amount_minor) - refundedMinor(ctx, deposit.id);
+    if (BigInt(row.debit_amount_minor) > refundable) {
+      const reason = `Refund exceeds what is still refundable on deposit ${deposit.id}: ${formatAmount(refundable > 0n ? refundable : 0n, debitPrecision)} ${row.debit_currency}`;
+      return serialize(ctx, transitionIntent(ctx, row, 'FAILED', { statusReason: reason }));
+    }
+  }
 
   let transactionId: string;
   try {
-    const fees = (JSON.parse(row.fees) as StoredFee[]).map((fee) => ({ ...fee, amountMinor: BigInt(fee.amountMinor) }));
-    const transaction = createTransaction(ctx, {
-      programmeId: row.programme_id,
-      userId: row.user_id,
-      accountId: row.debit_account_id,
-      debitAccountId: row.debit_account_id,
-      // own-account transfer: the target is credited when the transaction completes (contract 4)
-      creditAccountId: row.credit_account_id,
-      direction: 'OUTGOING',
-      type: row.type,
-      debitAmountMinor: BigInt(row.debit_amount_minor),
-      netDebitAmountMinor: BigInt(row.principal_minor),
-      debitCurrency: row.debit_currency,
-      debitInstrument: JSON.parse(row.debit_instrument) as Instrument,
-      debitMemo: row.debit_memo,
-      creditAmountMinor: BigInt(row.credit_amount_minor),
-      creditCurrency: row.credit_currency,
-      creditParty: row.credit_party === null ? null : (JSON.parse(row.credit_party) as Party),
-      creditRail: row.credit_rail_type,
-      creditInstrument: JSON.parse(row.credit_instrument) as Instrument,
-      fees,
-      exchangeRate: row.exchange_rate,
-      baseExchangeRate: row.base_exchange_rate,
-      fxSpread: row.fx_spread,
-      purpose: row.purpose,
-      intentId: row.id,
-      // railBehaviour omitted: the core applies the magic amounts of contract 4 to the amount sent
-    });
-    transactionId = transaction.id;
+    transactionId = createTransaction(ctx, transactionFor(ctx, row)).id;
   } catch (error) {
     if (error instanceof InsufficientFundsError) return serialize(ctx, insufficient(error.availableMinor));
     throw error;
   }
   return serialize(ctx, transitionIntent(ctx, row, 'COMMITTED', { statusReason: `Committed: transaction ${transactionId} created`, relatedTransactionId: transactionId }));
+}
+
+/** Magic cents (contract 4) read on the amount the caller wrote; an amount the emulator chose is never magic. */
+function writtenRailBehaviour(ctx: AppContext, row: IntentRow): NewTransaction['railBehaviour'] {
+  if (row.amount_written === 0) return 'NORMAL';
+  return railBehaviourFor(BigInt(row.debit_amount_minor), precisionOf(ctx, row.debit_currency));
+}
+
+/** The transaction a committed intent creates, per flow (docs/money-out.md#intent-flows). */
+function transactionFor(ctx: AppContext, row: IntentRow): NewTransaction {
+  const common = {
+    programmeId: row.programme_id,
+    userId: row.user_id,
+    debitAmountMinor: BigInt(row.debit_amount_minor),
+    debitCurrency: row.debit_currency,
+    debitInstrument: JSON.parse(row.debit_instrument) as Instrument,
+    creditAmountMinor: BigInt(row.credit_amount_minor),
+    creditCurrency: row.credit_currency,
+    creditInstrument: row.credit_instrument === null ? null : (JSON.parse(row.credit_instrument) as Instrument),
+    exchangeRate: row.exchange_rate,
+    baseExchangeRate: row.base_exchange_rate,
+    fxSpread: row.fx_spread,
+    purpose: row.purpose,
+    intentId: row.id,
+  };
+  if (row.category === 'DIRECT_DEBIT') {
+    const account = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(row.credit_account_id!)!;
+    // An incoming pull: credited when it completes on the incoming timeline; .91 cents come back
+    // returned (FAILED, R01) instead (docs/money-out.md#direct-debits). An ACH debit carries no memo.
+    const behaviour = railBehaviourFor(BigInt(row.credit_amount_minor), precisionOf(ctx, row.credit_currency));
+    return {
+      ...common,
+      accountId: account.id,
+      debitAccountId: null,
+      creditAccountId: account.id,
+      direction: 'INCOMING',
+      type: 'DEPOSIT',
+      category: 'DIRECT_DEBIT',
+      netDebitAmountMinor: null,
+      debitParty: row.debit_party === null ? null : (JSON.parse(row.debit_party) as Party),
+      debitRail: row.debit_rail_type,
+      debitReference: ctx.ids.digits(15),
+      depositReconciliationId: account.deposit_reconciliation_id,
+      railBehaviour: behaviour === 'REJECT' ? 'REJECT' : 'NORMAL',
+    };
+  }
+  const outgoing = {
+    ...common,
+    accountId: row.debit_account_id!,
+    debitAccountId: row.debit_account_id!,
+    direction: 'OUTGOING' as const,
+    debitMemo: row.debit_memo,
+    fees: (JSON.parse(row.fees) as StoredFee[]).map((fee) => ({ ...fee, amountMinor: BigInt(fee.amountMinor) })),
+    netDebitAmountMinor: BigInt(row.principal_minor),
+    creditParty: row.credit_party === null ? null : (JSON.parse(row.credit_party) as Party),
+    creditRail: row.credit_rail_type,
+  };
+  if (row.refund_of_transaction_id !== null) {
+    return { ...outgoing, creditAccountId: null, type: row.type, relatedTransactionId: row.refund_of_transaction_id, railBehaviour: writtenRailBehaviour(ctx, row) };
+  }
+  // own transfer: the target is credited when the transaction completes (contract 4); P2P: the other
+  // user's account is credited by its own incoming transfer (transactions/p2p.ts); payouts: railBehaviour
+  // omitted, the core applies the magic amounts to the amount sent
+  return { ...outgoing, creditAccountId: row.credit_account_id, type: row.type, category: row.category ?? undefined };
 }

@@ -468,6 +468,7 @@ function defaultReason(to: TransactionStatus, statusCode: string | null): string
   if (to !== 'FAILED') return null;
   if (statusCode === 'RAIL_REJECTED') return 'Rejected by the receiving rail';
   if (statusCode === 'INSUFFICIENT_FUNDS') return 'Insufficient funds';
+  if (statusCode === 'R01') return 'Returned by the paying bank: R01 insufficient funds';
   return statusCode ? `Failed: ${statusCode}` : 'Failed';
 }
 
@@ -484,7 +485,10 @@ function scheduleNextRailStep(ctx: AppContext, row: TransactionRow): void {
   const now = ctx.clock.nowMs();
   if (row.direction === 'INCOMING' && row.status === 'PENDING') {
     const delay = row.category === 'INTERNAL_SWEEP' ? timeline.sweepCompletionMs : timeline.depositCompletionMs;
-    scheduleJob(ctx, RAIL_STEP_JOB, now + delay, { transactionId: row.id, to: 'COMPLETED' });
+    // an incoming pull marked REJECT (a direct debit of .91, docs/money-out.md#direct-debits) comes back
+    // returned by the paying bank: ACH return code R01 (insufficient funds)
+    const step = row.rail_behaviour === 'REJECT' ? { to: 'FAILED', statusCode: 'R01' } : { to: 'COMPLETED' };
+    scheduleJob(ctx, RAIL_STEP_JOB, now + delay, { transactionId: row.id, ...step });
   } else if (row.direction === 'OUTGOING' && row.status === 'PENDING') {
     scheduleJob(ctx, RAIL_STEP_JOB, now + timeline.outgoingProcessingMs, { transactionId: row.id, to: 'PROCESSING' });
   } else if (row.direction === 'OUTGOING' && row.status === 'PROCESSING' && row.rail_behaviour !== 'HOLD') {
@@ -504,7 +508,8 @@ export function runRailStep(ctx: AppContext, payload: Record<string, unknown>): 
   const to = payload.to as TransactionStatus;
   const row = getTransactionRow(ctx, id);
   if (!row || !TRANSACTION_STATUSES.includes(to) || !transactionTransitions[row.status].includes(to)) return;
-  transitionTransaction(ctx, id, to, to === 'FAILED' ? { statusCode: 'RAIL_REJECTED' } : {});
+  const statusCode = typeof payload.statusCode === 'string' ? payload.statusCode : 'RAIL_REJECTED';
+  transitionTransaction(ctx, id, to, to === 'FAILED' ? { statusCode } : {});
 }
 
 /**

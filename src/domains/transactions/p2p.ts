@@ -1,0 +1,57 @@
+import { sql } from '../../db/connection.js';
+import type { AppContext } from '../../context.js';
+import type { AccountRow } from '../accounts/accounts.schema.js';
+import { createTransaction, transitionTransaction, type SettlementHook } from './transactions.service.js';
+import type { Instrument, Party } from './transactions.schema.js';
+
+// Transfers to another user of the programme (docs/money-out.md#p2p). The sender's TRANSFER (category
+// P2P) holds its debit at creation like any outgoing transaction and names the receiver as creditParty.
+// When it completes, the receiver gets a TRANSFER of its own (category P2P, INCOMING, the sender as
+// debitParty, relatedTransactionId the sender's transaction), created and completed in the same SQLite
+// transaction: the receiver's account is credited at the moment the sender's debit settles, with its own
+// transaction_created and transaction_status_updated events for the receiving user. A failed transfer
+// credits no one (its hold is released as for any outgoing transaction).
+
+// A function declaration (hoisted): settlement-hooks.ts lists it while the import cycle through
+// transactions.service.ts may still be initialising this module.
+export function p2pCreditHook(...[ctx, row, previousStatus]: Parameters<SettlementHook>): void {
+  if (row.status !== 'COMPLETED' || previousStatus === 'COMPLETED') return;
+  if (row.category !== 'P2P' || row.direction !== 'OUTGOING' || row.credit_instrument === null) return;
+  const instrument = JSON.parse(row.credit_instrument) as Instrument;
+  if (instrument.instrumentType !== 'ACCOUNT') return;
+  const account = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(instrument.account.id);
+  if (!account) return;
+  creditReceiver(ctx, row, account);
+}
+
+function creditReceiver(ctx: AppContext, sent: Parameters<SettlementHook>[1], account: AccountRow): void {
+  const sender = sql<{ name: string }>(ctx.db, 'SELECT name FROM users WHERE id = ?').get(sent.user_id)!;
+  const debitParty: Party = { partyType: 'PAYER', payer: { displayName: sender.name } };
+  const received = createTransaction(ctx, {
+    programmeId: account.programme_id,
+    userId: account.user_id,
+    accountId: account.id,
+    debitAccountId: null,
+    creditAccountId: account.id,
+    direction: 'INCOMING',
+    type: 'TRANSFER',
+    category: 'P2P',
+    debitAmountMinor: BigInt(sent.credit_amount_minor),
+    netDebitAmountMinor: null,
+    debitCurrency: sent.credit_currency,
+    debitParty,
+    debitRail: sent.debit_rail,
+    debitMemo: sent.debit_memo,
+    creditAmountMinor: BigInt(sent.credit_amount_minor),
+    creditCurrency: sent.credit_currency,
+    creditInstrument: { instrumentType: 'ACCOUNT', account: { id: account.id, displayName: account.display_name, currency: account.currency } },
+    exchangeRate: '1',
+    baseExchangeRate: '1',
+    fxSpread: '0',
+    purpose: sent.purpose,
+    relatedTransactionId: sent.id,
+    // no timeline of its own: it settles with the sender's transfer, just below
+    railBehaviour: 'NONE',
+  });
+  transitionTransaction(ctx, received.id, 'COMPLETED');
+}
