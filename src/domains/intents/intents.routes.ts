@@ -21,7 +21,10 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           description:
             'Exactly one of debitAmount and creditAmount. Fees come from the fee schedule of the credit rail and are charged on ' +
             'the debit side; FX uses the mid rate less the spread. 201 with the intent; the same idempotencyKey with the same ' +
-            'body returns 200 and the same intent, with another body 409. The intent expires after 15 minutes of emulated time.',
+            'body returns 200 and the same intent, with another body 409. The intent expires after 15 minutes of emulated time. ' +
+            'Flows (docs/money-out.md#intent-flows): credit an own account (TRANSFER), another user\'s account of the programme ' +
+            '(TRANSFER, category P2P) or a beneficiary instrument (WITHDRAWAL); refundOf a COMPLETED deposit (REFUND / PARTIAL_REFUND); ' +
+            'debit the user\'s own bank account into an own account (DEPOSIT, category DIRECT_DEBIT).',
           body: createIntentBody,
           response: { 200: transactionIntentSchema, 201: transactionIntentSchema, ...errorResponses(403, 404, 409) },
         },

@@ -10,7 +10,6 @@ import { assertTransition } from '../../lib/state-machine.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
 import { requireOwnAccount, type Caller } from '../accounts/accounts.service.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
-import type { TransactionRow } from '../transactions/transactions.schema.js';
 import {
   creditInstrumentFor,
   creditPartyFor,
