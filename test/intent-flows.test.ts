@@ -259,6 +259,27 @@ t.test('refunds: two intents priced against the same remainder; the second commi
   t.equal(transactionCount(sandbox), count + 1, 'exactly one refund transaction');
 });
 
+t.test('refunds: a stablecoin deposit goes back on its network, 1:1, and the statement names the payer', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const response = await sandbox.request('POST', '/v1/sandbox/accounts/acct_acme_usdc/deposits', { amount: '75.000000', depositInstructionId: 'di_acme_usdc_eth', counterpartyName: 'Chain Payer' });
+  t.equal(response.statusCode, 202, response.body);
+  await advance(sandbox, 2_000);
+  const deposit = json(await sandbox.request('GET', '/v1/transactions?accountId=acct_acme_usdc&type=DEPOSIT&status=COMPLETED')).data[0];
+  t.match(deposit, { debitCurrency: 'USDC_ETH', debitRail: 'ETHEREUM.USDC' });
+  const intent = await createIntent(sandbox, { idempotencyKey: 's1', debitAccountId: 'acct_acme_usdc', refundOf: deposit.id, debitAmount: '25.000000' });
+  t.equal(intent.statusCode, 201, intent.body);
+  t.match(json(intent), { type: 'PARTIAL_REFUND', debitCurrency: 'USDC', creditCurrency: 'USDC_ETH', creditAmount: '25.000000', creditRail: 'ETHEREUM', exchangeRate: '1' });
+  const committed = await commit(sandbox, json(intent).id, 's1');
+  await advance(sandbox, 4_000);
+  const refund = await transaction(sandbox, committed.relatedTransactionId);
+  t.match(refund, { status: 'COMPLETED', creditRail: 'ETHEREUM.USDC', creditParty: { partyType: 'PAYER', payer: { displayName: 'Chain Payer' } } });
+  const day = '2026-03-01';
+  const statement = json(await sandbox.request('GET', `/v1/accounts/acct_acme_usdc/statement?startDate=${day}&endDate=${day}`));
+  const entry = statement.days.flatMap((d: { entries: Array<{ reference: string }> }) => d.entries).find((e: { reference: string }) => e.reference === refund.referenceNumber);
+  t.match(entry, { direction: 'DEBIT', amount: '25.000000', description: /Partial refund to Chain Payer/ });
+});
+
 t.test('refund refusals', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);

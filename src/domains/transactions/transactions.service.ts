@@ -390,7 +390,9 @@ function describe(input: NewTransaction): string {
         : null
       : input.creditParty?.partyType === 'BENEFICIARY'
         ? (input.creditParty.beneficiary.business?.name ?? input.creditParty.beneficiary.person?.name ?? null)
-        : null;
+        : input.creditParty?.partyType === 'PAYER'
+          ? input.creditParty.payer.displayName // a refund names the payer it returns to (docs/money-out.md#refunds)
+          : null;
   const label = typeLabel(input.type, input.category);
   return counterparty ? `${label} ${input.direction === 'INCOMING' ? 'from' : 'to'} ${counterparty}` : label;
 }
