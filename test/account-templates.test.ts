@@ -78,6 +78,32 @@ t.test('activation through the control plane opens the accounts once; revoke kee
   t.equal(json(await sandbox.request('GET', '/v1/accounts', undefined, user.as)).totalRecords, 1);
 });
 
+t.test('an account made ready early (as the control plane can) still receives its template instructions, once', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const user = await createUser(sandbox, 'PERSON', 'Early Ready');
+  const requestId = await startEnrollment(sandbox, user.as);
+  const { personEntries } = await import('./helpers/onboarding.js');
+  await writeEntries(sandbox, user.as, requestId, await personEntries('Early Ready'));
+  await submit(sandbox, user.as, requestId);
+  await advance(sandbox, 5_000);
+  const [account] = await accountsWithDetail(sandbox, user);
+  // what a control-plane readiness switch writes (the route itself belongs to the control plane)
+  sandbox.ctx.db.prepare('UPDATE accounts SET provider_ready = 1 WHERE id = ?').run(account.id);
+  const requested = await sandbox.request('POST', `/v1/accounts/${account.id}/deposit-instructions`, { name: 'Mine', idempotencyKey: 'mine' }, user.as);
+  t.equal(requested.statusCode, 202, 'ready: accepted before the timer');
+  await advance(sandbox, 2_000);
+  const [ready] = await accountsWithDetail(sandbox, user);
+  t.same(
+    ready.depositInstructions.map((instruction: { name: string; rail: { type: string } }) => instruction.rail.type),
+    ['US.USD.ACH', 'US.USD.ACH'],
+    'the template instruction (issued at the timer although the account was ready) and the requested one',
+  );
+  const { runProviderReady } = await import('../src/domains/accounts/account-templates.js');
+  runProviderReady(sandbox.ctx, { accounts: [{ accountId: account.id, instructions: [{ name: 'USD ACH', rail: 'US.USD.ACH' }] }] });
+  t.equal((await accountsWithDetail(sandbox, user))[0].depositInstructions.length, 2, 'the job again issues nothing');
+});
+
 t.test('a rejected review opens nothing; fixture users keep their fixture accounts; a fixture providerReady:false stays so', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);

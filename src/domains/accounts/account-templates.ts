@@ -61,7 +61,8 @@ export function openTemplateAccounts(ctx: AppContext, user: UserRow): string[] {
 /**
  * Job handler: the provider of the template accounts is ready; it issues their template instructions
  * (ACTIVE at once). Only the accounts named in the job are touched: a fixture account with
- * `providerReady: false` stays so until the control plane says otherwise.
+ * `providerReady: false` stays so until the control plane says otherwise. Running it twice issues nothing
+ * more.
  */
 export function runProviderReady(ctx: AppContext, payload: Record<string, unknown>): void {
   const entries = (payload.accounts ?? []) as PendingInstructions[];
@@ -69,13 +70,16 @@ export function runProviderReady(ctx: AppContext, payload: Record<string, unknow
     const account = sql<{ id: string; user_id: string; provider_ready: number }>(ctx.db, 'SELECT id, user_id, provider_ready FROM accounts WHERE id = ?').get(
       entry.accountId,
     );
-    if (!account || account.provider_ready === 1) continue;
+    if (!account) continue;
     const now = ctx.clock.nowIso();
-    sql(ctx.db, 'UPDATE accounts SET provider_ready = 1, updated_at = ? WHERE id = ?').run(now, account.id);
+    if (account.provider_ready === 0) sql(ctx.db, 'UPDATE accounts SET provider_ready = 1, updated_at = ? WHERE id = ?').run(now, account.id);
     const holder = sql<{ name: string }>(ctx.db, 'SELECT name FROM users WHERE id = ?').get(account.user_id)?.name ?? '';
+    // Made ready earlier by other means (the control plane), the provider still issues the template's
+    // instructions now; a rail the account already has an instruction on is not issued twice.
+    const issued = new Set(sql<{ rail_type: string }>(ctx.db, 'SELECT rail_type FROM deposit_instructions WHERE account_id = ?').all(account.id).map((row) => row.rail_type));
     for (const instruction of entry.instructions) {
       const rail = RAILS[instruction.rail];
-      if (!rail) continue; // the fixtures loader refuses unknown rails; a stale job payload is skipped
+      if (!rail || issued.has(rail.type)) continue; // the fixtures loader refuses unknown rails; a stale job payload is skipped
       const details = rail.kind === 'STABLECOIN' ? { accountHolderName: holder, walletAddress: newWalletAddress(ctx.ids) } : newFiatDetails(ctx.ids, rail, holder);
       insertInstruction(ctx, { id: ctx.ids.id('depositInstruction'), accountId: account.id, name: instruction.name, idempotencyKey: null, rail, details, createdAt: now });
     }
