@@ -16,6 +16,7 @@ import { depositInstructionsRoutes } from './domains/deposit-instructions/deposi
 import { sandboxRoutes } from './domains/sandbox/sandbox.routes.js';
 import { transactionsRoutes } from './domains/transactions/transactions.routes.js';
 import { emulatorTransactionsRoutes } from './emulator/transactions.routes.js';
+import { emulatorAccountsRoutes } from './emulator/accounts.routes.js';
 import { beneficiariesRoutes } from './domains/beneficiaries/beneficiaries.routes.js';
 import { intentsRoutes } from './domains/intents/intents.routes.js';
 import { payoutsRoutes } from './domains/payouts/payouts.routes.js';
@@ -38,6 +39,7 @@ export const routeModules: Array<(ctx: AppContext) => FastifyPluginAsyncZod> = [
   sandboxRoutes,
   transactionsRoutes,
   emulatorTransactionsRoutes,
+  emulatorAccountsRoutes,
   beneficiariesRoutes,
   intentsRoutes,
   payoutsRoutes,

@@ -32,3 +32,15 @@ export const clockBody = z
   .describe(EXACTLY_ONE);
 
 export const resetResponse = z.object({ status: z.literal('reset'), durationMs: z.number() });
+
+// POST /_emulator/accounts/{accountId}/provider-ready (docs/control-plane.md#accounts)
+export const providerReadyBody = z
+  .strictObject({ ready: z.boolean({ error: 'ready must be true or false' }) })
+  .meta({ id: 'ProviderReady' });
+export const providerReadyResponse = z
+  .object({
+    accountId: z.string(),
+    providerReady: z.boolean().describe('false: POST /v1/accounts/{accountId}/deposit-instructions answers 409 (interface 3.1)'),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'ProviderReadiness' });

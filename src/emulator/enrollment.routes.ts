@@ -5,6 +5,7 @@ import type { AuthPolicy } from '../http/auth.js';
 import { decisionParams, enrollmentSchema, forcedDecisionBody, revokeBody, revokeParams } from '../domains/enrollment/enrollment.schema.js';
 import { forceReviewDecision, revokeEnrollment } from '../domains/enrollment/enrollment.service.js';
 import { informationRequestDetailSchema } from '../domains/information-requests/information-requests.schema.js';
+import { cancelInformationRequest } from '../domains/information-requests/information-requests.service.js';
 
 // Contract 10: the enrollment part of the control plane. No credentials (unless ADMIN_TOKEN is set,
 // emulator/admin-guard.ts); ids are global, not scoped to a programme.
@@ -43,5 +44,21 @@ export const emulatorEnrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod
         },
       },
       async (request) => ctx.db.transaction(() => revokeEnrollment(ctx, request.params.userId, request.body?.reasonDetail)).immediate(),
+    );
+
+    app.post(
+      '/_emulator/information-requests/:informationRequestId/cancel',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator'],
+          summary: 'Cancel an information request that is not decided yet (CANCELED)',
+          description:
+            'No body. DRAFT, PROCESSING_SUBMISSION or PENDING_REVIEW -> CANCELED with decision null; COMPLETED or CANCELED is a 409. The enrollment summary shows CANCELED; its status is unchanged.',
+          params: decisionParams,
+          response: { 200: informationRequestDetailSchema, ...errorResponses(404, 409) },
+        },
+      },
+      async (request) => ctx.db.transaction(() => cancelInformationRequest(ctx, request.params.informationRequestId)).immediate(),
     );
   };

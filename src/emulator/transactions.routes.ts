@@ -3,15 +3,20 @@ import type { AppContext } from '../context.js';
 import { errorResponses } from '../http/errors.js';
 import { forceStatusBody, transactionParams, transactionSchema } from '../domains/transactions/transactions.schema.js';
 import { forceTransactionStatus } from '../domains/transactions/transactions.service.js';
+import { injectParams, injectTransactionBody, returnTransactionBody } from '../domains/transactions/control.schema.js';
+import { injectTransaction, returnTransaction } from '../domains/transactions/control.service.js';
+import { CONTROL_PLANE } from './emulator.routes.js';
 
-// Contract 10: force a transaction through a legal transition of the contract 4 table (an illegal one is
-// 409 with the table's message), e.g. to settle a magic `.92` payout held in PROCESSING.
+// The control plane's transaction routes (docs/control-plane.md#transactions): force a legal transition of
+// the transaction table (an illegal one is 409 with the table's message), inject any transaction into an
+// account, and return a completed outgoing one. All three write through the transaction core, so ledger,
+// timeline and webhooks are those of the live flows.
 export const emulatorTransactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {
     app.post(
       '/_emulator/transactions/:transactionId/status',
       {
-        config: { auth: { modes: ['none'], user: 'programme' } },
+        config: CONTROL_PLANE,
         schema: {
           tags: ['Emulator'],
           summary: 'Force a transaction status (legal transitions only)',
@@ -28,6 +33,52 @@ export const emulatorTransactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZ
         const result = forceTransactionStatus(ctx, request.params.transactionId, request.body);
         ctx.notifyOutbox();
         return result;
+      },
+    );
+
+    app.post(
+      '/_emulator/accounts/:accountId/transactions',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator'],
+          summary: 'Inject any transaction into an account (through the ledger, timeline and webhooks)',
+          description:
+            'INCOMING credits the account when COMPLETED; OUTGOING holds the debit at once (409 when available funds do not cover it) and releases it if FAILED. ' +
+            'Created PENDING (transaction_created); with `status` it is walked there now, one legal step at a time (a transaction_status_updated per step) and held; ' +
+            'without, it follows the rail timeline on the emulated clock.',
+          params: injectParams,
+          body: injectTransactionBody,
+          response: { 201: transactionSchema, ...errorResponses(404, 409) },
+        },
+      },
+      async (request, reply) => {
+        const result = injectTransaction(ctx, request.params.accountId, request.body);
+        ctx.notifyOutbox();
+        return reply.status(201).send(result);
+      },
+    );
+
+    app.post(
+      '/_emulator/transactions/:transactionId/return',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator'],
+          summary: 'Return a completed outgoing transaction (REFUND or PARTIAL_REFUND credited back)',
+          description:
+            'Body { reasonCode: R01 | AC04 | ..., amount? }. Creates an INCOMING REFUND (the whole amount sent) or PARTIAL_REFUND with statusCode the reason code, ' +
+            'purpose RETURN_OF_FUNDS and relatedTransactionId the original; it settles on the incoming timeline. 409 for a transaction that is not COMPLETED, ' +
+            'incoming, or returned in full; 400 for an amount over what is still returnable.',
+          params: transactionParams,
+          body: returnTransactionBody,
+          response: { 201: transactionSchema, ...errorResponses(404, 409) },
+        },
+      },
+      async (request, reply) => {
+        const result = returnTransaction(ctx, request.params.transactionId, request.body);
+        ctx.notifyOutbox();
+        return reply.status(201).send(result);
       },
     );
   };

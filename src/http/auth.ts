@@ -5,23 +5,14 @@ import { readCacheOf } from '../db/read-cache.js';
 import type { AppContext } from '../context.js';
 import { hexDigestsEqual, hmacSha256Hex } from '../lib/hmac.js';
 import { errors, ServiceError } from './errors.js';
+import { SCOPES, type Scope } from './scopes.js';
+import type { Fixtures } from '../fixtures/fixtures.schema.js';
 
 // Authentication of interface 5 with the emulator's rules of contract 2: HMAC headers (server-to-server),
 // bearer tokens (client-server), the payout endpoint's HMAC variant, and the user context that every
 // user-scoped endpoint acts for.
 
-export const SCOPES = [
-  'accounts:read',
-  'accounts:write',
-  'transactions:read',
-  'transactions:write',
-  'enrollment:read',
-  'enrollment:write',
-  'beneficiaries:read',
-  'beneficiaries:write',
-  'statements:read',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+export { SCOPES, type Scope } from './scopes.js';
 
 export const HEADER = {
   apiKey: 'x-service-api-key',
@@ -246,17 +237,38 @@ export function authenticate(ctx: AppContext, request: FastifyRequest, policy: A
   return hmacContext(ctx, request, key, policy, 'hmac');
 }
 
-/** HMAC callers hold every scope; one shared read-only set instead of a new one per request. */
+/** HMAC callers hold every scope unless their key lists entitlements; one shared read-only set for them. */
 const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
 
+// Entitlements come from the fixtures (keys exist only there), indexed once per loaded fixtures object.
+const entitlementIndex = new WeakMap<Fixtures, Map<string, ReadonlySet<Scope>>>();
+
+/** The scopes an API key is entitled to (docs/authentication.md#entitlements): its fixture list, or all. */
+export function entitlementsOf(ctx: AppContext, apiKey: string): ReadonlySet<Scope> {
+  let index = entitlementIndex.get(ctx.fixtures);
+  if (!index) {
+    index = new Map();
+    for (const programme of ctx.fixtures.programmes) {
+      for (const key of programme.apiKeys) if (key.entitlements) index.set(key.apiKey, new Set(key.entitlements));
+    }
+    entitlementIndex.set(ctx.fixtures, index);
+  }
+  return index.get(apiKey) ?? ALL_SCOPES;
+}
+
 function hmacContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, policy: AuthPolicy, mode: 'hmac' | 'payout'): AuthContext {
+  const scopes = entitlementsOf(ctx, key.api_key);
+  // interface 7.3: 403 when the API key lacks the entitlement the endpoint needs
+  if (policy.scope && !scopes.has(policy.scope)) {
+    throw errors.forbidden(`API key lacks entitlement: this endpoint needs ${policy.scope}; the key is entitled to ${[...scopes].join(', ') || 'nothing'}`);
+  }
   return {
     mode,
     programmeId: key.programme_id,
     apiKey: key.api_key,
     integrationType: key.integration_type,
     userId: userContext(ctx, request, key, policy),
-    scopes: ALL_SCOPES,
+    scopes,
   };
 }
 

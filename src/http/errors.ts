@@ -133,6 +133,11 @@ export function zodIssuesToValidationErrors(issues: readonly z.core.$ZodIssue[],
       });
     }
     const fieldRef = path.join('.');
+    // An empty path segment (`/v1/accounts//statement`) reaches the route with the parameter as "": the
+    // parameter was not supplied (interface 7.2 MissingPathParameter; docs/errors.md#missing-path-parameter).
+    if (location === 'params' && path.length > 0 && valueAt(rawInput, issue.path) === '') {
+      return [{ type: 'MissingPathParameter', fieldRef, message: `${fieldRef} is required: the path has an empty segment where ${fieldRef} goes` }];
+    }
     // Absent value: zod reports invalid_type for most schemas and invalid_value for enums and literals.
     const missing = (issue.code === 'invalid_type' || issue.code === 'invalid_value') && path.length > 0 && valueAt(rawInput, issue.path) === undefined;
     let type: ValidationErrorType;

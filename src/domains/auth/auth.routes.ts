@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.js';
 import { errorResponses } from '../../http/errors.js';
-import { userOf } from '../../http/auth.js';
+import { authOf, userOf } from '../../http/auth.js';
 import { tokenBody, tokenResponse } from './auth.schema.js';
 import { issueToken } from './auth.service.js';
 
@@ -19,6 +19,6 @@ export const authRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: tokenResponse, ...errorResponses(403) },
         },
       },
-      async (request) => ctx.db.transaction(() => issueToken(ctx, userOf(request), request.body?.scopes))(),
+      async (request) => ctx.db.transaction(() => issueToken(ctx, userOf(request), request.body?.scopes, authOf(request).scopes))(),
     );
   };

@@ -2,10 +2,21 @@ import { sql } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { hashToken, newAccessToken, SCOPES, TOKEN_LIFETIME_SECONDS, type Scope } from '../../http/auth.js';
 import type { TokenResponse } from './auth.schema.js';
+import { errors } from '../../http/errors.js';
 
-/** Issue a bearer token for the caller's user; only its hash is stored (contract 2). */
-export function issueToken(ctx: AppContext, caller: { programmeId: string; userId: string }, scopes: readonly Scope[] | undefined): TokenResponse {
-  const granted = scopes ? SCOPES.filter((scope) => scopes.includes(scope)) : [...SCOPES];
+/**
+ * Issue a bearer token for the caller's user; only its hash is stored (contract 2). A token never holds a
+ * scope the signing key is not entitled to (docs/authentication.md#entitlements): asking for one is a 403.
+ */
+export function issueToken(
+  ctx: AppContext,
+  caller: { programmeId: string; userId: string },
+  scopes: readonly Scope[] | undefined,
+  entitled: ReadonlySet<Scope> = new Set(SCOPES),
+): TokenResponse {
+  const outside = (scopes ?? []).filter((scope) => !entitled.has(scope));
+  if (outside.length > 0) throw errors.forbidden(`API key lacks entitlement: ${outside.join(', ')}; the key is entitled to ${[...entitled].join(', ') || 'nothing'}`);
+  const granted = SCOPES.filter((scope) => (scopes ? scopes.includes(scope) : true) && entitled.has(scope));
   const token = newAccessToken();
   const expiresAtMs = ctx.clock.nowMs() + TOKEN_LIFETIME_SECONDS * 1000;
   sql(ctx.db, 'INSERT INTO access_tokens (token_hash, programme_id, user_id, scopes, expires_at_ms, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(

@@ -70,3 +70,10 @@ export const BIC_FORMAT = /^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$/;
 export function maskOf(accountNumber: string): string {
   return accountNumber.slice(-4);
 }
+
+/**
+ * Sandbox test value (docs/money-out.md#magic-values): a bank account number the emulated downstream
+ * account verification cannot verify. It passes every local check, then creation answers 400 with an
+ * `UnexpectedVerificationError` on that field (interface 7.2), as when the real verification step fails.
+ */
+export const VERIFICATION_FAILURE_ACCOUNT_NUMBER = '9999999999';

@@ -7,7 +7,7 @@ import { FixturesError } from '../../fixtures/fixtures.loader.js';
 import type { Caller } from '../accounts/accounts.service.js';
 import type { Instrument, Party } from '../transactions/transactions.schema.js';
 import type { CreditRail } from '../fees-fx/fees-fx.schema.js';
-import { abaRoutingValid, ibanChecksumValid, IBAN_FORMAT, isIsoCountry, maskOf, normalizeIban } from './bank-validation.js';
+import { abaRoutingValid, ibanChecksumValid, IBAN_FORMAT, isIsoCountry, maskOf, normalizeIban, VERIFICATION_FAILURE_ACCOUNT_NUMBER } from './bank-validation.js';
 import {
   bankAccountNumberOf,
   beneficiaryName,
@@ -158,8 +158,28 @@ function insertBeneficiary(ctx: AppContext, programmeId: string, userId: string,
   });
 }
 
+/**
+ * The emulated downstream verification of bank details, run once every local check has passed: the magic
+ * account number of docs/money-out.md#magic-values fails it (interface 7.2 UnexpectedVerificationError).
+ */
+export function verificationProblems(input: CreateBeneficiaryInput): ValidationError[] {
+  const problems: ValidationError[] = [];
+  input.instruments.forEach((instrument, index) => {
+    if (instrument.type === 'BANK_ACCOUNT' && instrument.accountNumber === VERIFICATION_FAILURE_ACCOUNT_NUMBER) {
+      const fieldRef = `instruments.${index}.accountNumber`;
+      problems.push({
+        type: 'UnexpectedVerificationError',
+        fieldRef,
+        message: `${fieldRef}: the bank account could not be verified (the verification service returned an unexpected error); try again later or use other details`,
+      });
+    }
+  });
+  return problems;
+}
+
 export function createBeneficiary(ctx: AppContext, caller: Caller, input: CreateBeneficiaryInput): Beneficiary {
-  const problems = beneficiaryProblems(ctx, input);
+  const local = beneficiaryProblems(ctx, input);
+  const problems = local.length > 0 ? local : verificationProblems(input);
   if (problems.length > 0) {
     const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
     throw errors.invalid(`Invalid beneficiary: ${problems[0]!.message}${more}`, problems);

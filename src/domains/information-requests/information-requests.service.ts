@@ -357,3 +357,23 @@ export function completeReview(ctx: AppContext, row: InformationRequestRow, deci
   cancelJobs(ctx, REVIEW_JOB, (payload) => payload.informationRequestId === row.id);
   return getInformationRequestRow(ctx, row.id)!;
 }
+
+/**
+ * Control plane (docs/control-plane.md#information-requests): cancel a request that is not decided yet
+ * (DRAFT, PROCESSING_SUBMISSION or PENDING_REVIEW; otherwise the transition table's 409). No review took
+ * place, so the decision goes back to null; the jobs still due for it skip a request that moved on. The
+ * enrollment keeps pointing at the request, so its summary shows CANCELED.
+ */
+export function cancelInformationRequest(ctx: AppContext, id: string): InformationRequestDetail {
+  const row = getInformationRequestRow(ctx, id);
+  if (!row) throw errors.notFound(`Information request ${id} not found`);
+  if (!informationRequestTransitions[row.status].includes('CANCELED')) {
+    throw errors.conflict(
+      `Information request ${row.id} is ${row.status}${row.decision ? ` (decision ${row.decision})` : ''}; only a request not yet decided (DRAFT, PROCESSING_SUBMISSION or PENDING_REVIEW) can be canceled`,
+    );
+  }
+  move(ctx, row, 'CANCELED', { decision: null });
+  cancelJobs(ctx, SUBMISSION_PROCESSING_JOB, (payload) => payload.informationRequestId === row.id);
+  cancelJobs(ctx, REVIEW_JOB, (payload) => payload.informationRequestId === row.id);
+  return toDetail(ctx, getInformationRequestRow(ctx, id)!);
+}

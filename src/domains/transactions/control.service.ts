@@ -1,0 +1,318 @@
+import { sql } from '../../db/connection.js';
+import type { AppContext } from '../../context.js';
+import { precisionOf } from '../../context.js';
+import { ServiceError, errors } from '../../http/errors.js';
+import { MoneyFormatError, formatAmount, parseAmount } from '../../lib/money.js';
+import type { AccountRow } from '../accounts/accounts.schema.js';
+import { balancesOf } from '../ledger/ledger.service.js';
+import type { DepositInstructionRow } from '../deposit-instructions/deposit-instructions.schema.js';
+import { maskOf } from '../beneficiaries/bank-validation.js';
+import type { InjectTransactionBody, ReturnTransactionBody } from './control.schema.js';
+import type { TransactionStatus } from './transactions.machine.js';
+import type { Instrument, Party, Transaction, TransactionRow } from './transactions.schema.js';
+import {
+  InsufficientFundsError,
+  createTransaction,
+  getTransactionRow,
+  transactionJson,
+  transitionTransaction,
+  type NewTransaction,
+} from './transactions.service.js';
+
+// The control plane's transaction writes (docs/control-plane.md#transactions): injection of any
+// transaction into an account, and returns of completed outgoing transactions. Both go through the one
+// transaction core (createTransaction / transitionTransaction), so the ledger entries, the state machine,
+// the rail timeline and the webhooks are exactly those of the live flows.
+
+/** Amount rows are read back as JS numbers: an amount or balance must stay within 2^53 - 1 minor units. */
+const MAX_MINOR = BigInt(Number.MAX_SAFE_INTEGER);
+
+function parseMinor(ctx: AppContext, value: string, currency: string, fieldRef: string): bigint {
+  const precision = precisionOf(ctx, currency);
+  let minor: bigint;
+  try {
+    minor = parseAmount(value, precision);
+  } catch (error) {
+    if (error instanceof MoneyFormatError) throw errors.field('InvalidFormat', fieldRef, `${fieldRef} ${error.message}`);
+    throw error;
+  }
+  if (minor <= 0n) throw errors.field('InvalidValue', fieldRef, `${fieldRef} must be greater than zero; got "${value}"`);
+  if (minor > MAX_MINOR) {
+    throw errors.field('InvalidValue', fieldRef, `${fieldRef} is larger than the ledger holds (at most ${formatAmount(MAX_MINOR, precision)} ${currency})`);
+  }
+  return minor;
+}
+
+function requireTopLevelAccount(ctx: AppContext, accountId: string): AccountRow {
+  const account = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
+  if (!account || account.parent_account_id !== null) throw errors.notFound(`Account ${accountId} not found`);
+  return account;
+}
+
+function accountInstrument(account: AccountRow): Instrument {
+  return { instrumentType: 'ACCOUNT', account: { id: account.id, displayName: account.display_name, currency: account.currency } };
+}
+
+/**
+ * A deposit instruction as the instrument the funds arrived through (docs/decisions.md#virtual-account-instrument):
+ * its bank account number, IBAN or wallet address, masked to the last four characters as every number
+ * the API shows.
+ */
+export function virtualAccountInstrument(instruction: DepositInstructionRow, currency: string): Instrument {
+  const fields = JSON.parse(instruction.fields) as Array<{ key: string; value: string }>;
+  const number = fields.find((field) => field.key === 'accountNumber' || field.key === 'iban' || field.key === 'walletAddress')?.value ?? instruction.wallet_address ?? instruction.id;
+  return { instrumentType: 'VIRTUAL_ACCOUNT', virtualAccount: { id: instruction.id, displayName: instruction.name, currency, mask: maskOf(number) } };
+}
+
+/** The rate the two amounts imply (credit per unit of debit), to 8 decimals, for a cross-currency injection. */
+function impliedRate(debitMinor: bigint, debitPrecision: number, creditMinor: bigint, creditPrecision: number): string {
+  const scale = 8;
+  const units = (creditMinor * 10n ** BigInt(debitPrecision + scale)) / (debitMinor * 10n ** BigInt(creditPrecision));
+  return formatAmount(units, scale).replace(/\.?0+$/, '') || '0';
+}
+
+/** The legal steps from PENDING to a target status (contract 4 table): outgoing passes PROCESSING. */
+function pathTo(direction: 'INCOMING' | 'OUTGOING', target: TransactionStatus): TransactionStatus[] {
+  if (target === 'PENDING') return [];
+  if (target === 'PROCESSING') return ['PROCESSING'];
+  return direction === 'OUTGOING' ? ['PROCESSING', target] : [target];
+}
+
+/**
+ * POST /_emulator/accounts/{accountId}/transactions. The transaction is created PENDING (transaction_created)
+ * and then, when a target status is given, walked to it one legal transition at a time, each a status write
+ * with its ledger effect and its transaction_status_updated event; it is then held there (no further rail
+ * step; move it on with POST /_emulator/transactions/{id}/status). Without a target it follows the rail
+ * timeline on the emulated clock like a live transaction (magic amounts never apply: the caller chose).
+ */
+export function injectTransaction(ctx: AppContext, accountId: string, body: InjectTransactionBody): Transaction {
+  return ctx.db.transaction(() => {
+    const account = requireTopLevelAccount(ctx, accountId);
+    const incoming = body.direction === 'INCOMING';
+    const ownSide = incoming ? 'credit' : 'debit';
+    const otherSide = incoming ? 'debit' : 'credit';
+    const ownCurrency = (incoming ? body.creditCurrency : body.debitCurrency) ?? account.currency;
+    if (ownCurrency !== account.currency) {
+      throw errors.field('InvalidValue', `${ownSide}Currency`, `${ownSide}Currency must be ${account.currency}, the currency of account ${account.id} (the ${ownSide} side of an ${body.direction} transaction is the account)`);
+    }
+    const ownText = incoming ? body.creditAmount : body.debitAmount;
+    if (ownText === undefined) {
+      throw errors.field('MissingValue', `${ownSide}Amount`, `${ownSide}Amount is required: the amount ${incoming ? 'credited to' : 'debited from'} account ${account.id}, in ${account.currency}`);
+    }
+    const ownMinor = parseMinor(ctx, ownText, account.currency, `${ownSide}Amount`);
+    const otherCurrency = (incoming ? body.debitCurrency : body.creditCurrency) ?? account.currency;
+    precisionOf(ctx, otherCurrency, `${otherSide}Currency`);
+    const otherText = incoming ? body.debitAmount : body.creditAmount;
+    if (otherText === undefined && otherCurrency !== account.currency) {
+      throw errors.field('MissingValue', `${otherSide}Amount`, `${otherSide}Amount is required when ${otherSide}Currency (${otherCurrency}) differs from the account currency ${account.currency}`);
+    }
+    const otherMinor = otherText === undefined ? ownMinor : parseMinor(ctx, otherText, otherCurrency, `${otherSide}Amount`);
+    const [debitMinor, debitCurrency, creditMinor, creditCurrency] = incoming
+      ? [otherMinor, otherCurrency, ownMinor, account.currency]
+      : [ownMinor, account.currency, otherMinor, otherCurrency];
+    if (incoming && balancesOf(ctx, account.id).currentMinor + ownMinor > MAX_MINOR) {
+      throw errors.field('InvalidValue', 'creditAmount', `creditAmount would take the balance of account ${account.id} beyond what the ledger holds`);
+    }
+
+    let instruction: DepositInstructionRow | undefined;
+    if (body.depositInstructionId !== undefined) {
+      if (!incoming) throw errors.field('InvalidValue', 'depositInstructionId', 'depositInstructionId applies to INCOMING transactions only (the instruction the funds arrived through)');
+      instruction = sql<DepositInstructionRow>(ctx.db, 'SELECT * FROM deposit_instructions WHERE id = ? AND account_id = ?').get(body.depositInstructionId, account.id);
+      if (!instruction) {
+        const message = `depositInstructionId ${body.depositInstructionId} is not a deposit instruction of account ${account.id}`;
+        throw new ServiceError(400, 'INVALID_REQUEST', message, [{ type: 'NotFound', fieldRef: 'depositInstructionId', message }]);
+      }
+    }
+    if (body.relatedTransactionId !== undefined) {
+      const related = getTransactionRow(ctx, body.relatedTransactionId);
+      if (!related || related.programme_id !== account.programme_id) {
+        const message = `relatedTransactionId ${body.relatedTransactionId} is not a transaction of programme ${account.programme_id}`;
+        throw new ServiceError(400, 'INVALID_REQUEST', message, [{ type: 'NotFound', fieldRef: 'relatedTransactionId', message }]);
+      }
+    }
+    if (body.statusCode !== undefined && body.status === undefined) {
+      throw errors.field('InvalidValue', 'statusCode', 'statusCode is recorded with a target status: send status too (e.g. "FAILED")');
+    }
+
+    const country = account.country ?? null;
+    const debitRail =
+      body.debitRail ?? instruction?.rail_type ?? (country ? `${country}.${debitCurrency}.INTERNAL` : `INTERNAL.${debitCurrency}`);
+    const exchangeRate =
+      body.exchangeRate ?? (debitCurrency === creditCurrency ? '1' : impliedRate(debitMinor, precisionOf(ctx, debitCurrency), creditMinor, precisionOf(ctx, creditCurrency)));
+    const input: NewTransaction = {
+      programmeId: account.programme_id,
+      userId: account.user_id,
+      accountId: account.id,
+      debitAccountId: incoming ? null : account.id,
+      creditAccountId: incoming ? account.id : null,
+      direction: body.direction,
+      type: body.type,
+      category: body.category ?? null,
+      debitAmountMinor: debitMinor,
+      netDebitAmountMinor: null,
+      debitCurrency,
+      debitParty: body.debitParty ?? null,
+      debitRail,
+      debitMemo: body.debitMemo ?? null,
+      debitReference: body.debitReference ?? null,
+      debitEntryDescriptor: body.debitEntryDescriptor ?? null,
+      debitInstrument: body.debitInstrument !== undefined ? body.debitInstrument : incoming ? null : accountInstrument(account),
+      creditAmountMinor: creditMinor,
+      creditCurrency,
+      creditParty: body.creditParty ?? null,
+      creditRail: body.creditRail ?? null,
+      creditInstrument:
+        body.creditInstrument !== undefined
+          ? body.creditInstrument
+          : incoming
+            ? instruction
+              ? virtualAccountInstrument(instruction, account.currency)
+              : accountInstrument(account)
+            : null,
+      exchangeRate,
+      baseExchangeRate: exchangeRate,
+      fxSpread: '0',
+      purpose: body.purpose ?? null,
+      externalId: body.externalId ?? null,
+      depositReconciliationId: incoming && body.type === 'DEPOSIT' ? account.deposit_reconciliation_id : null,
+      relatedTransactionId: body.relatedTransactionId ?? null,
+      // A target status holds the transaction there; without one the rail timeline runs.
+      railBehaviour: body.status === undefined ? 'NORMAL' : 'NONE',
+    };
+    let row: TransactionRow;
+    try {
+      row = createTransaction(ctx, input);
+    } catch (error) {
+      if (error instanceof InsufficientFundsError) {
+        const precision = precisionOf(ctx, account.currency);
+        throw errors.conflict(
+          `Account ${account.id} has ${formatAmount(error.availableMinor, precision)} ${account.currency} available, less than the ${formatAmount(error.requiredMinor, precision)} ${account.currency} to debit; nothing was written`,
+        );
+      }
+      throw error;
+    }
+    const steps = pathTo(body.direction, body.status ?? 'PENDING');
+    steps.forEach((status, index) => {
+      const last = index === steps.length - 1;
+      const details: { statusCode?: string | null; statusReason?: string | null } = {};
+      if (last && body.statusCode !== undefined) details.statusCode = body.statusCode;
+      if (last && body.statusReason !== undefined) details.statusReason = body.statusReason;
+      row = transitionTransaction(ctx, row.id, status, details);
+    });
+    if (steps.length === 0 && body.statusReason !== undefined) {
+      sql(ctx.db, 'UPDATE transactions SET status_reason = ? WHERE id = ?').run(body.statusReason, row.id);
+    }
+    return JSON.parse(transactionJson(ctx, getTransactionRow(ctx, row.id)!)) as Transaction;
+  }).immediate();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Returns (docs/control-plane.md#returns)
+
+const RETURN_REASONS: Record<string, string> = {
+  R01: 'Insufficient funds',
+  R02: 'Account closed',
+  R03: 'No account / unable to locate account',
+  R04: 'Invalid account number',
+  R16: 'Account frozen',
+  R20: 'Non-transaction account',
+  AC01: 'Incorrect account number',
+  AC04: 'Closed account number',
+  AC06: 'Blocked account',
+  AM04: 'Insufficient funds',
+  BE04: 'Missing creditor address',
+  MD07: 'End customer deceased',
+  MS03: 'Reason not specified',
+};
+
+/** What a completed outgoing transaction can give back: the amount sent, in the debit currency (fees are not returned). */
+function returnableMinor(row: TransactionRow): bigint {
+  return BigInt(row.net_debit_amount_minor ?? row.debit_amount_minor);
+}
+
+function returnedMinor(ctx: AppContext, original: TransactionRow): bigint {
+  const sum = sql<{ total: number | null }>(
+    ctx.db,
+    `SELECT SUM(credit_amount_minor) AS total FROM transactions
+     WHERE related_transaction_id = ? AND direction = 'INCOMING' AND type IN ('REFUND', 'PARTIAL_REFUND') AND status <> 'FAILED'`,
+  ).get(original.id)!;
+  return BigInt(sum.total ?? 0);
+}
+
+function returnedParty(original: TransactionRow): Party | null {
+  // The payee of the original pays the funds back: its party moves to the debit side.
+  return original.credit_party ? (JSON.parse(original.credit_party) as Party) : null;
+}
+
+/**
+ * POST /_emulator/transactions/{id}/return: a COMPLETED OUTGOING transaction is returned by the receiving
+ * bank. An INCOMING REFUND (the whole amount sent, in one go) or PARTIAL_REFUND credits the account back on
+ * the incoming timeline; statusCode is the return reason code, purpose RETURN_OF_FUNDS, and
+ * relatedTransactionId names the original. Returns never add up to more than the amount sent.
+ */
+export function returnTransaction(ctx: AppContext, transactionId: string, body: ReturnTransactionBody): Transaction {
+  return ctx.db.transaction(() => {
+    const original = getTransactionRow(ctx, transactionId);
+    if (!original) throw errors.notFound(`Transaction ${transactionId} not found`);
+    if (original.direction !== 'OUTGOING' || !original.debit_account_id) {
+      throw errors.conflict(`Transaction ${original.id} is an incoming ${original.type}; only an outgoing transaction (a payout, withdrawal or transfer out) can be returned`);
+    }
+    if (original.status !== 'COMPLETED') {
+      throw errors.conflict(`Transaction ${original.id} is ${original.status}; only a COMPLETED transaction can be returned`);
+    }
+    const account = requireTopLevelAccount(ctx, original.account_id);
+    const ledgerAccount = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(original.debit_account_id)!;
+    const currency = original.debit_currency;
+    const precision = precisionOf(ctx, currency);
+    const total = returnableMinor(original);
+    const remaining = total - returnedMinor(ctx, original);
+    if (remaining <= 0n) {
+      throw errors.conflict(`Transaction ${original.id} has been returned in full (${formatAmount(total, precision)} ${currency}); nothing is left to return`);
+    }
+    const amount = body.amount === undefined ? remaining : parseMinor(ctx, body.amount, currency, 'amount');
+    if (amount > remaining) {
+      throw errors.field(
+        'InvalidValue',
+        'amount',
+        `amount ${formatAmount(amount, precision)} ${currency} is more than the ${formatAmount(remaining, precision)} ${currency} still returnable on transaction ${original.id}`,
+      );
+    }
+    const type = amount === total ? 'REFUND' : 'PARTIAL_REFUND';
+    const reason = RETURN_REASONS[body.reasonCode];
+    const ownInstrument: Instrument = {
+      instrumentType: 'ACCOUNT',
+      account: { id: ledgerAccount.id, displayName: account.display_name, currency: ledgerAccount.currency },
+    };
+    const row = createTransaction(ctx, {
+      programmeId: original.programme_id,
+      userId: original.user_id,
+      accountId: original.account_id,
+      debitAccountId: null,
+      creditAccountId: original.debit_account_id,
+      direction: 'INCOMING',
+      type,
+      category: null,
+      debitAmountMinor: amount,
+      netDebitAmountMinor: null,
+      debitCurrency: currency,
+      debitParty: returnedParty(original),
+      debitRail: original.debit_rail ?? `INTERNAL.${currency}`,
+      debitReference: original.reference_number,
+      debitInstrument: original.credit_instrument ? (JSON.parse(original.credit_instrument) as Instrument) : null,
+      creditAmountMinor: amount,
+      creditCurrency: currency,
+      creditRail: original.credit_rail,
+      creditInstrument: ownInstrument,
+      exchangeRate: '1',
+      baseExchangeRate: '1',
+      fxSpread: '0',
+      purpose: 'RETURN_OF_FUNDS',
+      externalId: original.external_id,
+      relatedTransactionId: original.id,
+      statusCode: body.reasonCode,
+      statusReason: body.statusReason ?? `Returned by the receiving bank: ${body.reasonCode}${reason ? ` (${reason})` : ''}`,
+      railBehaviour: 'NORMAL',
+    });
+    return JSON.parse(transactionJson(ctx, row)) as Transaction;
+  }).immediate();
+}

@@ -1,0 +1,27 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../context.js';
+import { errorResponses } from '../http/errors.js';
+import { accountParams } from '../domains/accounts/accounts.schema.js';
+import { setProviderReady } from '../domains/accounts/accounts.service.js';
+import { CONTROL_PLANE } from './emulator.routes.js';
+import { providerReadyBody, providerReadyResponse } from './emulator.schema.js';
+
+// The account part of the control plane (docs/control-plane.md#accounts).
+export const emulatorAccountsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.post(
+      '/_emulator/accounts/:accountId/provider-ready',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator'],
+          summary: "Set whether an account's deposit-instruction provider is ready",
+          description: 'Body { ready: true | false }. Not ready: POST /v1/accounts/{accountId}/deposit-instructions answers 409 (interface 3.1). Idempotent.',
+          params: accountParams,
+          body: providerReadyBody,
+          response: { 200: providerReadyResponse, ...errorResponses(404) },
+        },
+      },
+      async (request) => setProviderReady(ctx, request.params.accountId, request.body.ready),
+    );
+  };
