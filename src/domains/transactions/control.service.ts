@@ -296,7 +296,8 @@ export function returnTransaction(ctx: AppContext, transactionId: string, body: 
       netDebitAmountMinor: null,
       debitCurrency: currency,
       debitParty: returnedParty(original),
-      debitRail: original.debit_rail ?? `INTERNAL.${currency}`,
+      // The funds come back over the rail they were sent on (debitRail is never null, interface 2.4).
+      debitRail: original.credit_rail ?? original.debit_rail ?? `INTERNAL.${currency}`,
       debitReference: original.reference_number,
       debitInstrument: original.credit_instrument ? (JSON.parse(original.credit_instrument) as Instrument) : null,
       creditAmountMinor: amount,
