@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { sql } from '../db/connection.js';
 import type { AppContext } from '../context.js';
 import { errors } from '../http/errors.js';
-import { HEADER } from '../http/auth.js';
+import { HEADER, SCOPES, entitlementsOf } from '../http/auth.js';
 import { signRequest } from '../lib/hmac.js';
 
 // The act-as proxy (issue 8): the dashboard drives the public API without holding any secret. The server
@@ -51,7 +51,10 @@ interface KeyRow {
   programme_id: string;
 }
 
-/** A MULTI_USER key of the user's programme, else a SINGLE_USER key bound to the user. */
+/**
+ * A MULTI_USER key of the user's programme, else a SINGLE_USER key bound to the user; only keys entitled to
+ * every scope, so the dashboard never acts through a restricted key (docs/authentication.md#entitlements).
+ */
 export function keyForUser(ctx: AppContext, userId: string): KeyRow {
   const user = sql<{ id: string; programme_id: string }>(ctx.db, 'SELECT id, programme_id FROM users WHERE id = ?').get(userId);
   if (!user) throw errors.notFound(`User ${userId} not found`);
@@ -59,10 +62,14 @@ export function keyForUser(ctx: AppContext, userId: string): KeyRow {
     ctx.db,
     `SELECT api_key, secret, integration_type, programme_id FROM api_keys
       WHERE programme_id = ? AND (integration_type = 'MULTI_USER' OR user_id = ?)
-      ORDER BY CASE integration_type WHEN 'MULTI_USER' THEN 0 ELSE 1 END, api_key LIMIT 1`,
-  ).get(user.programme_id, user.id);
+      ORDER BY CASE integration_type WHEN 'MULTI_USER' THEN 0 ELSE 1 END, api_key`,
+  )
+    .all(user.programme_id, user.id)
+    .find((candidate) => entitlementsOf(ctx, candidate.api_key).size === SCOPES.length);
   if (!key) {
-    throw errors.conflict(`Programme ${user.programme_id} has no MULTI_USER key and no SINGLE_USER key bound to ${userId}; add one to the fixtures`);
+    throw errors.conflict(
+      `Programme ${user.programme_id} has no MULTI_USER key and no SINGLE_USER key bound to ${userId} entitled to every scope; add one to the fixtures`,
+    );
   }
   return key;
 }
