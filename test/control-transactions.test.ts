@@ -295,3 +295,25 @@ t.test('a failed return frees its amount to be returned again', async (t) => {
   const again = expectStatus(await giveBack(sandbox, sent.id, { reasonCode: 'R03' }), 201);
   t.equal(again.type, 'REFUND');
 });
+
+t.test('concurrent returns of the whole amount: exactly one is accepted', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(() => sandbox.close());
+  const sent = expectStatus(await inject(sandbox, 'acct_acme_usd', { type: 'WITHDRAWAL', direction: 'OUTGOING', debitAmount: '75.00', status: 'COMPLETED' }), 201);
+  const answers = await Promise.all(Array.from({ length: 8 }, () => giveBack(sandbox, sent.id, { reasonCode: 'R01' })));
+  t.same(answers.map((answer) => answer.statusCode).sort(), [201, 409, 409, 409, 409, 409, 409, 409]);
+  const returns = sandbox.ctx.db.prepare('SELECT COUNT(*) AS n FROM transactions WHERE related_transaction_id = ?').get(sent.id) as { n: number };
+  t.equal(returns.n, 1);
+});
+
+t.test('an injected transaction is deterministic: the same requests on a fresh sandbox give the same bytes', async (t) => {
+  const bodies: string[] = [];
+  for (let run = 0; run < 2; run += 1) {
+    const sandbox = await buildTestApp();
+    const first = await inject(sandbox, 'acct_acme_usd', { type: 'DEPOSIT', direction: 'INCOMING', creditAmount: '1.00', status: 'COMPLETED' });
+    const back = await giveBack(sandbox, (await inject(sandbox, 'acct_acme_usd', { type: 'WITHDRAWAL', direction: 'OUTGOING', debitAmount: '3.00', status: 'COMPLETED' })).json().id, { reasonCode: 'R02' });
+    bodies.push(first.body + back.body);
+    await sandbox.close();
+  }
+  t.equal(bodies[0], bodies[1]);
+});
