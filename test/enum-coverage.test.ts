@@ -60,16 +60,20 @@ const INTERFACE = {
 type EnumName = keyof typeof INTERFACE;
 type Value = string | null;
 
-// value -> the flow that produces it. `PENDING_ON_FLOWS` marks the values whose producing flow is being built
-// on another branch (intents: refundOf, debit, P2P transfers); they are reported with t.todo until it lands.
-const PENDING_ON_FLOWS = 'pending: intents flow (refundOf / debit / transfer to another user) not on main yet';
+// value -> the flow that produces it. The intent flows of docs/money-out.md (P2P transfers, refunds of a
+// deposit, direct debits) are built on another branch: while the intent body does not know them yet (read
+// from /openapi.json), their flows are not run and the values only they produce are reported with t.todo.
+const P2P_FLOW = 'P2P transfer intent';
+const REFUND_FLOW = 'refund intents of a deposit';
+const DIRECT_DEBIT_FLOW = 'direct debit intent';
+const INTENT_FLOWS = new Set([P2P_FLOW, REFUND_FLOW, DIRECT_DEBIT_FLOW]);
 const TABLE: { [E in EnumName]: Record<string, string> } = {
   'intent.type': {
     TRANSFER: 'own-account transfer intent',
     WITHDRAWAL: 'payout intent to a beneficiary',
-    DEPOSIT: PENDING_ON_FLOWS,
-    REFUND: PENDING_ON_FLOWS,
-    PARTIAL_REFUND: PENDING_ON_FLOWS,
+    DEPOSIT: DIRECT_DEBIT_FLOW,
+    REFUND: REFUND_FLOW,
+    PARTIAL_REFUND: REFUND_FLOW,
   },
   'intent.status': {
     CREATED: 'payout intent to a beneficiary',
@@ -115,8 +119,8 @@ const TABLE: { [E in EnumName]: Record<string, string> } = {
     REWARD: 'control-plane injection of each category',
     YIELD_FUNDING: 'control-plane injection of each category',
     YIELD_PAYOUT: 'control-plane injection of each category',
-    P2P: PENDING_ON_FLOWS,
-    DIRECT_DEBIT: PENDING_ON_FLOWS,
+    P2P: P2P_FLOW,
+    DIRECT_DEBIT: DIRECT_DEBIT_FLOW,
   },
   'transaction.purpose': {
     ...Object.fromEntries(INTERFACE['transaction.purpose'].filter((v) => v !== null).map((v) => [v, 'control-plane injection of each purpose'])),
@@ -553,6 +557,57 @@ const FLOWS: Record<string, Flow> = {
     }
   },
 
+  async [P2P_FLOW](sandbox) {
+    const intent = await createIntent(sandbox, { debitAccountId: 'acct_acme_usd', credit: { instrumentType: 'ACCOUNT', accountId: 'acct_jane_usd' }, creditAmount: '15.00' });
+    const committed = await commit(sandbox, intent);
+    seeIntent(P2P_FLOW, committed);
+    await advance(sandbox, 4_000);
+    seeTransaction(P2P_FLOW, await getTransaction(sandbox, committed.relatedTransactionId));
+  },
+
+  async [REFUND_FLOW](sandbox) {
+    const deposit = async (amount: string) => {
+      ok(await sandbox.request('POST', '/v1/sandbox/accounts/acct_jane_usd/deposits', { amount, depositInstructionId: 'di_jane_usd_ach' }, AS_JANE), 202, 'deposit');
+      const [latest] = ok(await sandbox.request('GET', '/v1/transactions?accountId=acct_jane_usd&type=DEPOSIT&pageSize=1', undefined, AS_JANE), 200, 'deposit').data;
+      await advance(sandbox, 1_000);
+      return latest.id as string;
+    };
+    const whole = await createIntent(sandbox, { debitAccountId: 'acct_jane_usd', refundOf: await deposit('80.00') }, AS_JANE);
+    const part = await createIntent(sandbox, { debitAccountId: 'acct_jane_usd', refundOf: await deposit('90.00'), debitAmount: '30.00' }, AS_JANE);
+    for (const intent of [whole, part]) {
+      const committed = await commit(sandbox, intent, AS_JANE);
+      seeIntent(REFUND_FLOW, committed);
+      seeTransaction(REFUND_FLOW, await getTransaction(sandbox, committed.relatedTransactionId, AS_JANE));
+    }
+  },
+
+  async [DIRECT_DEBIT_FLOW](sandbox) {
+    const own = ok(
+      await sandbox.request(
+        'POST',
+        '/v1/beneficiaries',
+        {
+          type: 'PERSON',
+          firstName: 'Jane',
+          lastName: 'Doe',
+          relationshipToUser: 'SELF',
+          instruments: [{ type: 'BANK_ACCOUNT', currency: 'USD', country: 'US', accountHolderName: 'Jane Doe', accountNumber: '555577777', routingNumber: '021000021' }],
+        },
+        AS_JANE,
+      ),
+      201,
+      'own bank account',
+    );
+    const intent = await createIntent(
+      sandbox,
+      { debit: { instrumentType: 'BANK_ACCOUNT', beneficiaryId: own.id, instrumentId: own.instruments[0].id }, credit: { instrumentType: 'ACCOUNT', accountId: 'acct_jane_usd' }, creditAmount: '25.00' },
+      AS_JANE,
+    );
+    const committed = await commit(sandbox, intent, AS_JANE);
+    seeIntent(DIRECT_DEBIT_FLOW, committed);
+    seeTransaction(DIRECT_DEBIT_FLOW, await getTransaction(sandbox, committed.relatedTransactionId, AS_JANE));
+  },
+
   async 'database fault'() {
     // Its own sandbox: the fault is made by removing a table under a real route (as errors.test.ts does).
     const faulty = await buildTestApp();
@@ -580,7 +635,10 @@ t.test('the interface lists match the emulator’s own enums', async (t) => {
 t.test('every interface enum value is produced by its named flow over HTTP', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(() => sandbox.close());
+  const openapi = JSON.stringify(json(await sandbox.app.inject({ method: 'GET', url: '/openapi.json' })));
+  const intentFlowsExist = openapi.includes('"refundOf"');
   for (const [name, flow] of Object.entries(FLOWS)) {
+    if (INTENT_FLOWS.has(name) && !intentFlowsExist) continue;
     await t.resolves(flow(sandbox), `flow "${name}" ran`);
   }
   // The table covers every value of every list, and nothing else.
@@ -589,9 +647,8 @@ t.test('every interface enum value is produced by its named flow over HTTP', asy
     for (const value of values) {
       const flow = TABLE[name][key(value)]!;
       const producedBy = observed.get(name)?.get(key(value));
-      if (flow === PENDING_ON_FLOWS) {
-        if (producedBy) t.fail(`${name} = ${key(value)} is produced by ${[...producedBy].join(', ')}: move it out of the pending list`);
-        else t.todo(`${name} = ${key(value)}: ${flow}`);
+      if (INTENT_FLOWS.has(flow) && !intentFlowsExist) {
+        t.todo(`${name} = ${key(value)} <- ${flow}: pending, the intent flows are not merged yet (no refundOf in /openapi.json)`);
         continue;
       }
       t.ok(producedBy?.has(flow), `${name} = ${key(value)} <- ${flow}`, { producedBy: producedBy ? [...producedBy] : 'never produced' });
