@@ -462,10 +462,6 @@ const FLOWS: Record<string, Flow> = {
     see(flow, 'user.type', listed.type);
   },
 
-  async 'enrollment revoke'(sandbox) {
-    seeEnrollment('enrollment revoke', ok(await sandbox.app.inject({ method: 'POST', url: '/_emulator/enrollment/usr_jane/revoke' }), 200, 'revoke'));
-  },
-
   async 'information request cancel'(sandbox) {
     const flow = 'information request cancel';
     const user = await createUser(sandbox, 'PERSON', 'Cancel Me');
@@ -606,6 +602,11 @@ const FLOWS: Record<string, Flow> = {
     const committed = await commit(sandbox, intent, AS_JANE);
     seeIntent(DIRECT_DEBIT_FLOW, committed);
     seeTransaction(DIRECT_DEBIT_FLOW, await getTransaction(sandbox, committed.relatedTransactionId, AS_JANE));
+  },
+
+  // Last of the shared sandbox's flows: it takes usr_jane's enrollment away, and with it her money moves.
+  async 'enrollment revoke'(sandbox) {
+    seeEnrollment('enrollment revoke', ok(await sandbox.app.inject({ method: 'POST', url: '/_emulator/enrollment/usr_jane/revoke' }), 200, 'revoke'));
   },
 
   async 'database fault'() {
