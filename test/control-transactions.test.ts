@@ -280,6 +280,26 @@ t.test('returns: REFUND of the whole amount sent, PARTIAL_REFUNDs up to it, refu
   t.equal(ofIncoming.statusCode, 409, 'an incoming transaction cannot be returned');
   const failed = expectStatus(await inject(sandbox, 'acct_acme_usd', { type: 'WITHDRAWAL', direction: 'OUTGOING', debitAmount: '5.00', status: 'FAILED' }), 201);
   t.equal((await giveBack(sandbox, failed.id, { reasonCode: 'R01' })).statusCode, 409, 'a FAILED transaction cannot be returned');
+  // A transfer between own accounts reached no outside bank.
+  const transferIntent = expectStatus(
+    await sandbox.request('POST', '/v1/transaction-intents', {
+      idempotencyKey: 'ret-own',
+      debitAccountId: 'acct_acme_usd',
+      credit: { instrumentType: 'ACCOUNT', accountId: 'acct_acme_eur' },
+      creditAmount: '10.00',
+    }),
+    201,
+  );
+  const transferId = expectStatus(await sandbox.request('POST', `/v1/transaction-intents/${transferIntent.id}/commit`, { idempotencyKey: 'ret-own' }), 200).relatedTransactionId;
+  await advance(sandbox, 5_000);
+  // (its USD side may carry magic cents and hold in PROCESSING: settle it either way)
+  if ((await getJson(sandbox, `/v1/transactions/${transferId}`)).status !== 'COMPLETED') {
+    await sandbox.app.inject({ method: 'POST', url: `/_emulator/transactions/${transferId}/status`, payload: { status: 'COMPLETED' } });
+  }
+  t.equal((await getJson(sandbox, `/v1/transactions/${transferId}`)).status, 'COMPLETED');
+  const ofTransfer = await giveBack(sandbox, transferId, { reasonCode: 'R01' });
+  t.equal(ofTransfer.statusCode, 409, 'an own-account transfer cannot be returned');
+  t.match(json(ofTransfer).message, /between accounts of the programme/);
   const unknown = await giveBack(sandbox, 'txn_nope', { reasonCode: 'R01' });
   t.equal(unknown.statusCode, 404);
   t.equal(json(unknown).errorCode, 'NOT_FOUND');

@@ -257,6 +257,11 @@ export function returnTransaction(ctx: AppContext, transactionId: string, body: 
     if (original.direction !== 'OUTGOING' || !original.debit_account_id) {
       throw errors.conflict(`Transaction ${original.id} is an incoming ${original.type}; only an outgoing transaction (a payout, withdrawal or transfer out) can be returned`);
     }
+    // A transfer into an account of the emulator (own account, P2P) reached no outside bank: nothing could
+    // send it back, and crediting the sender again would create money the receiver still holds.
+    if (original.credit_account_id !== null || original.category === 'P2P') {
+      throw errors.conflict(`Transaction ${original.id} moved funds between accounts of the programme; only a payment to an outside bank or wallet can be returned`);
+    }
     if (original.status !== 'COMPLETED') {
       throw errors.conflict(`Transaction ${original.id} is ${original.status}; only a COMPLETED transaction can be returned`);
     }
