@@ -148,6 +148,24 @@ t.test('without a target status the injection follows the rail timeline on the e
   t.same(eventsOf(sandbox.ctx, incoming.id).map((e) => e.status), ['PENDING', 'COMPLETED']);
 });
 
+t.test('an injection held at PENDING carries its statusCode and statusReason from creation on', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(() => sandbox.close());
+  const before = await balances(sandbox, 'acct_acme_usd');
+  const body = expectStatus(
+    await inject(sandbox, 'acct_acme_usd', { type: 'DEPOSIT', direction: 'INCOMING', creditAmount: '3.00', status: 'PENDING', statusCode: 'AWAITING_FUNDS', statusReason: 'Cheque clearing' }),
+    201,
+  );
+  t.match(body, { status: 'PENDING', statusCode: 'AWAITING_FUNDS', statusReason: 'Cheque clearing' });
+  t.same(await getJson(sandbox, `/v1/transactions/${body.id}`), body);
+  const events = sandbox.ctx.db.prepare('SELECT payload FROM outbox WHERE resource_id = ?').all(body.id) as Array<{ payload: string }>;
+  t.equal(events.length, 1, 'transaction_created only');
+  t.match(JSON.parse(events[0]!.payload), { status: 'PENDING', statusCode: 'AWAITING_FUNDS', statusReason: 'Cheque clearing' }, 'the webhook says the same');
+  await advance(sandbox, 60_000);
+  t.equal((await getJson(sandbox, `/v1/transactions/${body.id}`)).status, 'PENDING', 'held');
+  t.same(await balances(sandbox, 'acct_acme_usd'), before, 'an incoming transaction credits nothing before it completes');
+});
+
 t.test('injection refusals: 400 with the interface body, 404, 409, and nothing written', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(() => sandbox.close());

@@ -176,6 +176,9 @@ export function injectTransaction(ctx: AppContext, accountId: string, body: Inje
       externalId: body.externalId ?? null,
       depositReconciliationId: incoming && body.type === 'DEPOSIT' ? account.deposit_reconciliation_id : null,
       relatedTransactionId: body.relatedTransactionId ?? null,
+      // Held at PENDING, the code and reason are part of the creation (and of transaction_created).
+      statusCode: body.status === 'PENDING' ? (body.statusCode ?? null) : null,
+      statusReason: body.status === 'PENDING' || body.status === undefined ? (body.statusReason ?? null) : null,
       // A target status holds the transaction there; without one the rail timeline runs.
       railBehaviour: body.status === undefined ? 'NORMAL' : 'NONE',
     };
@@ -199,9 +202,6 @@ export function injectTransaction(ctx: AppContext, accountId: string, body: Inje
       if (last && body.statusReason !== undefined) details.statusReason = body.statusReason;
       row = transitionTransaction(ctx, row.id, status, details);
     });
-    if (steps.length === 0 && body.statusReason !== undefined) {
-      sql(ctx.db, 'UPDATE transactions SET status_reason = ? WHERE id = ?').run(body.statusReason, row.id);
-    }
     return JSON.parse(transactionJson(ctx, getTransactionRow(ctx, row.id)!)) as Transaction;
   }).immediate();
 }
