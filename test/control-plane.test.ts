@@ -1,7 +1,7 @@
 import t from 'tap';
 import { AS_JANE, buildTestApp, json, type Identity, type TestApp } from './helper.js';
 import { expectStatus } from './helpers/money-in.js';
-import { advance, businessEntries, createUser, getDetail, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
+import { advance, businessEntries, createUser, getDetail, personEntries, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
 
 // Control-plane routes and the interface values they make reachable (docs/control-plane.md): provider
 // readiness (the 409 of interface 3.1), CANCELED information requests, API-key entitlements (403),
@@ -46,6 +46,29 @@ t.test('provider readiness: the 409 of interface 3.1 is produced and cleared', a
     t.ok(json(bad).validationErrors?.length, 'validationErrors say what is wrong');
   }
   t.equal((await providerReady(sandbox, 'acct_acme_gbp', undefined)).statusCode, 400, 'no body');
+});
+
+t.test('provider readiness of an onboarded user\'s template account: made ready early, it still receives its template instructions once', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(() => sandbox.close());
+  const user = await createUser(sandbox, 'PERSON', 'Early Bird');
+  const requestId = await startEnrollment(sandbox, user.as);
+  t.equal((await writeEntries(sandbox, user.as, requestId, await personEntries('Early Bird'))).statusCode, 200);
+  t.equal((await submit(sandbox, user.as, requestId)).statusCode, 200);
+  await advance(sandbox, 5_000);
+  const [account] = expectStatus(await sandbox.request('GET', '/v1/accounts', undefined, user.as), 200).data;
+  t.equal(account.currency, 'USD', 'the PERSON template account');
+  const early = await sandbox.request('POST', `/v1/accounts/${account.id}/deposit-instructions`, { name: 'Mine', idempotencyKey: 'early' }, user.as);
+  t.equal(early.statusCode, 409, 'onboarding: provider not ready yet');
+  expectStatus(await providerReady(sandbox, account.id, { ready: true }), 200);
+  expectStatus(await sandbox.request('POST', `/v1/accounts/${account.id}/deposit-instructions`, { name: 'Mine', idempotencyKey: 'early' }, user.as), 202);
+  await advance(sandbox, 2_000);
+  const detail = expectStatus(await sandbox.request('GET', `/v1/accounts/${account.id}`, undefined, user.as), 200);
+  const instructions = detail.depositInstructions.map((instruction: { name: string; rail: { type: string }; status: string }) => [instruction.rail.type, instruction.status]);
+  t.same(instructions, [['US.USD.ACH', 'ACTIVE'], ['US.USD.ACH', 'ACTIVE']], 'the one requested early and the template\'s, each once');
+  t.ok(detail.depositInstructions.some((instruction: { name: string }) => instruction.name === 'Mine'), 'the early request was provisioned');
+  await advance(sandbox, 60_000);
+  t.equal(expectStatus(await sandbox.request('GET', `/v1/accounts/${account.id}`, undefined, user.as), 200).depositInstructions.length, 2, 'no more later');
 });
 
 t.test('an information request is CANCELED from DRAFT, PROCESSING_SUBMISSION or PENDING_REVIEW; never once decided', async (t) => {
