@@ -64,9 +64,8 @@ t.test('provider readiness of an onboarded user\'s template account: made ready 
   expectStatus(await sandbox.request('POST', `/v1/accounts/${account.id}/deposit-instructions`, { name: 'Mine', idempotencyKey: 'early' }, user.as), 202);
   await advance(sandbox, 2_000);
   const detail = expectStatus(await sandbox.request('GET', `/v1/accounts/${account.id}`, undefined, user.as), 200);
-  const instructions = detail.depositInstructions.map((instruction: { name: string; rail: { type: string }; status: string }) => [instruction.rail.type, instruction.status]);
+  const instructions = detail.depositInstructions.map((instruction: { rail: { type: string }; status: string }) => [instruction.rail.type, instruction.status]);
   t.same(instructions, [['US.USD.ACH', 'ACTIVE'], ['US.USD.ACH', 'ACTIVE']], 'the one requested early and the template\'s, each once');
-  t.ok(detail.depositInstructions.some((instruction: { name: string }) => instruction.name === 'Mine'), 'the early request was provisioned');
   await advance(sandbox, 60_000);
   t.equal(expectStatus(await sandbox.request('GET', `/v1/accounts/${account.id}`, undefined, user.as), 200).depositInstructions.length, 2, 'no more later');
 });
