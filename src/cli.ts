@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { lookup } from 'node:dns/promises';
 import { setFlagsFromString } from 'node:v8';
 import { ConfigError, parseConfig, type Config } from './config.js';
 import { signCommand } from './cli/sign.command.js';
@@ -18,6 +19,7 @@ async function main(argv: string[]): Promise<void> {
   let config: Config;
   try {
     config = parseConfig(args, process.env);
+    await checkHostResolves(config.host);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`service-sandbox: ${error.message}\n`);
@@ -40,12 +42,12 @@ async function main(argv: string[]): Promise<void> {
     server = await startServer({ config });
   } catch (error) {
     if (error instanceof FixturesError) {
-      process.stderr.write(`service-sandbox: ${error.message}\n`);
+      process.stderr.write(`service-sandbox: --fixtures / FIXTURES: ${error.message}\n`);
       process.exit(2);
     }
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-      process.stderr.write(`service-sandbox: cannot listen: ${(error as Error).message}\n`);
+    const line = startupFailure(error, config);
+    if (line) {
+      process.stderr.write(`service-sandbox: ${line}\n`);
       process.exit(2);
     }
     throw error;
@@ -56,6 +58,26 @@ async function main(argv: string[]): Promise<void> {
   };
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
+}
+
+/** A `--host` that does not resolve stops start-up naming the flag (docs/configuration.md), not with a stack. */
+async function checkHostResolves(host: string): Promise<void> {
+  try {
+    await lookup(host);
+  } catch (error) {
+    throw new ConfigError(`invalid --host / HOST "${host}": accepts a host name or IP address that resolves (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+}
+
+/** One line naming the flag for the start-up failures a flag's value causes; undefined for anything else. */
+function startupFailure(error: unknown, config: Config): string | undefined {
+  const code = String((error as NodeJS.ErrnoException).code ?? '');
+  const message = (error as Error).message.split('\n')[0];
+  if (code === 'EADDRINUSE') return `invalid --port / PORT "${config.port}": cannot listen, the address is in use (${message})`;
+  if (code === 'EACCES') return `invalid --port / PORT "${config.port}": cannot listen, permission denied (${message})`;
+  if (code === 'EADDRNOTAVAIL') return `invalid --host / HOST "${config.host}": cannot listen, not an address of this machine (${message})`;
+  if (code.startsWith('SQLITE_')) return `invalid --db / DB_PATH "${config.db}": cannot open the database (${message})`;
+  return undefined;
 }
 
 const HELP = `service-sandbox: local emulator of the payments and accounts API

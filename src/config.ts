@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { z } from 'zod';
@@ -25,15 +25,23 @@ export const configSchema = z.object({
     .max(65535, 'accepts an integer port 0-65535')
     .default(4010),
   host: z.string().min(1, 'accepts a host name or IP address').default('127.0.0.1'),
-  db: z.string().min(1, 'accepts :memory: or a file path').default(':memory:'),
+  db: z
+    .string()
+    .min(1, 'accepts :memory: or a file path')
+    .refine((value) => value === ':memory:' || !isDirectory(value), { message: 'accepts :memory: or a file path; this path is a directory' })
+    .refine((value) => value === ':memory:' || isDirectory(path.dirname(path.resolve(value))), {
+      message: 'accepts :memory: or a file path in an existing directory; the directory does not exist',
+    })
+    .default(':memory:'),
   fixtures: z.string().min(1, 'accepts a path to a fixtures JSON file').default(DEFAULT_FIXTURES),
   seed: z.string().min(1, 'accepts any non-empty string').default('service-sandbox'),
+  // Omitted: a database file resumes its stored clock, a new one starts in real time (docs/configuration.md#clock).
   clock: z
     .string()
-    .default('realtime')
     .refine((value) => value === 'realtime' || isIsoInstant(value), {
-      message: 'accepts "realtime" or an ISO 8601 instant such as 2026-03-01T12:00:00.000Z',
-    }),
+      message: 'accepts "realtime" or an ISO 8601 instant with a real calendar date and time, such as 2026-03-01T12:00:00.000Z',
+    })
+    .optional(),
   webhookUrl: z
     .string()
     .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), { message: 'accepts an http:// or https:// URL' })
@@ -59,8 +67,27 @@ export const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>;
 
-function isIsoInstant(value: string): boolean {
-  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(value) && !Number.isNaN(Date.parse(value));
+/**
+ * An ISO 8601 instant whose date and time exist: Date.parse alone rolls 2026-02-30 over to March 2 and
+ * accepts 24:00, so each field is checked against the calendar (2026-02-30, 2026-13-01 and 25:00 are refused).
+ */
+export function isIsoInstant(value: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2}))$/.exec(value);
+  if (!match) return false;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map((part) => Number(part ?? 0)) as [number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return false;
+  if (hour > 23 || minute > 59 || second > 59) return false;
+  if (match[9] !== undefined && (Number(match[9]) > 23 || Number(match[10]) > 59)) return false;
+  return !Number.isNaN(Date.parse(value));
+}
+
+function isDirectory(target: string): boolean {
+  try {
+    return statSync(target).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Flag name, environment variable and config key for each option: the README table mirrors this. */
@@ -113,7 +140,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
   return result.data;
 }
 
-/** Start state of the clock from `--clock`. */
+/** Start state of the clock from `--clock` (omitted: real time, unless a database file stored a clock). */
 export function clockStart(config: Config): { mode: 'realtime' } | { mode: 'frozen'; atMs: number } {
-  return config.clock === 'realtime' ? { mode: 'realtime' } : { mode: 'frozen', atMs: Date.parse(config.clock) };
+  return config.clock === undefined || config.clock === 'realtime' ? { mode: 'realtime' } : { mode: 'frozen', atMs: Date.parse(config.clock) };
 }

@@ -1,6 +1,8 @@
 import { openDatabase, sql, type Db } from './db/connection.js';
 import { databaseCounter } from './db/id-counter.js';
 import { createClock, type Clock, type ClockState } from './lib/clock.js';
+import { planClockStart, readStoredClock, storeClock, type ClockStartPlan } from './emulator/clock.store.js';
+import { advanceClock } from './scheduler/scheduler.js';
 import { createIdSource } from './lib/ids.js';
 import { clockStart, configSchema, type Config } from './config.js';
 import { loadFixtures } from './fixtures/fixtures.loader.js';
@@ -14,13 +16,22 @@ export interface ContextOptions {
   db?: Db;
   clock?: Clock;
   fixtures?: Fixtures;
+  /** Where start-up warnings go (default: one line on stderr unless the log level is above warn). */
+  warn?: (line: string) => void;
+}
+
+function defaultWarn(config: Config): (line: string) => void {
+  return (line) => {
+    if (!['silent', 'fatal', 'error'].includes(config.logLevel)) process.stderr.write(`service-sandbox: ${line}\n`);
+  };
 }
 
 /** Open (or take) the database, seed it from the fixtures when empty, and assemble the context. */
 export function createContext(options: ContextOptions = {}): AppContext {
   const config = configSchema.parse(options.config ?? {});
   const db = options.db ?? openDatabase(config.db);
-  const clock = options.clock ?? persistentClock(db, config);
+  const started = options.clock ? undefined : persistentClock(db, config, Date.now);
+  const clock = options.clock ?? started!.clock;
   const fixtures = options.fixtures ?? loadFixtures(config.fixtures);
   const ctx: AppContext = {
     db,
@@ -33,31 +44,36 @@ export function createContext(options: ContextOptions = {}): AppContext {
   };
   const seeded = sql<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM programmes').get()!.n > 0;
   if (!seeded) db.transaction(() => seedFixtures(ctx))();
+  if (started) {
+    if (started.plan.warning) (options.warn ?? defaultWarn(config))(started.plan.warning);
+    applyClockStart(ctx, started.plan, Date.now);
+  }
   return ctx;
 }
 
-const CLOCK_STATE_KEY = 'clock_state';
+/**
+ * The clock of `--clock`, started where the database file's record says (emulator/clock.store.ts): it never
+ * runs backwards behind what is recorded, and every move is recorded. `restoreInitial` (reset) goes back to
+ * the `--clock` start, as a new database would (docs/decisions.md#reset-and-the-clock).
+ */
+function persistentClock(db: Db, config: Config, wallClock: () => number): { clock: Clock; plan: ClockStartPlan } {
+  const plan = planClockStart(readStoredClock(db), config.clock, wallClock());
+  let clock: Clock | undefined;
+  const persist = (state: ClockState) => storeClock(db, state, clock ? clock.nowMs() : plan.fromMs);
+  clock = createClock(clockStart(config), wallClock, persist);
+  clock.freezeAt(plan.fromMs);
+  return { clock, plan };
+}
 
 /**
- * The clock of `--clock`, unless the database already recorded a later emulated time: then the recorded
- * state is resumed, because the clock only moves forward (contract 10) and change sync relies on
- * updatedAt never going backwards (interface 4.5). Every change is recorded in `meta`.
+ * Move the clock forward to where the start plan says, running the jobs due on the way at their own due
+ * times (scheduler.advanceClock), then let it flow again if it should.
  */
-function persistentClock(db: Db, config: Config): Clock {
-  const persist = (state: ClockState) =>
-    sql(db, 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
-      CLOCK_STATE_KEY,
-      JSON.stringify(state),
-    );
-  const clock = createClock(clockStart(config), Date.now, persist);
-  const stored = sql<{ value: string }>(db, 'SELECT value FROM meta WHERE key = ?').get(CLOCK_STATE_KEY);
-  if (stored) {
-    const state = JSON.parse(stored.value) as ClockState;
-    const storedNow = state.mode === 'frozen' ? state.frozenAtMs : Date.now() + state.offsetMs;
-    if (storedNow > clock.nowMs()) {
-      clock.freezeAt(storedNow);
-      if (state.mode === 'realtime') clock.resume();
-    }
+function applyClockStart(ctx: AppContext, plan: ClockStartPlan, wallClock: () => number): void {
+  if (plan.toMs > ctx.clock.nowMs()) advanceClock(ctx, plan.toMs - ctx.clock.nowMs());
+  if (plan.then.mode === 'realtime') {
+    ctx.clock.resume();
+    const behind = wallClock() + plan.then.offsetMs - ctx.clock.nowMs();
+    if (behind > 0) ctx.clock.advance(behind); // the few ms the catching up took
   }
-  return clock;
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../http/errors.js';
 import type { AuthPolicy } from '../http/auth.js';
-import { resetState } from '../fixtures/fixtures.seed.js';
+import { resetSandbox } from './reset.service.js';
 import { VERSION } from '../version.js';
 import { clockBody, clockResponse, healthResponse, resetResponse } from './emulator.schema.js';
 import { changeClock, clockView } from './clock.service.js';
@@ -31,8 +31,7 @@ export const emulatorRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       },
       async () => {
         const started = process.hrtime.bigint();
-        ctx.clock.restoreInitial();
-        resetState(ctx);
+        resetSandbox(ctx);
         return { status: 'reset' as const, durationMs: Number(process.hrtime.bigint() - started) / 1e6 };
       },
     );

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startServer, type RunningServer } from '../server.js';
 import { advanceClock } from '../scheduler/scheduler.js';
-import { resetState } from '../fixtures/fixtures.seed.js';
+import { resetSandbox } from '../emulator/reset.service.js';
 import { signRequest } from '../lib/hmac.js';
 import { loadFixtures, validateFixtures } from '../fixtures/fixtures.loader.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
@@ -33,7 +33,7 @@ export interface ReceivedWebhook {
 export interface SandboxOptions {
   /** A fixtures object or a path to a fixtures file (default: the bundled default fixtures). */
   fixtures?: Fixtures | string;
-  /** `realtime` (default) or an ISO instant to start frozen. */
+  /** `realtime` or an ISO instant to start frozen (default: real time, or the clock stored in `db`). */
   clock?: string;
   /** Port to listen on (default: a random free port). */
   port?: number;
@@ -79,7 +79,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         port: options.port ?? 0,
         host: '127.0.0.1',
         db: options.db ?? ':memory:',
-        clock: options.clock ?? 'realtime',
+        clock: options.clock,
         seed: options.seed,
         logLevel: 'silent',
         webhookUrl: `http://127.0.0.1:${receiverPort}/webhooks`,
@@ -126,8 +126,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       advanceClock(ctx, ms);
     },
     async reset() {
-      ctx.clock.restoreInitial();
-      resetState(ctx);
+      resetSandbox(ctx);
       received.length = 0;
     },
     webhooks: {

@@ -57,8 +57,8 @@ export interface ServerProcess {
 
 export interface ServerOptions {
   db: string;
-  /** `realtime` or an ISO instant (frozen). */
-  clock?: string;
+  /** `realtime` (default) or an ISO instant (frozen); null: no --clock (a database file resumes its stored clock). */
+  clock?: string | null;
   webhookUrl?: string;
   logLevel?: string;
   extraArgs?: string[];
@@ -68,7 +68,8 @@ export interface ServerOptions {
 
 /** Start `node dist/service-sandbox.mjs` on a random port and wait until it listens. */
 export async function startServerProcess(options: ServerOptions): Promise<ServerProcess> {
-  const args = [CLI, '--db', options.db, '--port', '0', '--host', '127.0.0.1', '--clock', options.clock ?? 'realtime', '--log-level', options.logLevel ?? 'warn'];
+  const args = [CLI, '--db', options.db, '--port', '0', '--host', '127.0.0.1', '--log-level', options.logLevel ?? 'warn'];
+  if (options.clock !== null) args.push('--clock', options.clock ?? 'realtime');
   if (options.webhookUrl) args.push('--webhook-url', options.webhookUrl);
   args.push(...(options.extraArgs ?? []));
   // A clean environment for the flags the CLI also reads, so a developer's PORT or DB_PATH cannot leak in.

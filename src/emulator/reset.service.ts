@@ -1,0 +1,15 @@
+import type { AppContext } from '../context.js';
+import { resetState } from '../fixtures/fixtures.seed.js';
+
+/**
+ * `/_emulator/reset` (and the test kit's reset): a new sandbox, as a new database file started with the same
+ * flags would be: the fixtures again, ids from the start, and the clock back at its `--clock` start. This
+ * is the one move of the clock backwards, on purpose: nothing recorded under the later time survives it
+ * (docs/decisions.md#reset-and-the-clock). The clock is recorded again once `meta` has been cleared, so a
+ * restart after a reset resumes the reset sandbox.
+ */
+export function resetSandbox(ctx: AppContext): void {
+  ctx.clock.restoreInitial(); // the fixtures are seeded at the start instant
+  resetState(ctx);
+  ctx.clock.restoreInitial(); // meta was cleared with every other table: record the clock again
+}
