@@ -1,5 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { ConfigError, DEFAULT_FIXTURES, OPTIONS, clockStart, parseConfig } from '../src/config.js';
 import { signRequest } from '../src/lib/hmac.js';
@@ -15,7 +18,7 @@ t.test('defaults', async (t) => {
     db: ':memory:',
     fixtures: DEFAULT_FIXTURES,
     seed: 'service-sandbox',
-    clock: 'realtime',
+    // no clock: a database file resumes its stored clock, a new one starts in real time (clockStart below)
     logLevel: 'info',
     journalSize: 1000,
     webhookTimeoutMs: 10000,
@@ -44,10 +47,24 @@ const GOOD: Record<(typeof OPTIONS)[number]['key'], [string, unknown]> = {
 const BAD: Record<(typeof OPTIONS)[number]['key'], string[]> = {
   port: ['abc', '70000', '-1', '80.5'],
   host: [''],
-  db: [''],
+  db: ['', '/nonexistent-directory/sandbox.db', tmpdir()],
   fixtures: [''],
   seed: [''],
-  clock: ['yesterday', '2026-13-01T00:00:00Z', '2026-03-01', '1700000000000'],
+  clock: [
+    'yesterday',
+    '2026-13-01T00:00:00Z',
+    '2026-03-01',
+    '1700000000000',
+    // dates and times that do not exist (Date.parse alone rolls the first two over into March)
+    '2026-02-30T00:00:00Z',
+    '2026-02-29T12:00:00Z',
+    '2026-04-31T00:00:00Z',
+    '2026-00-10T00:00:00Z',
+    '2026-03-01T24:00:00Z',
+    '2026-03-01T12:60:00Z',
+    '2026-03-01T12:00:60Z',
+    '2026-03-01T12:00:00+24:00',
+  ],
   webhookUrl: ['ftp://example.com/x', 'not a url', 'http//missing-colon'],
   logLevel: ['loud', 'INFO '],
   adminToken: [''],
@@ -69,7 +86,8 @@ t.test('every option as a flag, as --flag=value and as an environment variable',
 t.test('a flag wins over its environment variable; empty variables are ignored', async (t) => {
   t.equal(parseConfig(['--port', '5001'], { PORT: '5002' }).port, 5001);
   t.equal(parseConfig([], { PORT: '' }).port, 4010);
-  t.equal(parseConfig([], { DB_PATH: '/data/sandbox.db' }).db, '/data/sandbox.db');
+  // (a directory that exists: a --db in a missing directory is refused)
+  t.equal(parseConfig([], { DB_PATH: path.join(tmpdir(), 'sandbox.db') }).db, path.join(tmpdir(), 'sandbox.db'));
 });
 
 t.test('a bad value throws ConfigError: one line naming the flag and what it accepts', async (t) => {
@@ -102,6 +120,9 @@ t.test('a bad value throws ConfigError: one line naming the flag and what it acc
 
 t.test('clockStart', async (t) => {
   t.same(clockStart(parseConfig([], {})), { mode: 'realtime' });
+  t.same(clockStart(parseConfig(['--clock', 'realtime'], {})), { mode: 'realtime' });
+  t.same(clockStart(parseConfig(['--clock', '2028-02-29T23:59:59.999Z'], {})), { mode: 'frozen', atMs: Date.parse('2028-02-29T23:59:59.999Z') }, 'a leap day');
+  t.same(clockStart(parseConfig([], { CLOCK: '2026-12-31T23:59:59-05:00' })), { mode: 'frozen', atMs: Date.parse('2027-01-01T04:59:59.000Z') });
   t.same(clockStart(parseConfig(['--clock', '2026-03-01T12:00:00+01:00'], {})), { mode: 'frozen', atMs: Date.parse('2026-03-01T11:00:00.000Z') });
 });
 
@@ -110,6 +131,16 @@ const CLI = SERVER_CLI;
 
 t.test('the built CLI', async (t) => {
   await ensureBuilt();
+  const scratch = mkdtempSync(path.join(tmpdir(), 'sandbox-config-'));
+  const NOT_A_DATABASE = path.join(scratch, 'not-a-database.txt');
+  writeFileSync(NOT_A_DATABASE, 'hello, I am not SQLite\n'.repeat(100));
+  const busy = createNetServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  const BUSY_PORT = (busy.address() as AddressInfo).port;
+  t.teardown(() => {
+    busy.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
   const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
     spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env }, timeout: 20_000 });
 
@@ -118,12 +149,26 @@ t.test('the built CLI', async (t) => {
     [['--clock', 'noon'], {}, /--clock \/ CLOCK "noon": accepts "realtime" or an ISO 8601 instant/],
     [['--nope'], {}, /unknown option --nope/],
     [[], { LOG_LEVEL: 'loud' }, /--log-level \/ LOG_LEVEL "loud": accepts one of fatal, error/],
-    [['--fixtures', '/nonexistent/fixtures.json'], {}, /cannot read fixtures file \/nonexistent\/fixtures.json/],
+    [['--fixtures', '/nonexistent/fixtures.json'], {}, /--fixtures \/ FIXTURES: cannot read fixtures file \/nonexistent\/fixtures.json/],
+    // start-up refuses what a flag's value makes impossible, flag or variable, with one line naming it
+    [['--clock', '2026-02-30T00:00:00Z'], {}, /--clock \/ CLOCK "2026-02-30T00:00:00Z": accepts "realtime" or an ISO 8601 instant with a real calendar date/],
+    [[], { CLOCK: '2026-13-01T00:00:00Z' }, /--clock \/ CLOCK "2026-13-01T00:00:00Z": accepts/],
+    [[], { CLOCK: '2026-03-01T25:00:00Z' }, /--clock \/ CLOCK "2026-03-01T25:00:00Z": accepts/],
+    [['--db', '/nonexistent-directory/sandbox.db'], {}, /--db \/ DB_PATH "\/nonexistent-directory\/sandbox.db": .*the directory does not exist/],
+    [[], { DB_PATH: '/nonexistent-directory/sandbox.db' }, /--db \/ DB_PATH .*the directory does not exist/],
+    [['--db', NOT_A_DATABASE, '--port', '0'], {}, /--db \/ DB_PATH ".*not-a-database.txt": cannot open the database \(file is not a database\)/],
+    [['--host', 'no-such-host.invalid'], {}, /--host \/ HOST "no-such-host.invalid": accepts a host name or IP address that resolves/],
+    [[], { HOST: 'no-such-host.invalid' }, /--host \/ HOST "no-such-host.invalid": accepts a host name or IP address that resolves/],
+    [['--host', '192.0.2.1', '--port', '0'], {}, /--host \/ HOST "192.0.2.1": cannot listen, not an address of this machine/],
+    [['--port', String(BUSY_PORT)], {}, new RegExp(`--port / PORT "${BUSY_PORT}": cannot listen, the address is in use`)],
+    [['--webhook-url', 'ftp://x'], {}, /--webhook-url \/ WEBHOOK_URL "ftp:\/\/x": accepts/],
+    [[], { JOURNAL_SIZE: '-5' }, /--journal-size \/ JOURNAL_SIZE "-5": accepts/],
   ] as const) {
     const result = run([...args], env);
     t.equal(result.status, 2, `exit code 2 for ${args.join(' ') || JSON.stringify(env)}`);
     t.match(result.stderr, expected);
     t.equal(result.stderr.trim().split('\n').length, 1, 'one line');
+    t.notMatch(result.stderr, /\n\s+at /, 'no stack trace');
     t.equal(result.stdout, '', 'nothing on stdout');
   }
 
