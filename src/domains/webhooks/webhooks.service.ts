@@ -131,6 +131,8 @@ export interface PreparedAttempt {
   body: string;
   attemptedAt: string;
   attemptedAtMs: number;
+  /** The emulated clock when the attempt was prepared: what it reads at the answer, minus this, is the attempt's duration. */
+  preparedAtMs: number;
   signedAtMs: number;
 }
 
@@ -170,6 +172,25 @@ export function webhookBody(event: OutboxRow): string {
 }
 
 /**
+ * The emulated instant a scheduled attempt was due, which it is stamped with (docs/webhooks.md#retries):
+ * when the clock jumped past several due attempts (an advance, a later --clock at start-up), each is
+ * stamped with its own due time, as every other job is, and the next retry is reckoned from there. It is
+ * the later of the delivery's own due time (its event's instant, or the retry's `next_attempt_at`) and the
+ * last attempt of an earlier event of the same transaction (a delivery waits for those: dueDeliveryIds),
+ * and never later than now. A replay is made now, on request.
+ */
+function scheduledAttemptTime(ctx: AppContext, delivery: DeliveryRow, event: OutboxRow): number {
+  const ownDueMs = Date.parse(delivery.attempt_count > 0 && delivery.next_attempt_at ? delivery.next_attempt_at : event.occurred_at);
+  const releasedAtMs =
+    sql<{ ms: number | null }>(
+      ctx.db,
+      `SELECT MAX(a.attempted_at_ms) AS ms FROM webhook_deliveries e JOIN webhook_attempts a ON a.delivery_id = e.id
+       WHERE e.resource_id = ? AND e.event_seq < ?`,
+    ).get(delivery.resource_id, delivery.event_seq)?.ms ?? -Infinity;
+  return Math.min(ctx.clock.nowMs(), Math.max(ownDueMs, releasedAtMs));
+}
+
+/**
  * Build the signed request of the next attempt of a delivery, or return why there is none. A scheduled
  * attempt of a delivery whose programme lost its URL is recorded SKIPPED.
  */
@@ -195,6 +216,7 @@ export function prepareAttempt(ctx: AppContext, deliveryId: string, kind: Attemp
       return { skipped: 'no webhook URL is configured for the programme' };
     }
     const body = webhookBody(event);
+    const attemptedAtMs = kind === 'SCHEDULED' ? scheduledAttemptTime(ctx, delivery, event) : ctx.clock.nowMs();
     // README "Webhooks": the timestamp is real wall-clock time, because receivers compare it with their own
     // clock (interface 6.1); business time (the retry schedule, attempted_at) is the emulated clock.
     const signedAtMs = ctx.clock.realNowMs();
@@ -221,8 +243,9 @@ export function prepareAttempt(ctx: AppContext, deliveryId: string, kind: Attemp
       url: programme.webhook_url,
       headers,
       body,
-      attemptedAt: ctx.clock.nowIso(),
-      attemptedAtMs: ctx.clock.nowMs(),
+      attemptedAt: new Date(attemptedAtMs).toISOString(),
+      attemptedAtMs,
+      preparedAtMs: ctx.clock.nowMs(),
       signedAtMs,
     };
   })();
@@ -262,6 +285,8 @@ export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result:
     );
 
     const now = ctx.clock.nowIso();
+    // the attempt ended its duration after its stamp (0 on a frozen clock): a retry is reckoned from there
+    const endedAtMs = attempt.attemptedAtMs + Math.max(0, ctx.clock.nowMs() - attempt.preparedAtMs);
     let status: DeliveryStatus = delivery.status;
     let attemptCount = delivery.attempt_count;
     let nextAttemptAt = delivery.next_attempt_at;
@@ -269,7 +294,7 @@ export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result:
     if (result.outcome === 'SUCCEEDED') {
       status = 'DELIVERED';
       nextAttemptAt = null;
-      deliveredAt ??= now;
+      deliveredAt ??= new Date(endedAtMs).toISOString();
     }
     if (attempt.kind === 'SCHEDULED') {
       attemptCount += 1;
@@ -279,11 +304,15 @@ export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result:
           status = 'FAILED';
           nextAttemptAt = null;
         } else {
-          // the delay runs from the failure, on the emulated clock
-          const dueMs = ctx.clock.nowMs() + delay;
-          status = 'RETRYING';
+          // the delay runs from the failure, on the emulated clock; a retry already due (the clock jumped
+          // past it) is owed at once, still stamped with its due time (scheduledAttemptTime)
+          const dueMs = endedAtMs + delay;
           nextAttemptAt = new Date(dueMs).toISOString();
-          scheduleJob(ctx, WEBHOOK_RETRY_JOB, dueMs, { deliveryId: delivery.id });
+          if (dueMs <= ctx.clock.nowMs()) status = 'PENDING';
+          else {
+            status = 'RETRYING';
+            scheduleJob(ctx, WEBHOOK_RETRY_JOB, dueMs, { deliveryId: delivery.id });
+          }
         }
       }
     }
