@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Statement, StatementEntry } from './statements.schema.js';
 
@@ -36,9 +38,35 @@ const DAY_HEADER_HEIGHT = 18;
 const DAY_CLOSING_HEIGHT = 16;
 const SECTION_GAP = 8;
 
-const REGULAR = 'Helvetica';
-const BOLD = 'Helvetica-Bold';
-const ITALIC = 'Helvetica-Oblique';
+// The text is set in DejaVu Sans Condensed, a Unicode TrueType font shipped by the npm package
+// dejavu-fonts-ttf (free licence: Bitstream Vera derived, changes public domain), embedded as a subset of
+// the glyphs used, so names print as written: Latin with its extensions, Greek, Cyrillic, and more
+// (docs/statements.md#pdf-fonts). The files are read from node_modules at run time (the bundle keeps them
+// outside, as pdfkit's own), once per process.
+const REGULAR = 'Sans';
+const BOLD = 'Sans-Bold';
+const ITALIC = 'Sans-Oblique';
+const FONT_FILES: Record<string, string> = {
+  [REGULAR]: 'DejaVuSansCondensed.ttf',
+  [BOLD]: 'DejaVuSansCondensed-Bold.ttf',
+  [ITALIC]: 'DejaVuSansCondensed-Oblique.ttf',
+};
+// The font files as read, then the fontkit fonts pdfkit parsed from them on the first render: a document
+// takes the parsed font (pdfkit accepts one) and makes its own subset, so later renders skip the parsing.
+const fontSources = new Map<string, Buffer | object>();
+function fontSource(name: string): Buffer | object {
+  let source = fontSources.get(name);
+  if (!source) {
+    const require = createRequire(import.meta.url);
+    const dir = require.resolve('dejavu-fonts-ttf/package.json').replace(/package\.json$/, 'ttf/');
+    source = readFileSync(dir + FONT_FILES[name]!);
+    fontSources.set(name, source);
+  }
+  return source;
+}
+function keepParsedFont(name: string, handle: EmbeddedFontHandle): void {
+  fontSources.set(name, handle.font);
+}
 const MUTED = '#555555';
 const RULE = '#bbbbbb';
 const INK = '#000000';
@@ -66,17 +94,18 @@ interface TextStyle {
   fit?: 'truncate' | 'shrink';
 }
 
-// Standard PDF fonts speak WinAnsi only: other characters become "?" in the PDF (CSV and JSON keep them).
-const WIN_ANSI_EXTRAS = new Set('€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ');
+// Scripts written right to left or whose letters join (Hebrew, Arabic, Syriac, Thaana, N'Ko and their
+// presentation forms) would need bidi and shaping, which this writer does not do: they print as "?", as does
+// any character the font has no glyph for (CJK, Indic scripts, emoji...). CSV and JSON keep every character.
+const UNSHAPED = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]/u;
 const PLAIN_ASCII = /^[\x20-\x7e]*$/;
 function printable(text: string): string {
   if (PLAIN_ASCII.test(text)) return text; // nearly every cell: nothing to normalize or replace
-  let out = '';
-  for (const char of text.normalize('NFC').replace(/[\r\n\t]+/g, ' ')) {
-    const code = char.codePointAt(0)!;
-    out += (code >= 0x20 && code <= 0x7e) || (code >= 0xa0 && code <= 0xff) || WIN_ANSI_EXTRAS.has(char) ? char : '?';
-  }
-  return out;
+  return text
+    .normalize('NFC')
+    .replace(/[\r\n\t]+/g, ' ')
+    .replace(/[\p{Cc}\p{Cs}]/gu, '?')
+    .replace(new RegExp(UNSHAPED.source, 'gu'), '?');
 }
 
 /** Thousands separators for display: "-1234567.50" -> "-1,234,567.50". */
@@ -90,91 +119,78 @@ export function groupDigits(decimal: string): string {
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
 /**
- * The parts of a pdfkit standard font (pdfkit 0.20 StandardFont and its AFM metrics) that the text writer
- * below uses. pdfkit exposes the current font only as `doc._font`; the statement tests read every PDF
- * back with pdfjs, so a pdfkit change that breaks this shows up there.
+ * The parts of a pdfkit embedded font (pdfkit 0.20 EmbeddedFont over a fontkit font) that the text writer
+ * below uses: it encodes glyphs into the font's subset and records their widths and Unicode values exactly
+ * as EmbeddedFont.encode does, so the embedded subset, its widths and its ToUnicode map (what a reader
+ * extracts as text) stay right. pdfkit exposes the current font only as `doc._font`; the statement tests
+ * read every PDF back with pdfjs, so a pdfkit change that breaks this shows up there.
  */
-interface StandardFontHandle {
+interface EmbeddedFontHandle {
   id: string;
   ascender: number;
+  scale: number;
   ref(): unknown;
-  font: {
-    characterToGlyph(code: number): string;
-    widthOfGlyph(glyph: string): number;
-    getKernPair(left: string, right: string): number;
-  };
+  font: { glyphForCodePoint(codePoint: number): { id: number; advanceWidth: number } };
+  subset: { includeGlyph(glyphId: number): number };
+  widths: number[];
+  unicode: number[][];
 }
 
 interface Glyph {
-  /** WinAnsi code in hex, as pdfkit writes it. */
+  /** Glyph id in the subset, 4 hex digits, as pdfkit writes it. */
   hex: string;
-  name: string;
   /** Advance width in thousandths of the font size. */
   width: number;
 }
-
-// pdfkit's WinAnsi mapping of the characters outside Latin-1 (its WIN_ANSI_MAP).
-const WIN_ANSI_CODES: Record<number, number> = {
-  402: 131, 8211: 150, 8212: 151, 8216: 145, 8217: 146, 8218: 130, 8220: 147, 8221: 148, 8222: 132, 8224: 134, 8225: 135,
-  8226: 149, 8230: 133, 8364: 128, 8240: 137, 8249: 139, 8250: 155, 710: 136, 8482: 153, 338: 140, 339: 156, 732: 152,
-  352: 138, 353: 154, 376: 159, 381: 142, 382: 158,
-};
 
 /** pdfkit's number format in content streams (PDFObject.number). */
 function pdfNumber(n: number): number {
   return Math.round(n * 1e6) / 1e6;
 }
 
-/** Glyph metrics and kerning of one standard font, looked up once per character and per pair. */
+const REPLACEMENT = '?'.codePointAt(0)!;
+
+/**
+ * Glyphs of one embedded font, looked up once per character. No kerning and no shaping: each character is
+ * one glyph at its advance width (pdfkit's own text() runs fontkit's layout per call, about 20 us a cell,
+ * which a 10,000-entry statement cannot afford).
+ */
 class FontMetrics {
   private readonly glyphs = new Map<number, Glyph>();
-  private readonly kerning = new Map<number, number>();
 
-  constructor(readonly handle: StandardFontHandle) {}
+  constructor(readonly handle: EmbeddedFontHandle) {}
 
-  glyph(code: number): Glyph {
-    let glyph = this.glyphs.get(code);
+  glyph(codePoint: number): Glyph {
+    let glyph = this.glyphs.get(codePoint);
     if (!glyph) {
-      const winAnsi = WIN_ANSI_CODES[code] ?? code;
-      const name = this.handle.font.characterToGlyph(code);
-      glyph = { hex: winAnsi.toString(16), name, width: this.handle.font.widthOfGlyph(name) };
-      this.glyphs.set(code, glyph);
+      let source = this.handle.font.glyphForCodePoint(codePoint);
+      let unicode = codePoint;
+      if (source.id === 0 && codePoint !== REPLACEMENT) {
+        source = this.handle.font.glyphForCodePoint(REPLACEMENT); // no glyph in the font: "?"
+        unicode = REPLACEMENT;
+      }
+      const id = this.handle.subset.includeGlyph(source.id);
+      const width = source.advanceWidth * this.handle.scale;
+      this.handle.widths[id] ??= width;
+      this.handle.unicode[id] ??= [unicode];
+      glyph = { hex: id.toString(16).padStart(4, '0'), width };
+      this.glyphs.set(codePoint, glyph);
     }
     return glyph;
   }
 
-  kern(left: number, right: number): number {
-    const key = left * 65536 + right;
-    let amount = this.kerning.get(key);
-    if (amount === undefined) {
-      amount = this.handle.font.getKernPair(this.glyph(left).name, this.glyph(right).name);
-      this.kerning.set(key, amount);
-    }
-    return amount;
-  }
-
-  /** Width in thousandths of the font size, without kerning (kerning only ever narrows these fonts). */
+  /** Width in thousandths of the font size. */
   units(text: string): number {
     let units = 0;
-    for (let index = 0; index < text.length; index += 1) units += this.glyph(text.charCodeAt(index)).width;
+    for (const char of text) units += this.glyph(char.codePointAt(0)!).width;
     return units;
   }
 
-  /** The operand of TJ exactly as pdfkit's text() writes it: hex runs split where a kerning pair applies. */
+  /** The text-showing operator for `text`: one hex string of glyph ids. */
   showText(text: string): string {
-    const commands: string[] = [];
-    let run = '';
-    for (let index = 0; index < text.length; index += 1) {
-      const code = text.charCodeAt(index);
-      run += this.glyph(code).hex;
-      const kern = index + 1 < text.length ? this.kern(code, text.charCodeAt(index + 1)) : 0;
-      if (kern !== 0) {
-        commands.push(`<${run}> ${pdfNumber(-kern)}`);
-        run = '';
-      }
-    }
-    if (run) commands.push(`<${run}> 0`);
-    return `[${commands.join(' ')}] TJ`;
+    let hex = '';
+    for (const char of text) hex += this.glyph(char.codePointAt(0)!).hex;
+    return `<${hex}> Tj`;
   }
 }
 
@@ -300,7 +316,9 @@ class Layout {
     let metrics = this.fonts.get(font);
     if (!metrics) {
       this.doc!.font(font);
-      metrics = new FontMetrics((this.doc as unknown as { _font: StandardFontHandle })._font);
+      const handle = (this.doc as unknown as { _font: EmbeddedFontHandle })._font;
+      keepParsedFont(font, handle);
+      metrics = new FontMetrics(handle);
       this.fonts.set(font, metrics);
     }
     return metrics;
@@ -512,6 +530,7 @@ export async function renderStatementPdf(statement: Statement): Promise<Buffer> 
     doc.on('end', resolve);
     doc.on('error', reject);
   });
+  for (const name of Object.keys(FONT_FILES)) doc.registerFont(name, fontSource(name) as Buffer);
   const layout = new Layout(doc);
   for (const _ of layoutStatement(layout, statement)) await yieldToEventLoop();
   layout.flush();

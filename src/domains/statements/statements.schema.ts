@@ -133,4 +133,9 @@ export interface StatementEntryRow {
   completed_at: string | null;
   updated_at_ms: bigint;
   failed_at_ms: bigint | null;
+  /** A transfer's other account (the credit account seen from the debit one, and back); null otherwise. */
+  other_account_id: string | null;
+  other_account_name: string | null;
+  /** 1 when the statement account is the transfer's debit account. */
+  is_debit_account: bigint;
 }

@@ -126,6 +126,17 @@ function summaryKey(row: StatementEntryRow, direction: 'CREDIT' | 'DEBIT'): { ke
   return { key, label, rank };
 }
 
+/**
+ * A transfer's principal entries name the other account, "to" it on the debit account and "from" it on the
+ * credit account, so each side of a transfer between two accounts reads on its own (docs/statements.md).
+ * Fee lines keep their label.
+ */
+function entryDescription(row: StatementEntryRow): string {
+  if (row.other_account_id === null || row.is_fee === 1n) return row.description;
+  const other = row.other_account_name ? `${row.other_account_name} (${row.other_account_id})` : row.other_account_id;
+  return `${row.description} ${row.is_debit_account === 1n ? 'to' : 'from'} ${other}`;
+}
+
 function entryDirection(row: StatementEntryRow): 'CREDIT' | 'DEBIT' {
   if (row.amount_minor > 0n) return 'CREDIT';
   if (row.amount_minor < 0n) return 'DEBIT';
@@ -170,8 +181,11 @@ export function buildStatement(ctx: AppContext, caller: Caller, accountId: strin
             t.type, t.direction, t.status, t.reference_number, t.completed_at, t.updated_at_ms,
             CASE WHEN t.status = 'FAILED'
                  THEN (SELECT MIN(r.posted_at_ms) FROM ledger_entries r WHERE r.transaction_id = t.id AND r.kind = 'REVERSAL')
-            END AS failed_at_ms
+            END AS failed_at_ms,
+            o.id AS other_account_id, o.display_name AS other_account_name, t.debit_account_id IS e.account_id AS is_debit_account
        FROM ledger_entries e JOIN transactions t ON t.id = e.transaction_id
+       LEFT JOIN accounts o ON t.type = 'TRANSFER'
+                           AND o.id = CASE WHEN t.debit_account_id = e.account_id THEN t.credit_account_id ELSE t.debit_account_id END
       WHERE e.account_id = ? AND e.posted_at_ms >= ? AND e.posted_at_ms < ?
       ORDER BY e.posted_at_ms, e.id`,
   )
@@ -200,7 +214,7 @@ export function buildStatement(ctx: AppContext, caller: Caller, accountId: strin
     const settledAt = finalAtMs(row);
     const entry: StatementEntry = {
       occurredAt,
-      description: row.description,
+      description: entryDescription(row),
       reference: row.reference_number,
       direction,
       amount: money(amountMinor < 0n ? -amountMinor : amountMinor),
