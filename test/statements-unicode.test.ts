@@ -8,7 +8,7 @@ import { buildTestApp, CREDENTIALS, json, type TestApp } from './helper.js';
 import { ensureBuilt, startServerProcess } from './helpers/server-process.js';
 import { STATEMENT_TEST_START, bulkEntries, pdfPages } from './helpers/statements.js';
 
-// PDF statements for every name (docs/statements.md#pdf-fonts): the text is set in an embedded Unicode font
+// PDF statements for every name (docs/statements.md#fonts): the text is set in an embedded Unicode font
 // (DejaVu Sans Condensed from the npm package dejavu-fonts-ttf), so Latin Extended, Greek and Cyrillic print
 // as written; scripts the writer cannot set (CJK, right-to-left) print "?" while CSV and JSON keep them.
 // A day split across pages repeats its heading with "(continued)"; a transfer names the other account.

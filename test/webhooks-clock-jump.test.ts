@@ -5,7 +5,7 @@ import { startWebhookDispatcher } from '../src/domains/webhooks/webhooks.dispatc
 import { verifyWebhookSignature } from '../src/webhook-verify.js';
 
 // Webhook attempts made after a clock jump are stamped with their own due time in emulated time, as every
-// other job (docs/webhooks.md#retries): a jump past several retries makes each of them, in order, each
+// other job (docs/decisions.md#webhook-attempt-times): a jump past several retries makes each of them, in order, each
 // stamped when it was due and each reckoned from the one before; each is signed again with a fresh
 // X-Service-Timestamp of the real wall clock, which is what a receiver's skew check compares.
 

@@ -41,7 +41,7 @@ const SECTION_GAP = 8;
 // The text is set in DejaVu Sans Condensed, a Unicode TrueType font shipped by the npm package
 // dejavu-fonts-ttf (free licence: Bitstream Vera derived, changes public domain), embedded as a subset of
 // the glyphs used, so names print as written: Latin with its extensions, Greek, Cyrillic, and more
-// (docs/statements.md#pdf-fonts). The files are read from node_modules at run time (the bundle keeps them
+// (docs/statements.md#fonts). The files are read from node_modules at run time (the bundle keeps them
 // outside, as pdfkit's own), once per process.
 const REGULAR = 'Sans';
 const BOLD = 'Sans-Bold';

@@ -128,7 +128,7 @@ function summaryKey(row: StatementEntryRow, direction: 'CREDIT' | 'DEBIT'): { ke
 
 /**
  * A transfer's principal entries name the other account, "to" it on the debit account and "from" it on the
- * credit account, so each side of a transfer between two accounts reads on its own (docs/statements.md).
+ * credit account, so each side of a transfer between two accounts reads on its own (docs/decisions.md#statement-transfer-counterparty).
  * Fee lines keep their label.
  */
 function entryDescription(row: StatementEntryRow): string {

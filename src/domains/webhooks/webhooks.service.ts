@@ -172,7 +172,7 @@ export function webhookBody(event: OutboxRow): string {
 }
 
 /**
- * The emulated instant a scheduled attempt was due, which it is stamped with (docs/webhooks.md#retries):
+ * The emulated instant a scheduled attempt was due, which it is stamped with (docs/decisions.md#webhook-attempt-times):
  * when the clock jumped past several due attempts (an advance, a later --clock at start-up), each is
  * stamped with its own due time, as every other job is, and the next retry is reckoned from there. It is
  * the later of the delivery's own due time (its event's instant, or the retry's `next_attempt_at`) and the
