@@ -120,8 +120,10 @@ t.test("a deposit's lifecycle: two signed events, in order, with exact headers a
     t.same(delivery.body, request.body);
   }
   t.ok(deliveries[0].attempts[0].latencyMs >= 140, `latency of the slow answer recorded (${deliveries[0].attempts[0].latencyMs} ms)`);
-  // both were first attempted after the synchronous advance, so at the emulated 12:00:01
-  t.equal(deliveries[0].attempts[0].attemptedAt, at(1000), 'attempt time is emulated time');
+  // both were first attempted after the synchronous advance, and each is stamped with the emulated time it
+  // was due (docs/decisions.md#webhook-attempt-times): the created event at 12:00:00, the completion at 12:00:01
+  t.equal(deliveries[0].attempts[0].attemptedAt, at(0), 'attempt time is the emulated due time');
+  t.equal(deliveries[1].attempts[0].attemptedAt, at(1000), 'attempt time is the emulated due time');
 });
 
 t.test('the signature covers the URL path without its query string', async (t) => {
