@@ -10,7 +10,9 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { AppContext } from './context.js';
-import { errors, frameworkErrorHandler, registerErrorHandling, ServiceError } from './http/errors.js';
+import { frameworkErrorHandler, registerErrorHandling } from './http/errors.js';
+import { registerBodyParsers } from './http/body-parsers.js';
+import { writeClientError } from './http/client-errors.js';
 import { registerAuth, type AuthPolicy } from './http/auth.js';
 import { documentErrorResponses, securityFor, SECURITY_SCHEMES } from './http/openapi.js';
 import { registerRouteCatalog } from './http/route-catalog.js';
@@ -57,21 +59,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Long ids must reach the handlers (and get a 404 error body), not Fastify's bare 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
-    // Node's HTTP parser refuses some requests before Fastify routes them (headers or URL over 16 KiB,
-    // bad framing); they still get the error body of contract 1.
-    clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
-      const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-      const status = tooLarge ? 431 : 400;
-      const body = JSON.stringify({
-        message: tooLarge ? 'The request line or headers are larger than 16 KiB' : 'The request could not be parsed as HTTP',
-        errorCode: 'INVALID_REQUEST',
-      });
-      if (socket.writable) {
-        socket.end(
-          `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-        );
-      } else socket.destroy(error);
-    },
+    // Requests Node's HTTP parser refuses before routing still get the error body (http/client-errors.ts).
+    clientErrorHandler: writeClientError,
     return503OnClosing: false,
     // A URL that does not percent-decode or an over-long path parameter fails in the router, before any
     // hook or error handler: answer it with the error body of interface 7.1 too (issue 9 fuzzing).
@@ -144,51 +133,4 @@ const optionalBodyAware: typeof validatorCompiler = (route) => {
 
 function serializeRequest(request: FastifyRequest) {
   return { method: request.method, url: redactUrl(request.url), remoteAddress: request.ip };
-}
-
-function registerBodyParsers(app: FastifyInstance): void {
-  app.removeAllContentTypeParsers();
-  // Fastify's JSON parser refuses `__proto__` and `constructor.prototype` keys; it is used only when the
-  // body contains one of those words, so ordinary bodies are parsed once and keep JSON.parse's message.
-  const guardedJsonParse = app.getDefaultJsonParser('error', 'error');
-  const malformed = (detail: string) =>
-    errors.invalid(`The body is not valid JSON: ${detail}`, [{ type: 'InvalidFormat', fieldRef: 'body', message: `Malformed JSON body: ${detail}` }]);
-
-  // Keep the raw bytes: HMAC signatures cover the body byte for byte (contract 2). An empty body with a
-  // JSON content type counts as no body, so `curl -H 'Content-Type: application/json' -X POST` works on
-  // routes that take none.
-  app.addContentTypeParser(['application/json', 'application/*+json'], { parseAs: 'buffer' }, (request, body: Buffer, done) => {
-    request.rawBody = body;
-    if (body.length === 0) return done(null, undefined);
-    const text = body.toString('utf8');
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      return done(malformed((error as Error).message), undefined);
-    }
-    if (text.includes('__proto__') || text.includes('constructor')) {
-      return guardedJsonParse(request, text, (error) => {
-        if (error) return done(malformed('keys named __proto__ or constructor.prototype are not accepted'), undefined);
-        done(null, value);
-      });
-    }
-    done(null, value);
-  });
-  // The payout endpoint takes a Base64 text body (interface 4.12).
-  // Elsewhere a non-empty text body is refused like any other non-JSON type (415).
-  app.addContentTypeParser('text/plain', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
-    request.rawBody = body;
-    if (request.routeOptions.config?.auth?.modes.includes('payout')) return done(null, body.toString('utf8'));
-    if (body.length === 0) return done(null, undefined);
-    done(new ServiceError(415, 'INVALID_REQUEST', 'Unsupported Content-Type "text/plain"; send application/json (text/plain is for the payout endpoint)'), undefined);
-  });
-  // Any other type: fine without a body (curl -d '' sends a form type), otherwise 415 (contract 1 body).
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
-    request.rawBody = body;
-    if (body.length === 0) return done(null, undefined);
-    const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim();
-    const what = type ? `Unsupported Content-Type "${type}"` : 'A body was sent without a Content-Type';
-    done(new ServiceError(415, 'INVALID_REQUEST', `${what}; send application/json (text/plain on the payout endpoint)`), undefined);
-  });
 }
