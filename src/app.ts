@@ -22,7 +22,7 @@ import { noteArrival } from './db/read-cache.js';
 import { registerAdminGuard } from './emulator/admin-guard.js';
 import { journalRoutes, registerJournal } from './emulator/journal.js';
 import { VERSION } from './version.js';
-import { routeModules } from './routes.js';
+import { routeModules } from './domains/index.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024; // contract 1: 1 MiB
 

@@ -8,7 +8,7 @@ import { clockStart, configSchema, type Config } from './config.js';
 import { loadFixtures } from './fixtures/fixtures.loader.js';
 import type { Fixtures } from './fixtures/fixtures.schema.js';
 import { seedFixtures } from './fixtures/fixtures.seed.js';
-import { jobHandlers } from './scheduler/job-handlers.js';
+import { jobHandlers } from './domains/index.js';
 import type { AppContext } from './context.js';
 
 export interface ContextOptions {

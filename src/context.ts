@@ -14,7 +14,7 @@ export interface AppContext {
   fixtures: Fixtures;
   /** Called after a write that created outbox rows, so delivery starts without blocking the request. */
   notifyOutbox: () => void;
-  /** Handlers of deferred jobs by type (scheduler/job-handlers.ts). */
+  /** Handlers of deferred jobs by type (each domain's descriptor, src/domains/index.ts). */
   jobHandlers: Record<string, (ctx: AppContext, payload: Record<string, unknown>) => void>;
 }
 

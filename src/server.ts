@@ -4,7 +4,7 @@ import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { createContext, type ContextOptions } from './context.factory.js';
 import { runDueJobs, startSchedulerTimer } from './scheduler/scheduler.js';
-import { backgroundServices } from './background.js';
+import { backgroundServices } from './domains/index.js';
 
 export interface RunningServer {
   app: FastifyInstance;

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import type { BackgroundService } from '../background.js';
+import type { BackgroundService } from '../domains/domain.js';
 import { storeHighWater } from './clock.store.js';
 
 // While time flows, the emulated instant reached is recorded once a second (and at shutdown), not on every

@@ -93,7 +93,7 @@ function expireIfDue(ctx: AppContext, row: IntentRow): IntentRow {
   return transitionIntent(ctx, row, 'EXPIRED', { statusReason: `Expired at ${row.expires_at} without a commit`, at: row.expires_at });
 }
 
-/** Job handler (scheduler/job-handlers.ts): expire the intent if it is still waiting for its commit. */
+/** Job handler (intents.domain.ts): expire the intent if it is still waiting for its commit. */
 export function runIntentExpiry(ctx: AppContext, payload: Record<string, unknown>): void {
   const row = getIntentRow(ctx, String(payload.intentId));
   if (row) expireIfDue(ctx, row);

@@ -143,7 +143,7 @@ export function webhookDispatcherOf(ctx: AppContext): WebhookDispatcher | undefi
 }
 
 /**
- * Background service (src/background.ts). `--webhook-url` is applied to every programme on each start,
+ * Background service (webhooks.domain.ts). `--webhook-url` is applied to every programme on each start,
  * not only when a new database is seeded, so a restart on a database file honours the flag.
  */
 export function webhookDispatcherService(ctx: AppContext, _app: FastifyInstance): () => Promise<void> {

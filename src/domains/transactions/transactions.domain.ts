@@ -1,0 +1,9 @@
+import type { DomainDescriptor } from '../domain.js';
+import { transactionsRoutes } from './transactions.routes.js';
+import { RAIL_STEP_JOB, runRailStep } from './transactions.service.js';
+
+export const transactionsDomain: DomainDescriptor = {
+  name: 'transactions',
+  routes: [transactionsRoutes],
+  jobs: { [RAIL_STEP_JOB]: runRailStep },
+};

@@ -1,0 +1,16 @@
+import type { DomainDescriptor } from '../domains/domain.js';
+import { emulatorRoutes } from './emulator.routes.js';
+import { webhooksRoutes } from './webhooks.routes.js';
+import { overviewRoutes } from './overview.routes.js';
+import { actAsRoutes } from './act-as.routes.js';
+import { dashboardRoutes } from './dashboard.routes.js';
+import { emulatorEnrollmentRoutes } from './enrollment.routes.js';
+import { emulatorTransactionsRoutes } from './transactions.routes.js';
+import { emulatorAccountsRoutes } from './accounts.routes.js';
+import { clockHighWaterService } from './clock.high-water.js';
+
+export const emulatorDomain: DomainDescriptor = {
+  name: 'emulator',
+  routes: [emulatorRoutes, webhooksRoutes, overviewRoutes, actAsRoutes, dashboardRoutes, emulatorEnrollmentRoutes, emulatorTransactionsRoutes, emulatorAccountsRoutes],
+  services: [clockHighWaterService],
+};
