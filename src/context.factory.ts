@@ -39,7 +39,6 @@ export function createContext(options: ContextOptions = {}): AppContext {
     ids: createIdSource(config.seed, databaseCounter(db)),
     config,
     fixtures,
-    notifyOutbox: () => undefined,
     jobHandlers,
   };
   const seeded = sql<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM programmes').get()!.n > 0;

@@ -12,8 +12,6 @@ export interface AppContext {
   ids: IdSource;
   config: Config;
   fixtures: Fixtures;
-  /** Called after a write that created outbox rows, so delivery starts without blocking the request. */
-  notifyOutbox: () => void;
   /** Handlers of deferred jobs by type (each domain's descriptor, src/domains/index.ts). */
   jobHandlers: Record<string, (ctx: AppContext, payload: Record<string, unknown>) => void>;
 }

@@ -37,7 +37,7 @@ t.test('1,000 events in a burst are all delivered exactly once to a healthy rece
   ).all();
   t.same(counts, [{ status: 'DELIVERED', n: 1000, attempts: 1000 }], 'all DELIVERED with one attempt each');
   t.equal(sql<{ n: number }>(sandbox.ctx.db, 'SELECT COUNT(*) AS n FROM webhook_attempts').get()!.n, 1000, 'one logged attempt each');
-  t.equal(sql<{ n: number }>(sandbox.ctx.db, "SELECT COUNT(*) AS n FROM outbox WHERE status = 'DELIVERED'").get()!.n, 1000, 'outbox rows marked');
+  t.equal(sql<{ n: number }>(sandbox.ctx.db, "SELECT COUNT(*) AS n FROM outbox JOIN webhook_deliveries ON webhook_deliveries.event_seq = outbox.seq WHERE webhook_deliveries.status = 'DELIVERED'").get()!.n, 1000, 'every outbox event has its DELIVERED delivery');
 
   // and nothing more arrives later
   await new Promise((resolve) => setTimeout(resolve, 200));

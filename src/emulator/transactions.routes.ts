@@ -6,6 +6,7 @@ import { forceTransactionStatus } from '../domains/transactions/transactions.ser
 import { injectParams, injectTransactionBody, returnTransactionBody } from '../domains/transactions/control.schema.js';
 import { injectTransaction, returnTransaction } from '../domains/transactions/control.service.js';
 import { CONTROL_PLANE } from './emulator.routes.js';
+import { notifyOutbox } from '../domains/webhooks/outbox.js';
 
 // The control plane's transaction routes (docs/control-plane.md#transactions): force a legal transition of
 // the transaction table (an illegal one is 409 with the table's message), inject any transaction into an
@@ -31,7 +32,7 @@ export const emulatorTransactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZ
       },
       async (request) => {
         const result = forceTransactionStatus(ctx, request.params.transactionId, request.body);
-        ctx.notifyOutbox();
+        notifyOutbox(ctx);
         return result;
       },
     );
@@ -54,7 +55,7 @@ export const emulatorTransactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZ
       },
       async (request, reply) => {
         const result = injectTransaction(ctx, request.params.accountId, request.body);
-        ctx.notifyOutbox();
+        notifyOutbox(ctx);
         return reply.status(201).send(result);
       },
     );
@@ -77,7 +78,7 @@ export const emulatorTransactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZ
       },
       async (request, reply) => {
         const result = returnTransaction(ctx, request.params.transactionId, request.body);
-        ctx.notifyOutbox();
+        notifyOutbox(ctx);
         return reply.status(201).send(result);
       },
     );

@@ -1,5 +1,6 @@
 import { sql } from '../db/connection.js';
 import type { AppContext } from '../context.js';
+import { notifyOutbox } from '../domains/webhooks/outbox.js';
 
 // Deferred work is a row in `jobs` with a due time on the emulated clock (DESIGN). Jobs run in time order,
 // each in its own SQLite transaction, with the clock reading the job's due time while it runs, so a rail
@@ -80,7 +81,7 @@ export function runDueJobs(ctx: AppContext, limit = 10_000): number {
     if (!runJob(ctx, job)) break;
     ran += 1;
   }
-  if (ran > 0) ctx.notifyOutbox();
+  if (ran > 0) notifyOutbox(ctx);
   return ran;
 }
 
@@ -97,7 +98,7 @@ export function advanceClock(ctx: AppContext, ms: number): number {
     ran += 1;
   }
   if (target > ctx.clock.nowMs()) moveTo(ctx, target, frozen);
-  if (ran > 0) ctx.notifyOutbox();
+  if (ran > 0) notifyOutbox(ctx);
   return ran;
 }
 

@@ -21,7 +21,6 @@ const ctx: AppContext = {
   ids: createIdSource(config.seed, databaseCounter(db)),
   config,
   fixtures: loadFixtures(config.fixtures),
-  notifyOutbox: () => undefined,
   jobHandlers: { [RAIL_STEP_JOB]: runRailStep },
 };
 // A barrier: every writer waits for the others to be ready, so their loops really overlap.

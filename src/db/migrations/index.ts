@@ -6,6 +6,7 @@ import { migration005Statements } from './005-statements.js';
 import { migration006Enrollment } from './006-enrollment.js';
 import { migration007ProgrammeTransactions } from './007-programme-transactions.js';
 import { migration008IntentFlows } from './008-intent-flows.js';
+import { migration009DeliveryStatusOnce } from './009-delivery-status-once.js';
 
 export interface Migration {
   version: number;
@@ -16,5 +17,5 @@ export interface Migration {
 // Add new migrations here with the next number; never edit one that has shipped.
 export const migrations: Migration[] = [
   migration001Core, migration002MoneyIn, migration003MoneyOut, migration004Webhooks, migration005Statements, migration006Enrollment,
-  migration007ProgrammeTransactions, migration008IntentFlows,
+  migration007ProgrammeTransactions, migration008IntentFlows, migration009DeliveryStatusOnce,
 ];

@@ -9,6 +9,7 @@ import { subBalanceId } from '../../fixtures/fixtures.seed.js';
 import { createTransaction } from '../transactions/transactions.service.js';
 import type { Party } from '../transactions/transactions.schema.js';
 import type { SimulateDepositBody, SimulateDepositResponse } from './sandbox.schema.js';
+import { notifyOutbox } from '../webhooks/outbox.js';
 
 // The sandbox deposit simulator (interface 4.13, 2.16; contract 3 and 4). It records an INCOMING DEPOSIT
 // exactly as a real one would look, then the rail timeline settles it (PENDING -> COMPLETED after
@@ -128,6 +129,6 @@ export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: stri
     // IMMEDIATE: this transaction reads before it writes; deferred, it could not take the write lock after
     // another process on the same database file committed (SQLITE_BUSY_SNAPSHOT, a 500).
   }).immediate();
-  ctx.notifyOutbox();
+  notifyOutbox(ctx);
   return { message };
 }

@@ -18,6 +18,27 @@ export interface OutboxEventInput {
   payload: Record<string, unknown>;
 }
 
+const subscribers = new WeakMap<AppContext, () => void>();
+
+/**
+ * The outbox's one subscription: the webhook dispatcher's wake-up. `listener` is called after every write
+ * that may have made a delivery due (an event recorded, a retry released, an endpoint set), inside the
+ * writer's SQLite transaction, so it must defer its work (the dispatcher uses setImmediate). Returns the
+ * unsubscribe function.
+ */
+export function subscribeToOutbox(ctx: AppContext, listener: () => void): () => void {
+  if (subscribers.has(ctx)) throw new Error('the outbox of this context already has a subscriber');
+  subscribers.set(ctx, listener);
+  return () => {
+    if (subscribers.get(ctx) === listener) subscribers.delete(ctx);
+  };
+}
+
+/** Tell the subscriber, if any, that deliveries may be due. */
+export function notifyOutbox(ctx: AppContext): void {
+  subscribers.get(ctx)?.();
+}
+
 /** Rewrite the payload of an event written earlier in the same SQLite transaction (before any delivery). */
 export function replaceEventPayload(ctx: AppContext, eventId: string, payload: unknown): void {
   sql(ctx.db, 'UPDATE outbox SET payload = ? WHERE event_id = ?').run(JSON.stringify(payload), eventId);
@@ -52,9 +73,8 @@ export function recordEvent(ctx: AppContext, input: OutboxEventInput): string {
     occurredAt,
     occurredAt,
   );
-  if (status === 'SKIPPED') sql(ctx.db, "UPDATE outbox SET status = 'SKIPPED' WHERE seq = ?").run(result.lastInsertRowid);
   // Deferred by the dispatcher (setImmediate), so the send starts after this transaction commits and
   // never inside the request that caused the event.
-  ctx.notifyOutbox();
+  notifyOutbox(ctx);
   return eventId;
 }

@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { attemptDelivery, closeSender, senderState } from './webhooks.sender.js';
 import { dueDeliveryIds, setWebhookEndpoint } from './webhooks.service.js';
+import { subscribeToOutbox } from './outbox.js';
 
 // The webhook dispatcher (issue 5): a long-running service that sends every due delivery of the outbox,
-// a few at a time, without ever blocking the request that wrote the event. It is woken by
-// `ctx.notifyOutbox()` (called by recordEvent and by the scheduler after jobs ran, e.g. a due
-// `webhook.retry`), and polls as a safety net. All delivery state is in SQLite, so a new dispatcher on the
+// a few at a time, without ever blocking the request that wrote the event. It is the outbox's subscriber
+// (`subscribeToOutbox`), woken by `notifyOutbox(ctx)` (called by recordEvent and by the scheduler after jobs
+// ran, e.g. a due `webhook.retry`), and polls as a safety net. All delivery state is in SQLite, so a new dispatcher on the
 // same database file picks up whatever was owed when the previous process stopped.
 
 export interface WebhookDispatcherOptions {
@@ -42,7 +43,6 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
   const sender = senderState(ctx);
   const own = new Map<string, Promise<unknown>>();
   const stopController = new AbortController();
-  const previousNotify = ctx.notifyOutbox;
   let stopped = false;
   let wakeScheduled = false;
   const settleWaiters = new Set<() => void>();
@@ -96,7 +96,7 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
   }
   sender.listeners.add(onSettled);
 
-  ctx.notifyOutbox = wake;
+  const unsubscribe = subscribeToOutbox(ctx, wake);
   const timer = setInterval(wake, options.pollIntervalMs ?? 1000);
   timer.unref();
 
@@ -124,7 +124,7 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
       if (stopped) return;
       stopped = true;
       clearInterval(timer);
-      if (ctx.notifyOutbox === wake) ctx.notifyOutbox = previousNotify;
+      unsubscribe();
       sender.listeners.delete(onSettled);
       stopController.abort();
       await Promise.allSettled([...own.values()]);

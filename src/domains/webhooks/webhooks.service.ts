@@ -11,6 +11,7 @@ import type {
   WebhookDelivery,
   WebhookEndpoints,
 } from './webhooks.schema.js';
+import { notifyOutbox } from './outbox.js';
 
 // Synchronous side of webhook delivery (interface 6.1, contract 11): what to send next, the signed request
 // of one attempt, and the bookkeeping after it. Every state change is one SQLite transaction. The async
@@ -114,8 +115,7 @@ export function dueDeliveryIds(ctx: AppContext, limit: number): string[] {
 /** Job handler: a retry's time has come on the emulated clock; the dispatcher is woken after the job. */
 export function runWebhookRetry(ctx: AppContext, payload: Record<string, unknown>): void {
   const id = String(payload.deliveryId);
-  const changed = sql(ctx.db, "UPDATE webhook_deliveries SET status = 'PENDING', updated_at = ? WHERE id = ? AND status = 'RETRYING'").run(ctx.clock.nowIso(), id).changes;
-  if (changed > 0) sql(ctx.db, "UPDATE outbox SET status = 'PENDING' WHERE seq = (SELECT event_seq FROM webhook_deliveries WHERE id = ?)").run(id);
+  sql(ctx.db, "UPDATE webhook_deliveries SET status = 'PENDING', updated_at = ? WHERE id = ? AND status = 'RETRYING'").run(ctx.clock.nowIso(), id);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -211,7 +211,6 @@ export function prepareAttempt(ctx: AppContext, deliveryId: string, kind: Attemp
           now,
           deliveryId,
         );
-        sql(ctx.db, "UPDATE outbox SET status = 'SKIPPED' WHERE seq = ?").run(delivery.event_seq);
       }
       return { skipped: 'no webhook URL is configured for the programme' };
     }
@@ -321,8 +320,6 @@ export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result:
       `UPDATE webhook_deliveries SET status = ?, attempt_count = ?, next_attempt_at = ?, last_attempt_at = ?, last_response_status = ?,
          last_error = ?, delivered_at = ?, updated_at = ? WHERE id = ?`,
     ).run(status, attemptCount, nextAttemptAt, attempt.attemptedAt, result.responseStatus, result.error, deliveredAt, now, delivery.id);
-    // keep the outbox row's own status in step, for anyone reading the outbox directly
-    sql(ctx.db, 'UPDATE outbox SET status = ? WHERE seq = ?').run(status, delivery.event_seq);
     return true;
   })();
 }
@@ -441,6 +438,6 @@ export function setWebhookEndpoint(ctx: AppContext, input: { url?: string | null
       sql(ctx.db, 'UPDATE programmes SET webhook_url = ?').run(url);
     }
   })();
-  ctx.notifyOutbox();
+  notifyOutbox(ctx);
   return listEndpoints(ctx, input.programId);
 }
