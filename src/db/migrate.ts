@@ -8,7 +8,7 @@ export function migrate(db: Db): void {
   for (const migration of sorted) {
     if (migration.version <= current) continue;
     db.transaction(() => {
-      db.exec(migration.sql);
+      db.exec(typeof migration.sql === 'function' ? migration.sql(db) : migration.sql);
       db.pragma(`user_version = ${migration.version}`);
     })();
   }

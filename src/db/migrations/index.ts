@@ -1,3 +1,4 @@
+import type { Db } from '../connection.js';
 import { migration001Core } from './001-core.js';
 import { migration002MoneyIn } from './002-money-in.js';
 import { migration003MoneyOut } from './003-money-out.js';
@@ -11,7 +12,8 @@ import { migration009DeliveryStatusOnce } from './009-delivery-status-once.js';
 export interface Migration {
   version: number;
   name: string;
-  sql: string;
+  /** The statements, or a function of the database that returns them (for a step that must look first). */
+  sql: string | ((db: Db) => string);
 }
 
 // Add new migrations here with the next number; never edit one that has shipped.
