@@ -64,7 +64,7 @@ function fingerprint() {
     'fixtures/default.json',
     'dist/src/db/migrations/index.js',
     ...['001-core', '002-money-in', '003-money-out', '004-webhooks', '005-statements', '006-enrollment', '007-programme-transactions'].map((name) => `dist/src/db/migrations/${name}.js`),
-    'dist/src/domains/transactions/transactions.service.js',
+    ...['transactions.create', 'transactions.stored', 'transactions.rail', 'transactions.transition'].map((name) => `dist/src/domains/transactions/${name}.js`),
     'dist/src/domains/transactions/transactions.schema.js',
     'dist/src/domains/transactions/history.seed.js',
     'dist/src/domains/ledger/ledger.service.js',
@@ -176,7 +176,7 @@ async function loadApp() {
     load('db/migrate.js'),
   ]);
   const ledger = await load('domains/ledger/ledger.service.js');
-  const core = await load('domains/transactions/transactions.service.js');
+  const core = await load('domains/transactions/transactions.stored.js');
   return {
     createContext: context.createContext,
     seedHistory: history.seedHistory,

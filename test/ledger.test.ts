@@ -4,13 +4,8 @@ import type { AppContext } from '../src/context.js';
 import { InvalidTransitionError } from '../src/lib/state-machine.js';
 import { advanceClock } from '../src/scheduler/scheduler.js';
 import { balancesOf } from '../src/domains/ledger/ledger.service.js';
-import {
-  createTransaction,
-  InsufficientFundsError,
-  LedgerRuleError,
-  transitionTransaction,
-  type NewTransaction,
-} from '../src/domains/transactions/transactions.service.js';
+import { createTransaction, InsufficientFundsError, LedgerRuleError, type NewTransaction } from '../src/domains/transactions/transactions.create.js';
+import { transitionTransaction } from '../src/domains/transactions/transactions.transition.js';
 import { transactionTransitions, type TransactionStatus } from '../src/domains/transactions/transactions.machine.js';
 import { createWithdrawal } from './helpers/money-in.js';
 import { checkLedger, freshContext, modelBalances } from './helpers/ledger.js';

@@ -8,7 +8,7 @@ import { startWebhookDispatcher, type WebhookDispatcher } from '../src/domains/w
 import { checkWebhookSignature, signWebhook, verifyWebhookSignature } from '../src/webhook-verify.js';
 import * as packageApi from '../src/index.js';
 import { advanceClock } from '../src/scheduler/scheduler.js';
-import { getTransactionRow, serializeTransaction } from '../src/domains/transactions/transactions.service.js';
+import { getTransactionRow, serializeTransaction } from '../src/domains/transactions/transactions.stored.js';
 import { toWebhookTransaction } from '../src/domains/transactions/transactions.schema.js';
 
 // Issue 5: signed transaction webhooks (interface 6.1, contract 11) against a real HTTP receiver.

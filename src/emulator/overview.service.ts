@@ -6,7 +6,7 @@ import { formatAmount } from '../lib/money.js';
 import type { AccountRow } from '../domains/accounts/accounts.schema.js';
 import type { DepositInstructionRow } from '../domains/deposit-instructions/deposit-instructions.schema.js';
 import { balancesOf } from '../domains/ledger/ledger.service.js';
-import { getTransactionRow, serializeTransaction } from '../domains/transactions/transactions.service.js';
+import { getTransactionRow, serializeTransaction } from '../domains/transactions/transactions.stored.js';
 import type { TransactionRow } from '../domains/transactions/transactions.schema.js';
 import type { UserRow } from '../domains/users/users.schema.js';
 import { listDeliveries } from '../domains/webhooks/webhooks.service.js';

@@ -10,7 +10,9 @@ import { createClock } from '../../src/lib/clock.js';
 import { createIdSource } from '../../src/lib/ids.js';
 import { loadFixtures } from '../../src/fixtures/fixtures.loader.js';
 import type { AppContext } from '../../src/context.js';
-import { createTransaction, InsufficientFundsError, RAIL_STEP_JOB, runRailStep } from '../../src/domains/transactions/transactions.service.js';
+import { createTransaction, InsufficientFundsError } from '../../src/domains/transactions/transactions.create.js';
+import { RAIL_STEP_JOB } from '../../src/domains/transactions/transactions.rail.js';
+import { runRailStep } from '../../src/domains/transactions/transactions.transition.js';
 
 const [dbPath, attemptsText, amountText, writersText] = process.argv.slice(2);
 const config = configSchema.parse({ db: dbPath, logLevel: 'silent' });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { DEFAULT_FIXTURES } from '../../src/config.js';
 import type { AppContext } from '../../src/context.js';
-import { createTransaction, type FeeInput } from '../../src/domains/transactions/transactions.service.js';
+import { createTransaction, type FeeInput } from '../../src/domains/transactions/transactions.create.js';
 import type { TransactionRow } from '../../src/domains/transactions/transactions.schema.js';
 import { json, type Identity, type TestApp } from '../helper.js';
 

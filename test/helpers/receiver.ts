@@ -1,7 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AppContext } from '../../src/context.js';
-import { createTransaction, transitionTransaction } from '../../src/domains/transactions/transactions.service.js';
+import { createTransaction } from '../../src/domains/transactions/transactions.create.js';
+import { transitionTransaction } from '../../src/domains/transactions/transactions.transition.js';
 import type { TransactionRow } from '../../src/domains/transactions/transactions.schema.js';
 
 // A real HTTP webhook receiver on a random 127.0.0.1 port (issue 5 tests), plus a deposit maker that goes

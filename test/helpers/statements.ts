@@ -1,7 +1,8 @@
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { AppContext } from '../../src/context.js';
 import { balancesOf, postEntry } from '../../src/domains/ledger/ledger.service.js';
-import { createTransaction, transitionTransaction, type NewTransaction } from '../../src/domains/transactions/transactions.service.js';
+import { createTransaction, type NewTransaction } from '../../src/domains/transactions/transactions.create.js';
+import { transitionTransaction } from '../../src/domains/transactions/transactions.transition.js';
 import type { Party } from '../../src/domains/transactions/transactions.schema.js';
 
 // Statement test data: movements created through the transaction core itself (creation holds, completion

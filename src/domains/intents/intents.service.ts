@@ -22,7 +22,9 @@ import {
 import type { CreditRail } from '../fees-fx/fees-fx.schema.js';
 import { parsePositiveAmount, quote } from '../fees-fx/fees-fx.service.js';
 import { availableOf } from '../ledger/ledger.service.js';
-import { createTransaction, getTransactionRow, InsufficientFundsError, precisionLookup, railBehaviourFor, type NewTransaction } from '../transactions/transactions.service.js';
+import { createTransaction, InsufficientFundsError, type NewTransaction } from '../transactions/transactions.create.js';
+import { getTransactionRow, precisionLookup } from '../transactions/transactions.stored.js';
+import { railBehaviourFor } from '../transactions/transactions.rail.js';
 import {
   accountInstrument,
   DIRECT_DEBIT_RAIL,

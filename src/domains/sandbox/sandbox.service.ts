@@ -6,7 +6,7 @@ import { requireOwnAccount, type Caller } from '../accounts/accounts.service.js'
 import { instructionOfAccount, pendingRequestOfAccount } from '../deposit-instructions/deposit-instructions.service.js';
 import { NETWORK_TOKEN_CURRENCY, RAILS } from '../deposit-instructions/rails.js';
 import { subBalanceId } from '../../fixtures/fixtures.seed.js';
-import { createTransaction } from '../transactions/transactions.service.js';
+import { createTransaction } from '../transactions/transactions.create.js';
 import type { Party } from '../transactions/transactions.schema.js';
 import type { SimulateDepositBody, SimulateDepositResponse } from './sandbox.schema.js';
 import { notifyOutbox } from '../webhooks/outbox.js';

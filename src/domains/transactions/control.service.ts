@@ -10,14 +10,9 @@ import { maskOf } from '../beneficiaries/bank-validation.js';
 import type { InjectTransactionBody, ReturnTransactionBody } from './control.schema.js';
 import type { TransactionStatus } from './transactions.machine.js';
 import type { Instrument, Party, Transaction, TransactionRow } from './transactions.schema.js';
-import {
-  InsufficientFundsError,
-  createTransaction,
-  getTransactionRow,
-  transactionJson,
-  transitionTransaction,
-  type NewTransaction,
-} from './transactions.service.js';
+import { InsufficientFundsError, createTransaction, type NewTransaction } from './transactions.create.js';
+import { getTransactionRow, transactionJson } from './transactions.stored.js';
+import { transitionTransaction } from './transactions.transition.js';
 
 // The control plane's transaction writes (docs/control-plane.md#transactions): injection of any
 // transaction into an account, and returns of completed outgoing transactions. Both go through the one
@@ -322,3 +317,23 @@ export function returnTransaction(ctx: AppContext, transactionId: string, body: 
     return JSON.parse(transactionJson(ctx, row)) as Transaction;
   }).immediate();
 }
+
+/**
+ * Contract 10 control plane: force a legal transition (an illegal one is the transition table's 409).
+ * The regular effects apply: ledger, event, next rail step, sweep.
+ */
+export function forceTransactionStatus(
+  ctx: AppContext,
+  id: string,
+  input: { status: TransactionStatus; statusCode?: string; statusReason?: string },
+): Transaction {
+  return ctx.db.transaction(() => {
+    if (!getTransactionRow(ctx, id)) throw errors.notFound(`Transaction ${id} not found`);
+    const details: { statusCode?: string | null; statusReason?: string | null } = {};
+    if (input.statusCode !== undefined) details.statusCode = input.statusCode;
+    if (input.statusReason !== undefined) details.statusReason = input.statusReason;
+    const row = transitionTransaction(ctx, id, input.status, details);
+    return JSON.parse(transactionJson(ctx, row)) as Transaction;
+  }).immediate();
+}
+

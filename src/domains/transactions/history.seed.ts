@@ -8,7 +8,7 @@ import { NETWORK_TOKEN_CURRENCY, RAILS } from '../deposit-instructions/rails.js'
 import type { AccountRow } from '../accounts/accounts.schema.js';
 import { SWEEP_EXCHANGE_RATE, SWEEP_FX_SPREAD } from './internal-sweep.js';
 import type { HistoryEntry } from './history.schema.js';
-import { createTransaction, InsufficientFundsError, type NewTransaction } from './transactions.service.js';
+import { createTransaction, InsufficientFundsError, type NewTransaction } from './transactions.create.js';
 import type { Instrument, Party } from './transactions.schema.js';
 
 // Loads the fixtures' `history` through createTransaction's history mode: the same rows, entries and

@@ -1,7 +1,10 @@
 import { sql } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
-import { createTransaction, refreshStoredTransaction, type SettlementHook } from './transactions.service.js';
+import { createTransaction } from './transactions.create.js';
+import { refreshStoredTransaction } from './transactions.stored.js';
+import type { TransactionStatus } from './transactions.machine.js';
+import type { TransactionRow } from './transactions.schema.js';
 
 // Contract 4 / interface 2.4: a stablecoin deposit lands in the account's network sub-balance; when it
 // completes, a TRANSFER with category INTERNAL_SWEEP moves it to the parent account. The two are linked
@@ -17,9 +20,8 @@ import { createTransaction, refreshStoredTransaction, type SettlementHook } from
 export const SWEEP_EXCHANGE_RATE = '1';
 export const SWEEP_FX_SPREAD = '0';
 
-// A function declaration (hoisted), not a const: settlement-hooks.ts lists it while this module may still be
-// initialising when the import cycle through transactions.service.ts is entered here first.
-export function internalSweepHook(...[ctx, row, previousStatus]: Parameters<SettlementHook>): void {
+/** Called by transitionTransaction after every status write: sweeps a sub-balance deposit that has just completed. */
+export function sweepCompletedDeposit(ctx: AppContext, row: TransactionRow, previousStatus: TransactionStatus): void {
   if (row.status !== 'COMPLETED' || previousStatus === 'COMPLETED') return;
   if (row.type !== 'DEPOSIT' || !row.credit_account_id) return;
   const sub = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(row.credit_account_id);

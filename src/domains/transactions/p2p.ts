@@ -1,8 +1,9 @@
 import { sql } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
-import { createTransaction, transitionTransaction, type SettlementHook } from './transactions.service.js';
-import type { Instrument, Party } from './transactions.schema.js';
+import { createTransaction } from './transactions.create.js';
+import type { TransactionStatus } from './transactions.machine.js';
+import type { Instrument, Party, TransactionRow } from './transactions.schema.js';
 
 // Transfers to another user of the programme (docs/money-out.md#p2p). The sender's TRANSFER (category
 // P2P) holds its debit at creation like any outgoing transaction and names the receiver as creditParty.
@@ -12,22 +13,24 @@ import type { Instrument, Party } from './transactions.schema.js';
 // transaction_created and transaction_status_updated events for the receiving user. A failed transfer
 // credits no one (its hold is released as for any outgoing transaction).
 
-// A function declaration (hoisted): settlement-hooks.ts lists it while the import cycle through
-// transactions.service.ts may still be initialising this module.
-export function p2pCreditHook(...[ctx, row, previousStatus]: Parameters<SettlementHook>): void {
-  if (row.status !== 'COMPLETED' || previousStatus === 'COMPLETED') return;
-  if (row.category !== 'P2P' || row.direction !== 'OUTGOING' || row.credit_instrument === null) return;
+/**
+ * Called by transitionTransaction after every status write: when a P2P transfer has just completed, create
+ * the receiver's transfer (PENDING, no timeline) and return it; the caller completes it at once.
+ */
+export function createP2pCredit(ctx: AppContext, row: TransactionRow, previousStatus: TransactionStatus): TransactionRow | undefined {
+  if (row.status !== 'COMPLETED' || previousStatus === 'COMPLETED') return undefined;
+  if (row.category !== 'P2P' || row.direction !== 'OUTGOING' || row.credit_instrument === null) return undefined;
   const instrument = JSON.parse(row.credit_instrument) as Instrument;
-  if (instrument.instrumentType !== 'ACCOUNT') return;
+  if (instrument.instrumentType !== 'ACCOUNT') return undefined;
   const account = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(instrument.account.id);
-  if (!account) return;
-  creditReceiver(ctx, row, account);
+  if (!account) return undefined;
+  return createReceiverTransfer(ctx, row, account);
 }
 
-function creditReceiver(ctx: AppContext, sent: Parameters<SettlementHook>[1], account: AccountRow): void {
+function createReceiverTransfer(ctx: AppContext, sent: TransactionRow, account: AccountRow): TransactionRow {
   const sender = sql<{ name: string }>(ctx.db, 'SELECT name FROM users WHERE id = ?').get(sent.user_id)!;
   const debitParty: Party = { partyType: 'PAYER', payer: { displayName: sender.name } };
-  const received = createTransaction(ctx, {
+  return createTransaction(ctx, {
     programmeId: account.programme_id,
     userId: account.user_id,
     accountId: account.id,
@@ -50,8 +53,7 @@ function creditReceiver(ctx: AppContext, sent: Parameters<SettlementHook>[1], ac
     fxSpread: '0',
     purpose: sent.purpose,
     relatedTransactionId: sent.id,
-    // no timeline of its own: it settles with the sender's transfer, just below
+    // no timeline of its own: it settles with the sender's transfer (transitionTransaction completes it)
     railBehaviour: 'NONE',
   });
-  transitionTransaction(ctx, received.id, 'COMPLETED');
 }

@@ -3,7 +3,7 @@ import { readCacheOf } from '../../db/read-cache.js';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../http/errors.js';
 import { requireOwnAccount, requireProgrammeAccount } from '../accounts/accounts.service.js';
-import { transactionJson } from './transactions.service.js';
+import { transactionJson } from './transactions.stored.js';
 import type { ListTransactionsQuery, TransactionSortField } from './transactions.schema.js';
 
 // GET /v1/transactions and GET /v1/transactions/{id} (interface 4.5, 4.6; contract 4).

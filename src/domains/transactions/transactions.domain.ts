@@ -1,6 +1,7 @@
 import type { DomainDescriptor } from '../domain.js';
 import { transactionsRoutes } from './transactions.routes.js';
-import { RAIL_STEP_JOB, runRailStep } from './transactions.service.js';
+import { RAIL_STEP_JOB } from './transactions.rail.js';
+import { runRailStep } from './transactions.transition.js';
 
 export const transactionsDomain: DomainDescriptor = {
   name: 'transactions',

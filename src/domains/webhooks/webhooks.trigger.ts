@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../http/errors.js';
-import { getTransactionRow, serializeTransaction } from '../transactions/transactions.service.js';
+import { getTransactionRow, serializeTransaction } from '../transactions/transactions.stored.js';
 import { toWebhookTransaction } from '../transactions/transactions.schema.js';
 import { recordEvent } from './outbox.js';
 import { WEBHOOK_EVENT_TYPES } from './webhooks.schema.js';

@@ -1,41 +1,16 @@
 import { sql } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
-import { assertTransition } from '../../lib/state-machine.js';
 import { availableOf, entriesOfTransaction, postEntry } from '../ledger/ledger.service.js';
-import { recordEvent, replaceEventPayload } from '../webhooks/outbox.js';
-import { scheduleJob } from '../../scheduler/scheduler.js';
-import { errors } from '../../http/errors.js';
 import { formatAmount } from '../../lib/money.js';
-import { settlementHooks } from './settlement-hooks.js';
-import { TRANSACTION_STATUSES, transactionTransitions, type TransactionStatus } from './transactions.machine.js';
-import {
-  toTransaction,
-  toWebhookTransaction,
-  type Fee,
-  type Instrument,
-  type Party,
-  type Transaction,
-  type TransactionRow,
-} from './transactions.schema.js';
+import type { TransactionStatus } from './transactions.machine.js';
+import type { Fee, Instrument, Party, Transaction, TransactionRow } from './transactions.schema.js';
+import { emitTransactionEvent, getTransactionRow, refreshStoredTransaction } from './transactions.stored.js';
+import { outgoingRailBehaviour, scheduleNextRailStep, type RailBehaviour } from './transactions.rail.js';
 
-// The transaction core: creation with its ledger hold, the state machine, the rail timeline and the
-// outbox events. Each write runs in its own SQLite transaction (a savepoint when the caller already has
-// one), so a failure half-way leaves nothing behind; the REST form of the row is stored with it
-// (migration 002) and the same object is the webhook payload, so REST and events never drift.
-
-export const RAIL_STEP_JOB = 'transaction.rail-step';
-
-export type RailBehaviour = TransactionRow['rail_behaviour'];
-
-/** Contract 4 magic amounts: cents .91 fail at processing (RAIL_REJECTED), .92 hold in PROCESSING. */
-export function railBehaviourFor(amountMinor: bigint, precision: number): RailBehaviour {
-  if (precision < 2) return 'NORMAL';
-  const cents = (amountMinor / 10n ** BigInt(precision - 2)) % 100n;
-  if (cents === 91n) return 'REJECT';
-  if (cents === 92n) return 'HOLD';
-  return 'NORMAL';
-}
+// Creating a transaction, with the ledger rules every caller must keep and the hold on its debit. It runs
+// in its own SQLite transaction (a savepoint when the caller already has one), so a failure half-way
+// leaves nothing behind.
 
 export interface FeeInput {
   type: string;
@@ -112,62 +87,6 @@ export class InsufficientFundsError extends Error {
 /** A caller of the core broke one of its rules (a programming error, not bad client input). */
 export class LedgerRuleError extends Error {
   override name = 'LedgerRuleError';
-}
-
-export function precisionLookup(ctx: AppContext): (currency: string) => number {
-  return (currency) => precisionOf(ctx, currency);
-}
-
-export function getTransactionRow(ctx: AppContext, id: string): TransactionRow | undefined {
-  return sql<TransactionRow>(ctx.db, 'SELECT * FROM transactions WHERE id = ?').get(id);
-}
-
-export function serializeTransaction(ctx: AppContext, row: TransactionRow): Transaction {
-  return toTransaction(row, precisionLookup(ctx));
-}
-
-/**
- * Store the REST form of a row (migration 002 `rest_json`) and return the object. Call after any write
- * to a transaction row; a write that skips this only leaves the stored form stale, never wrong.
- */
-export function refreshStoredTransaction(ctx: AppContext, id: string): Transaction {
-  const row = getTransactionRow(ctx, id);
-  if (!row) throw errors.notFound(`Transaction ${id} not found`);
-  const transaction = serializeTransaction(ctx, row);
-  sql(ctx.db, 'UPDATE transactions SET rest_json = ? WHERE id = ?').run(JSON.stringify(transaction), id);
-  return transaction;
-}
-
-/** The REST JSON text of a row: the stored form, or rebuilt from the row when it is stale. */
-export function transactionJson(ctx: AppContext, row: Pick<TransactionRow, 'id'> & { rest_json?: string | null }): string {
-  if (row.rest_json) return row.rest_json;
-  const full = getTransactionRow(ctx, row.id);
-  if (!full) throw errors.notFound(`Transaction ${row.id} not found`);
-  return JSON.stringify(serializeTransaction(ctx, full));
-}
-
-function emit(
-  ctx: AppContext,
-  row: TransactionRow,
-  transaction: Transaction,
-  eventType: 'transaction_created' | 'transaction_status_updated',
-): string {
-  return recordEvent(ctx, {
-    programmeId: row.programme_id,
-    userId: row.user_id,
-    resourceType: 'transaction',
-    resourceId: row.id,
-    eventType,
-    payload: toWebhookTransaction(transaction),
-  });
-}
-
-/** The contract 4 magic amount of an outgoing transaction: the amount sent (credit), else debit net of fees. */
-export function outgoingRailBehaviour(ctx: AppContext, input: Pick<NewTransaction, 'creditAmountMinor' | 'creditCurrency' | 'debitAmountMinor' | 'debitCurrency' | 'fees'>): RailBehaviour {
-  const byCredit = railBehaviourFor(input.creditAmountMinor, precisionOf(ctx, input.creditCurrency));
-  if (byCredit !== 'NORMAL') return byCredit;
-  const feeTotal = (input.fees ?? []).reduce((sum, fee) => sum + fee.amountMinor, 0n);
-  return railBehaviourFor(input.debitAmountMinor - feeTotal, precisionOf(ctx, input.debitCurrency));
 }
 
 interface LedgerAccountRow {
@@ -338,7 +257,7 @@ function createTransactionNow(ctx: AppContext, input: NewTransaction, options: {
   const transaction = refreshStoredTransaction(ctx, id);
   const row = getTransactionRow(ctx, id)!;
   if (!input.history) {
-    emit(ctx, row, transaction, 'transaction_created');
+    emitTransactionEvent(ctx, row, transaction, 'transaction_created');
     if (status !== 'FAILED') scheduleNextRailStep(ctx, row);
   }
   return row;
@@ -361,7 +280,7 @@ function postDebitHold(
 }
 
 /** Contract 4: a failed transaction's hold is released by posting the reversal of each debit entry. */
-function reverseHold(ctx: AppContext, transactionId: string, postedAt?: string): void {
+export function reverseHold(ctx: AppContext, transactionId: string, postedAt?: string): void {
   for (const entry of entriesOfTransaction(ctx, transactionId)) {
     if (entry.amount_minor >= 0 || entry.kind === 'REVERSAL') continue;
     postEntry(ctx, {
@@ -377,7 +296,7 @@ function reverseHold(ctx: AppContext, transactionId: string, postedAt?: string):
   }
 }
 
-function typeLabel(type: Transaction['type'], category: Transaction['category'] | undefined): string {
+export function typeLabel(type: Transaction['type'], category: Transaction['category'] | undefined): string {
   if (category === 'INTERNAL_SWEEP') return 'Internal sweep';
   return type.charAt(0) + type.slice(1).toLowerCase().replace('_', ' ');
 }
@@ -395,142 +314,6 @@ function describe(input: NewTransaction): string {
           : null;
   const label = typeLabel(input.type, input.category);
   return counterparty ? `${label} ${input.direction === 'INCOMING' ? 'from' : 'to'} ${counterparty}` : label;
-}
-
-/**
- * Move a transaction to `to` (contract 4 transition table). COMPLETED posts the credit; FAILED reverses
- * the hold. Emits transaction_status_updated, schedules the next rail step and runs the settlement hooks,
- * all in one SQLite transaction.
- */
-export function transitionTransaction(
-  ctx: AppContext,
-  id: string,
-  to: TransactionStatus,
-  details: { statusCode?: string | null; statusReason?: string | null } = {},
-): TransactionRow {
-  return ctx.db.transaction(() => transitionTransactionNow(ctx, id, to, details)).immediate();
-}
-
-function transitionTransactionNow(
-  ctx: AppContext,
-  id: string,
-  to: TransactionStatus,
-  details: { statusCode?: string | null; statusReason?: string | null },
-): TransactionRow {
-  const row = getTransactionRow(ctx, id);
-  if (!row) throw errors.notFound(`Transaction ${id} not found`);
-  assertTransition('Transaction', transactionTransitions, row.status, to);
-  const now = ctx.clock.nowIso();
-  const statusCode = details.statusCode !== undefined ? details.statusCode : to === 'FAILED' ? (row.status_code ?? 'RAIL_REJECTED') : row.status_code;
-  const statusReason = details.statusReason !== undefined ? details.statusReason : defaultReason(to, statusCode);
-  sql(
-    ctx.db,
-    `UPDATE transactions SET status = ?, status_code = ?, status_reason = ?, updated_at = ?, updated_at_ms = ?,
-       completed_at = CASE WHEN ? = 'COMPLETED' THEN ? ELSE completed_at END
-     WHERE id = ?`,
-  ).run(to, statusCode, statusReason, now, Date.parse(now), to, now, id);
-
-  if (to === 'COMPLETED' && row.credit_account_id) {
-    postEntry(ctx, {
-      accountId: row.credit_account_id,
-      transactionId: id,
-      kind: 'PRINCIPAL',
-      amountMinor: BigInt(row.credit_amount_minor),
-      currency: row.credit_currency,
-      isFee: false,
-      description: ledgerDescription(ctx, row),
-    });
-  }
-  if (to === 'FAILED') reverseHold(ctx, id);
-
-  const transaction = refreshStoredTransaction(ctx, id);
-  const updated = getTransactionRow(ctx, id)!;
-  const eventId = emit(ctx, updated, transaction, 'transaction_status_updated');
-  scheduleNextRailStep(ctx, updated);
-  for (const hook of settlementHooks) hook(ctx, updated, row.status);
-  const final = getTransactionRow(ctx, id)!;
-  // A hook may link this transaction to one it created (a completed stablecoin deposit names its sweep in
-  // relatedTransactionId, interface 2.4): the event written above, not yet sent (the dispatcher sends after
-  // commit), is brought to that final form, so the webhook says what GET /v1/transactions/{id} says.
-  if (final.related_transaction_id !== updated.related_transaction_id) {
-    replaceEventPayload(ctx, eventId, toWebhookTransaction(serializeTransaction(ctx, final)));
-  }
-  return final;
-}
-
-function ledgerDescription(ctx: AppContext, row: TransactionRow): string {
-  const first = sql<{ description: string }>(ctx.db, 'SELECT description FROM ledger_entries WHERE transaction_id = ? ORDER BY id LIMIT 1').get(row.id);
-  if (first) return first.description;
-  const party = row.debit_party ? (JSON.parse(row.debit_party) as Party) : null;
-  const label = typeLabel(row.type, row.category);
-  return party?.partyType === 'PAYER' ? `${label} from ${party.payer.displayName}` : label;
-}
-
-function defaultReason(to: TransactionStatus, statusCode: string | null): string | null {
-  if (to !== 'FAILED') return null;
-  if (statusCode === 'RAIL_REJECTED') return 'Rejected by the receiving rail';
-  if (statusCode === 'INSUFFICIENT_FUNDS') return 'Insufficient funds';
-  if (statusCode === 'R01') return 'Returned by the paying bank: R01 insufficient funds';
-  return statusCode ? `Failed: ${statusCode}` : 'Failed';
-}
-
-/**
- * Hooks run after every status write, in the same SQLite transaction (for example the stablecoin sweep
- * that follows a completed sub-balance deposit). Domains add theirs in settlement-hooks.ts.
- */
-export type SettlementHook = (ctx: AppContext, row: TransactionRow, previousStatus: TransactionStatus) => void;
-
-/** The rail timeline of contract 4, as jobs on the emulated clock. */
-function scheduleNextRailStep(ctx: AppContext, row: TransactionRow): void {
-  if (row.rail_behaviour === 'NONE') return;
-  const timeline = ctx.fixtures.timeline;
-  const now = ctx.clock.nowMs();
-  if (row.direction === 'INCOMING' && row.status === 'PENDING') {
-    const delay = row.category === 'INTERNAL_SWEEP' ? timeline.sweepCompletionMs : timeline.depositCompletionMs;
-    // an incoming pull marked REJECT (a direct debit of .91, docs/money-out.md#direct-debits) comes back
-    // returned by the paying bank: ACH return code R01 (insufficient funds)
-    const step = row.rail_behaviour === 'REJECT' ? { to: 'FAILED', statusCode: 'R01' } : { to: 'COMPLETED' };
-    scheduleJob(ctx, RAIL_STEP_JOB, now + delay, { transactionId: row.id, ...step });
-  } else if (row.direction === 'OUTGOING' && row.status === 'PENDING') {
-    scheduleJob(ctx, RAIL_STEP_JOB, now + timeline.outgoingProcessingMs, { transactionId: row.id, to: 'PROCESSING' });
-  } else if (row.direction === 'OUTGOING' && row.status === 'PROCESSING' && row.rail_behaviour !== 'HOLD') {
-    scheduleJob(ctx, RAIL_STEP_JOB, now + timeline.outgoingCompletionMs, {
-      transactionId: row.id,
-      to: row.rail_behaviour === 'REJECT' ? 'FAILED' : 'COMPLETED',
-    });
-  }
-}
-
-/**
- * Job handler: apply a scheduled rail step unless the transaction was moved on by other means (a forced
- * status makes the older step invalid, and it is skipped rather than failing the job).
- */
-export function runRailStep(ctx: AppContext, payload: Record<string, unknown>): void {
-  const id = String(payload.transactionId);
-  const to = payload.to as TransactionStatus;
-  const row = getTransactionRow(ctx, id);
-  if (!row || !TRANSACTION_STATUSES.includes(to) || !transactionTransitions[row.status].includes(to)) return;
-  const statusCode = typeof payload.statusCode === 'string' ? payload.statusCode : 'RAIL_REJECTED';
-  transitionTransaction(ctx, id, to, to === 'FAILED' ? { statusCode } : {});
-}
-
-/**
- * Contract 10 control plane: force a legal transition (an illegal one is the transition table's 409).
- * The regular effects apply: ledger, event, next rail step, hooks.
- */
-export function forceTransactionStatus(
-  ctx: AppContext,
-  id: string,
-  input: { status: TransactionStatus; statusCode?: string; statusReason?: string },
-): Transaction {
-  return ctx.db.transaction(() => {
-    if (!getTransactionRow(ctx, id)) throw errors.notFound(`Transaction ${id} not found`);
-    const details: { statusCode?: string | null; statusReason?: string | null } = {};
-    if (input.statusCode !== undefined) details.statusCode = input.statusCode;
-    if (input.statusReason !== undefined) details.statusReason = input.statusReason;
-    const row = transitionTransaction(ctx, id, input.status, details);
-    return JSON.parse(transactionJson(ctx, row)) as Transaction;
-  }).immediate();
 }
 
 function formatMinor(ctx: AppContext, minor: bigint, currency: string): string {
