@@ -63,6 +63,12 @@ export const configSchema = z.object({
   // issue 9: answers of hot reads kept while the database is unchanged (db/read-cache.ts); `off` builds
   // every answer (a diagnostic: the benchmark's uncached figure, or ruling the cache out).
   readCache: z.enum(['on', 'off'], { error: 'accepts on or off' }).default('on'),
+  // A new sandbox starts from an exported snapshot instead of the fixtures (docs/configuration.md#snapshot).
+  snapshot: z
+    .string()
+    .min(1, 'accepts the path of a file exported by GET /_emulator/snapshots/{name}/export')
+    .refine((value) => isFile(value), { message: 'accepts the path of a file exported by GET /_emulator/snapshots/{name}/export; no such file' })
+    .optional(),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -80,6 +86,14 @@ export function isIsoInstant(value: string): boolean {
   if (hour > 23 || minute > 59 || second > 59) return false;
   if (match[9] !== undefined && (Number(match[9]) > 23 || Number(match[10]) > 59)) return false;
   return !Number.isNaN(Date.parse(value));
+}
+
+function isFile(target: string): boolean {
+  try {
+    return statSync(target).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function isDirectory(target: string): boolean {
@@ -104,6 +118,7 @@ export const OPTIONS = [
   { flag: '--journal-size', env: 'JOURNAL_SIZE', key: 'journalSize' },
   { flag: '--webhook-timeout-ms', env: 'WEBHOOK_TIMEOUT_MS', key: 'webhookTimeoutMs' },
   { flag: '--read-cache', env: 'READ_CACHE', key: 'readCache' },
+  { flag: '--snapshot', env: 'SNAPSHOT', key: 'snapshot' },
 ] as const;
 
 export class ConfigError extends Error {

@@ -4,10 +4,13 @@ import { createClock, type Clock, type ClockState } from './lib/clock.js';
 import { planClockStart, readStoredClock, storeClock, type ClockStartPlan } from './emulator/clock.store.js';
 import { advanceClock } from './scheduler/scheduler.js';
 import { createIdSource } from './lib/ids.js';
-import { clockStart, configSchema, type Config } from './config.js';
+import { clockStart, ConfigError, configSchema, type Config } from './config.js';
 import { loadFixtures } from './fixtures/fixtures.loader.js';
 import type { Fixtures } from './fixtures/fixtures.schema.js';
 import { seedFixtures } from './fixtures/fixtures.seed.js';
+import { parseSnapshotFile, restoreTables, setStartingSnapshot, type Snapshot } from './emulator/snapshots.service.js';
+import { ServiceError } from './http/errors.js';
+import { readFileSync } from 'node:fs';
 import { jobHandlers } from './domains/index.js';
 import type { AppContext } from './context.js';
 
@@ -30,6 +33,7 @@ function defaultWarn(config: Config): (line: string) => void {
 export function createContext(options: ContextOptions = {}): AppContext {
   const config = configSchema.parse(options.config ?? {});
   const db = options.db ?? openDatabase(config.db);
+  const startingPoint = config.snapshot ? startFromSnapshot(db, config.snapshot, options.warn ?? defaultWarn(config)) : undefined;
   const started = options.clock ? undefined : persistentClock(db, config, Date.now);
   const clock = options.clock ?? started!.clock;
   const fixtures = options.fixtures ?? loadFixtures(config.fixtures);
@@ -43,11 +47,43 @@ export function createContext(options: ContextOptions = {}): AppContext {
   };
   const seeded = sql<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM programmes').get()!.n > 0;
   if (!seeded) db.transaction(() => seedFixtures(ctx))();
+  if (startingPoint) setStartingSnapshot(ctx, startingPoint);
+  if (startingPoint && options.clock) {
+    ctx.clock.freezeAt(startingPoint.clockMs); // an injected clock (test kit) starts where the snapshot was
+    if (startingPoint.clockMode === 'realtime') ctx.clock.resume();
+  }
   if (started) {
     if (started.plan.warning) (options.warn ?? defaultWarn(config))(started.plan.warning);
     applyClockStart(ctx, started.plan, Date.now);
   }
   return ctx;
+}
+
+/**
+ * `--snapshot FILE` (docs/configuration.md#snapshot): a new database is filled from the file instead of the
+ * fixtures, and its clock recorded as a database file records it, so the start-up clock rules apply as on a
+ * file that already held this state (a later `--clock` moves forward, an earlier one is ignored). A database
+ * file that already holds a sandbox keeps it (one warning); reset still goes back to the snapshot.
+ */
+function startFromSnapshot(db: Db, file: string, warn: (line: string) => void): Snapshot {
+  let snapshot: Snapshot;
+  try {
+    snapshot = parseSnapshotFile(db, readFileSync(file), 'startup', Date.now());
+  } catch (error) {
+    const reason = error instanceof ServiceError ? error.message.replace(/^Not a snapshot this server can restore: /, '') : (error as Error).message;
+    throw new ConfigError(`invalid --snapshot / SNAPSHOT "${file}": not a snapshot this server can start from: ${reason}`);
+  }
+  const fresh = sql<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM programmes').get()!.n === 0;
+  if (!fresh) {
+    warn(`warning: --snapshot ${file} not loaded: the database already holds a sandbox (it is kept); /_emulator/reset goes to the snapshot`);
+    return snapshot;
+  }
+  restoreTables(db, snapshot);
+  const state: ClockState =
+    snapshot.clockMode === 'frozen' ? { mode: 'frozen', frozenAtMs: snapshot.clockMs } : { mode: 'realtime', offsetMs: snapshot.clockMs - Date.now() };
+  sql(db, "DELETE FROM meta WHERE key = 'clock_high_water_ms'").run(); // the snapshot's instant is the new start
+  storeClock(db, state, snapshot.clockMs);
+  return snapshot;
 }
 
 /**

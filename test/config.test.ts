@@ -41,6 +41,8 @@ const GOOD: Record<(typeof OPTIONS)[number]['key'], [string, unknown]> = {
   journalSize: ['50', 50],
   webhookTimeoutMs: ['2500', 2500],
   readCache: ['off', 'off'],
+  // any existing file passes the flag check; whether it is a snapshot is checked at start-up (snapshots-startup.test.ts)
+  snapshot: [DEFAULT_FIXTURES, DEFAULT_FIXTURES],
 };
 
 // Values each option refuses.
@@ -71,6 +73,7 @@ const BAD: Record<(typeof OPTIONS)[number]['key'], string[]> = {
   journalSize: ['-1', 'many', '100001'],
   webhookTimeoutMs: ['0', '1.5', '600001'],
   readCache: ['no', 'OFF', 'true'],
+  snapshot: ['', '/nonexistent-directory/state.sandbox-snapshot', tmpdir()],
 };
 
 t.test('every option as a flag, as --flag=value and as an environment variable', async (t) => {

@@ -7,10 +7,11 @@ import { dashboardRoutes } from './dashboard.routes.js';
 import { emulatorEnrollmentRoutes } from './enrollment.routes.js';
 import { emulatorTransactionsRoutes } from './transactions.routes.js';
 import { emulatorAccountsRoutes } from './accounts.routes.js';
+import { snapshotsRoutes } from './snapshots.routes.js';
 import { clockHighWaterService } from './clock.high-water.js';
 
 export const emulatorDomain: DomainDescriptor = {
   name: 'emulator',
-  routes: [emulatorRoutes, webhooksRoutes, overviewRoutes, actAsRoutes, dashboardRoutes, emulatorEnrollmentRoutes, emulatorTransactionsRoutes, emulatorAccountsRoutes],
+  routes: [emulatorRoutes, webhooksRoutes, overviewRoutes, actAsRoutes, dashboardRoutes, emulatorEnrollmentRoutes, emulatorTransactionsRoutes, emulatorAccountsRoutes, snapshotsRoutes],
   services: [clockHighWaterService],
 };

@@ -1,14 +1,21 @@
 import type { AppContext } from '../context.js';
 import { resetState } from '../fixtures/fixtures.seed.js';
+import { restoreSnapshot, startingSnapshot } from './snapshots.service.js';
 
 /**
  * `/_emulator/reset` (and the test kit's reset): a new sandbox, as a new database file started with the same
  * flags would be: the fixtures again, ids from the start, and the clock back at its `--clock` start. This
  * is the one move of the clock backwards, on purpose: nothing recorded under the later time survives it
  * (docs/decisions.md#reset-and-the-clock). The clock is recorded again once `meta` has been cleared, so a
- * restart after a reset resumes the reset sandbox.
+ * restart after a reset resumes the reset sandbox. A server started with `--snapshot` goes back to that
+ * snapshot instead, its clock included.
  */
 export function resetSandbox(ctx: AppContext): void {
+  const snapshot = startingSnapshot(ctx);
+  if (snapshot) {
+    restoreSnapshot(ctx, snapshot); // started with --snapshot: that state is the new sandbox (docs/configuration.md#snapshot)
+    return;
+  }
   ctx.clock.restoreInitial(); // the fixtures are seeded at the start instant
   resetState(ctx);
   ctx.clock.restoreInitial(); // meta was cleared with every other table: record the clock again

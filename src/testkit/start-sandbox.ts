@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { startServer, type RunningServer } from '../server.js';
 import { advanceClock } from '../scheduler/scheduler.js';
 import { resetSandbox } from '../emulator/reset.service.js';
+import { restoreNamedSnapshot, saveSnapshot } from '../emulator/snapshots.service.js';
 import { signRequest } from '../lib/hmac.js';
 import { loadFixtures, validateFixtures } from '../fixtures/fixtures.loader.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
@@ -52,6 +53,10 @@ export interface Sandbox {
   advanceClock(ms: number): Promise<void>;
   /** Back to the fixtures (and the start clock); forgets received webhooks. */
   reset(): Promise<void>;
+  /** Save the whole state under a name (docs/control-plane.md#snapshots); the same name again replaces it. */
+  snapshot(name: string): Promise<void>;
+  /** Bring a saved state back, its clock included; forgets received webhooks, as reset does. */
+  restore(name: string): Promise<void>;
   webhooks: {
     received(): ReceivedWebhook[];
     waitFor(predicate: (webhook: ReceivedWebhook) => boolean, timeoutMs?: number): Promise<ReceivedWebhook>;
@@ -127,6 +132,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     async reset() {
       resetSandbox(ctx);
+      received.length = 0;
+    },
+    async snapshot(name) {
+      saveSnapshot(ctx, name);
+    },
+    async restore(name) {
+      restoreNamedSnapshot(ctx, name);
       received.length = 0;
     },
     webhooks: {

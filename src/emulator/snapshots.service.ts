@@ -1,0 +1,332 @@
+import Database from 'better-sqlite3';
+import type { AppContext } from '../context.js';
+import { sql, type Db } from '../db/connection.js';
+import { stateTables } from '../db/migrate.js';
+import { errors, ServiceError } from '../http/errors.js';
+import { notifyOutbox } from '../domains/webhooks/outbox.js';
+
+// Snapshots of the whole sandbox state (docs/control-plane.md#snapshots, docs/decisions.md#snapshots): every
+// table (which holds the id sequence in `meta`, the webhook endpoint in `programmes`, jobs, outbox and
+// deliveries) plus the emulated clock. Kept in memory per sandbox; exported and imported as one SQLite file.
+
+/** The rows of one table, in its column order (`raw()` arrays: no per-row objects to build or walk). */
+interface TableRows {
+  name: string;
+  columns: string[];
+  rows: unknown[][];
+}
+
+export interface Snapshot {
+  name: string;
+  /** Emulated instant the state was taken at; the clock reads it again after a restore. */
+  clockMs: number;
+  clockMode: 'frozen' | 'realtime';
+  schemaVersion: number;
+  /** Real wall-clock time the snapshot was saved or uploaded (ISO 8601). */
+  savedAt: string;
+  tables: TableRows[];
+}
+
+export interface SnapshotSummary {
+  name: string;
+  clock: string;
+  clockMode: 'frozen' | 'realtime';
+  schemaVersion: number;
+  savedAt: string;
+  tables: number;
+  rows: number;
+}
+
+/** Marks an exported file as ours; a file without it is refused on upload. */
+export const SNAPSHOT_FORMAT = 'service-sandbox-snapshot/1';
+export const SNAPSHOT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const NAME_RULE = 'a snapshot name is 1-64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit';
+
+const stores = new WeakMap<AppContext, Map<string, Snapshot>>();
+
+function storeOf(ctx: AppContext): Map<string, Snapshot> {
+  let store = stores.get(ctx);
+  if (!store) {
+    store = new Map();
+    stores.set(ctx, store);
+  }
+  return store;
+}
+
+export function checkSnapshotName(name: string, fieldRef = 'name'): string {
+  if (!SNAPSHOT_NAME.test(name)) throw errors.field('InvalidValue', fieldRef, `"${name}" is not a valid snapshot name: ${NAME_RULE}`);
+  return name;
+}
+
+export function summarize(snapshot: Snapshot): SnapshotSummary {
+  return {
+    name: snapshot.name,
+    clock: new Date(snapshot.clockMs).toISOString(),
+    clockMode: snapshot.clockMode,
+    schemaVersion: snapshot.schemaVersion,
+    savedAt: snapshot.savedAt,
+    tables: snapshot.tables.length,
+    rows: snapshot.tables.reduce((sum, table) => sum + table.rows.length, 0),
+  };
+}
+
+function schemaVersionOf(db: Db): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+function columnsOf(db: Db, table: string): string[] {
+  return (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as Array<{ name: string }>).map((row) => row.name);
+}
+
+/**
+ * Tables in an order where every table comes after the tables whose triggers write into it (transactions ->
+ * transaction_accounts -> the list counters): emptying and refilling them in this order leaves each one
+ * exactly as the snapshot has it, whatever the triggers wrote on the way.
+ */
+function triggerOrder(db: Db, tables: string[]): string[] {
+  const triggers = db.prepare("SELECT tbl_name AS owner, sql FROM sqlite_master WHERE type = 'trigger'").all() as Array<{ owner: string; sql: string }>;
+  const writes = new Map<string, Set<string>>();
+  for (const { owner, sql: text } of triggers) {
+    const body = text.slice(text.search(/\bBEGIN\b/i));
+    for (const match of body.matchAll(/\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+"?(\w+)"?/gi)) {
+      const target = match[1]!;
+      if (target !== owner) (writes.get(owner) ?? writes.set(owner, new Set()).get(owner)!).add(target);
+    }
+  }
+  const incoming = new Map(tables.map((table) => [table, 0]));
+  for (const targets of writes.values()) for (const target of targets) if (incoming.has(target)) incoming.set(target, incoming.get(target)! + 1);
+  const ordered: string[] = [];
+  const ready = tables.filter((table) => incoming.get(table) === 0);
+  while (ready.length > 0) {
+    const table = ready.shift()!;
+    ordered.push(table);
+    for (const target of writes.get(table) ?? []) {
+      if (!incoming.has(target)) continue;
+      incoming.set(target, incoming.get(target)! - 1);
+      if (incoming.get(target) === 0) ready.push(target);
+    }
+  }
+  if (ordered.length !== tables.length) throw new Error('snapshot restore: the triggers write in a cycle; no safe order');
+  return ordered;
+}
+
+/** Read every state table in one read transaction, so the snapshot is one consistent instant. */
+function readTables(db: Db): TableRows[] {
+  const read = db.transaction(() =>
+    [...stateTables(db), 'sqlite_sequence']
+      .filter((name) => name !== 'sqlite_sequence' || hasTable(db, name))
+      .map((name) => {
+        const columns = columnsOf(db, name);
+        const rows = db.prepare(`SELECT * FROM "${name}"`).raw(true).all() as unknown[][];
+        return { name, columns, rows };
+      }),
+  );
+  return read();
+}
+
+function hasTable(db: Db, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+}
+
+/** Take the current state as a snapshot (not stored). */
+export function captureSnapshot(ctx: AppContext, name: string): Snapshot {
+  return {
+    name,
+    clockMs: ctx.clock.nowMs(),
+    clockMode: ctx.clock.state().mode,
+    schemaVersion: schemaVersionOf(ctx.db),
+    savedAt: new Date(ctx.clock.realNowMs()).toISOString(),
+    tables: readTables(ctx.db),
+  };
+}
+
+/** POST /_emulator/snapshots: save the state under a name (replacing a snapshot of that name). */
+export function saveSnapshot(ctx: AppContext, name: string): { snapshot: SnapshotSummary; replaced: boolean } {
+  checkSnapshotName(name);
+  const store = storeOf(ctx);
+  const replaced = store.has(name);
+  const snapshot = captureSnapshot(ctx, name);
+  store.set(name, snapshot);
+  return { snapshot: summarize(snapshot), replaced };
+}
+
+export function listSnapshots(ctx: AppContext): SnapshotSummary[] {
+  return [...storeOf(ctx).values()].map(summarize).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+export function getSnapshot(ctx: AppContext, name: string): Snapshot {
+  const snapshot = storeOf(ctx).get(name);
+  if (!snapshot) {
+    const known = [...storeOf(ctx).keys()].sort();
+    throw errors.notFound(`No snapshot named "${name}"${known.length ? `; saved: ${known.join(', ')}` : '; none saved yet (POST /_emulator/snapshots { "name": ... })'}`);
+  }
+  return snapshot;
+}
+
+export function deleteSnapshot(ctx: AppContext, name: string): void {
+  getSnapshot(ctx, name);
+  storeOf(ctx).delete(name);
+}
+
+/**
+ * Put a snapshot's rows back, in one transaction with foreign keys off (as reset does): each table is
+ * emptied and refilled, in trigger order (triggerOrder). The clock then reads the snapshot's instant (a deliberate move
+ * backwards, like reset: docs/decisions.md#snapshots).
+ */
+export function restoreSnapshot(ctx: AppContext, snapshot: Snapshot): void {
+  restoreTables(ctx.db, snapshot);
+  ctx.clock.freezeAt(snapshot.clockMs);
+  if (snapshot.clockMode === 'realtime') ctx.clock.resume();
+  notifyOutbox(ctx); // deliveries that were due in the snapshot go out again
+}
+
+/** The table part of a restore, on a bare database (also used at start-up, before the clock exists). */
+export function restoreTables(db: Db, snapshot: Snapshot): void {
+  const byName = new Map(snapshot.tables.map((table) => [table.name, table]));
+  const order = triggerOrder(db, snapshot.tables.map((table) => table.name));
+  db.pragma('foreign_keys = OFF');
+  try {
+    db.transaction(() => {
+      for (const name of order) {
+        sql(db, `DELETE FROM "${name}"`).run();
+        insertRows(db, byName.get(name)!);
+      }
+    })();
+  } finally {
+    db.pragma('foreign_keys = ON');
+  }
+}
+
+function insertRows(db: Db, table: TableRows): void {
+  if (table.rows.length === 0) return;
+  const columns = table.columns.map((column) => `"${column}"`).join(', ');
+  const insert = sql(db, `INSERT INTO "${table.name}" (${columns}) VALUES (${table.columns.map(() => '?').join(', ')})`);
+  for (const row of table.rows) insert.run(row);
+}
+
+/** POST /_emulator/snapshots/{name}/restore */
+export function restoreNamedSnapshot(ctx: AppContext, name: string): { snapshot: SnapshotSummary; durationMs: number } {
+  const snapshot = getSnapshot(ctx, name);
+  const started = process.hrtime.bigint();
+  restoreSnapshot(ctx, snapshot);
+  return { snapshot: summarize(snapshot), durationMs: Number(process.hrtime.bigint() - started) / 1e6 };
+}
+
+/**
+ * GET /_emulator/snapshots/{name}/export: the snapshot as a SQLite database file holding the state tables
+ * (same names and columns) and a `snapshot_info` table (format, schema version, clock). Open it with any
+ * SQLite tool to look inside.
+ */
+export function exportSnapshot(ctx: AppContext, name: string): Buffer {
+  const snapshot = getSnapshot(ctx, name);
+  const file = new Database(':memory:');
+  try {
+    file.transaction(() => {
+      file.exec('CREATE TABLE snapshot_info (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+      const info = file.prepare('INSERT INTO snapshot_info (key, value) VALUES (?, ?)');
+      info.run('format', SNAPSHOT_FORMAT);
+      info.run('name', snapshot.name);
+      info.run('schema_version', String(snapshot.schemaVersion));
+      info.run('clock_ms', String(snapshot.clockMs));
+      info.run('clock_mode', snapshot.clockMode);
+      info.run('saved_at', snapshot.savedAt);
+      for (const table of snapshot.tables) {
+        if (table.name === 'sqlite_sequence') {
+          file.exec('CREATE TABLE snapshot_sequence (name TEXT, seq INTEGER)');
+          insertRows(file, { ...table, name: 'snapshot_sequence' });
+          continue;
+        }
+        // Columns without constraints: the file is a copy of the rows, not a second database to run on.
+        file.exec(`CREATE TABLE "${table.name}" (${table.columns.map((column) => `"${column}"`).join(', ')})`);
+        insertRows(file, table);
+      }
+      file.pragma(`user_version = ${snapshot.schemaVersion}`);
+    })();
+    return file.serialize();
+  } finally {
+    file.close();
+  }
+}
+
+/** Why an uploaded file is not a snapshot this server can restore: a 400 on the body. */
+function badFile(message: string): ServiceError {
+  return errors.field('InvalidValue', 'body', `Not a snapshot this server can restore: ${message}`);
+}
+
+/**
+ * Read an exported snapshot file (PUT /_emulator/snapshots/{name}, `--snapshot FILE`). Checked before
+ * anything is stored: a SQLite file, our format marker, this server's schema version, and every state
+ * table with this server's columns.
+ */
+export function parseSnapshotFile(db: Db, bytes: Buffer, name: string, savedAtMs: number): Snapshot {
+  if (bytes.length === 0) throw badFile('the body is empty; send the file from GET /_emulator/snapshots/{name}/export as application/octet-stream');
+  let file: Db;
+  try {
+    file = new Database(bytes, { readonly: true });
+  } catch (error) {
+    throw badFile(`the body is not a SQLite database file (${(error as Error).message})`);
+  }
+  try {
+    let info: Map<string, string>;
+    try {
+      info = new Map((file.prepare('SELECT key, value FROM snapshot_info').all() as Array<{ key: string; value: string }>).map((row) => [row.key, row.value]));
+    } catch (error) {
+      const message = (error as Error).message;
+      throw badFile(/no such table/.test(message) ? 'it has no snapshot_info table (a SQLite file, but not an exported snapshot)' : `the body is not a readable SQLite database file (${message})`);
+    }
+    if (info.get('format') !== SNAPSHOT_FORMAT) throw badFile(`its format is "${info.get('format') ?? 'missing'}", expected "${SNAPSHOT_FORMAT}"`);
+    const version = Number(info.get('schema_version'));
+    const ours = schemaVersionOf(db);
+    if (version !== ours) {
+      throw badFile(`it was exported at schema version ${info.get('schema_version')}; this server is at version ${ours} (export it again from a server of this version)`);
+    }
+    const clockMs = Number(info.get('clock_ms'));
+    const clockMode = info.get('clock_mode');
+    if (!Number.isSafeInteger(clockMs) || clockMs < 0 || (clockMode !== 'frozen' && clockMode !== 'realtime')) throw badFile('its clock is missing or unreadable');
+    const tables: TableRows[] = [];
+    for (const table of stateTables(db)) {
+      const expected = columnsOf(db, table);
+      const found = columnsOf(file, table);
+      if (found.length === 0) throw badFile(`table ${table} is missing`);
+      if (expected.join(',') !== found.join(',')) throw badFile(`table ${table} has columns ${found.join(', ')}; expected ${expected.join(', ')}`);
+      tables.push({ name: table, columns: expected, rows: file.prepare(`SELECT * FROM "${table}"`).raw(true).all() as unknown[][] });
+    }
+    if (columnsOf(file, 'snapshot_sequence').length > 0) {
+      tables.push({ name: 'sqlite_sequence', columns: ['name', 'seq'], rows: file.prepare('SELECT name, seq FROM snapshot_sequence').raw(true).all() as unknown[][] });
+    }
+    return {
+      name,
+      clockMs,
+      clockMode,
+      schemaVersion: version,
+      savedAt: new Date(savedAtMs).toISOString(),
+      tables,
+    };
+  } finally {
+    file.close();
+  }
+}
+
+/** PUT /_emulator/snapshots/{name}: store an uploaded file under a name. */
+export function importSnapshot(ctx: AppContext, name: string, bytes: Buffer): { snapshot: SnapshotSummary; replaced: boolean } {
+  checkSnapshotName(name, 'name');
+  const snapshot = parseSnapshotFile(ctx.db, bytes, name, ctx.clock.realNowMs());
+  const store = storeOf(ctx);
+  const replaced = store.has(name);
+  store.set(name, snapshot);
+  return { snapshot: summarize(snapshot), replaced };
+}
+
+/**
+ * `--snapshot FILE` (docs/configuration.md#snapshot): the state a new sandbox starts from instead of the
+ * fixtures, and returns to on reset. Kept per sandbox.
+ */
+const startingPoints = new WeakMap<AppContext, Snapshot>();
+
+export function setStartingSnapshot(ctx: AppContext, snapshot: Snapshot): void {
+  startingPoints.set(ctx, snapshot);
+}
+
+export function startingSnapshot(ctx: AppContext): Snapshot | undefined {
+  return startingPoints.get(ctx);
+}
