@@ -27,7 +27,7 @@ export const emulatorEnrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod
           response: { 200: informationRequestDetailSchema, ...errorResponses(404, 409) },
         },
       },
-      async (request) => ctx.db.transaction(() => forceReviewDecision(ctx, request.params.informationRequestId, request.body.decision)).immediate(),
+      async (request) => forceReviewDecision(ctx, request.params.informationRequestId, request.body.decision),
     );
 
     app.post(
@@ -43,7 +43,7 @@ export const emulatorEnrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod
           response: { 200: enrollmentSchema, ...errorResponses(404, 409) },
         },
       },
-      async (request) => ctx.db.transaction(() => revokeEnrollment(ctx, request.params.userId, request.body?.reasonDetail)).immediate(),
+      async (request) => revokeEnrollment(ctx, request.params.userId, request.body?.reasonDetail),
     );
 
     app.post(
@@ -59,6 +59,6 @@ export const emulatorEnrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod
           response: { 200: informationRequestDetailSchema, ...errorResponses(404, 409) },
         },
       },
-      async (request) => ctx.db.transaction(() => cancelInformationRequest(ctx, request.params.informationRequestId)).immediate(),
+      async (request) => cancelInformationRequest(ctx, request.params.informationRequestId),
     );
   };

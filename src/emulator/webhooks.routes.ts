@@ -121,7 +121,7 @@ export const webhooksRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         },
       },
       async (request, reply) => {
-        const eventId = ctx.db.transaction(() => triggerWebhookEvent(ctx, request.body)).immediate();
+        const eventId = triggerWebhookEvent(ctx, request.body);
         return reply.status(202).send(getDeliveryView(ctx, eventId));
       },
     );

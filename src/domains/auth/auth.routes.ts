@@ -19,6 +19,6 @@ export const authRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: tokenResponse, ...errorResponses(403) },
         },
       },
-      async (request) => ctx.db.transaction(() => issueToken(ctx, userOf(request), request.body?.scopes, authOf(request).scopes))(),
+      async (request) => issueToken(ctx, userOf(request), request.body?.scopes, authOf(request).scopes),
     );
   };

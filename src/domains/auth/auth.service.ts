@@ -14,6 +14,15 @@ export function issueToken(
   scopes: readonly Scope[] | undefined,
   entitled: ReadonlySet<Scope> = new Set(SCOPES),
 ): TokenResponse {
+  return ctx.db.transaction(() => issueTokenNow(ctx, caller, scopes, entitled))();
+}
+
+function issueTokenNow(
+  ctx: AppContext,
+  caller: { programmeId: string; userId: string },
+  scopes: readonly Scope[] | undefined,
+  entitled: ReadonlySet<Scope> = new Set(SCOPES),
+): TokenResponse {
   const outside = (scopes ?? []).filter((scope) => !entitled.has(scope));
   if (outside.length > 0) throw errors.forbidden(`API key lacks entitlement: ${outside.join(', ')}; the key is entitled to ${[...entitled].join(', ') || 'nothing'}`);
   const granted = SCOPES.filter((scope) => (scopes ? scopes.includes(scope) : true) && entitled.has(scope));

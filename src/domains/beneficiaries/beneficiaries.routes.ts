@@ -30,7 +30,7 @@ export const beneficiariesRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         },
       },
       async (request, reply) => {
-        const beneficiary = ctx.db.transaction(() => createBeneficiary(ctx, userOf(request), request.body)).immediate();
+        const beneficiary = createBeneficiary(ctx, userOf(request), request.body);
         return reply.status(201).send(beneficiary);
       },
     );

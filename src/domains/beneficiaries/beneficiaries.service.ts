@@ -178,6 +178,10 @@ export function verificationProblems(input: CreateBeneficiaryInput): ValidationE
 }
 
 export function createBeneficiary(ctx: AppContext, caller: Caller, input: CreateBeneficiaryInput): Beneficiary {
+  return ctx.db.transaction(() => createBeneficiaryNow(ctx, caller, input)).immediate();
+}
+
+function createBeneficiaryNow(ctx: AppContext, caller: Caller, input: CreateBeneficiaryInput): Beneficiary {
   const local = beneficiaryProblems(ctx, input);
   const problems = local.length > 0 ? local : verificationProblems(input);
   if (problems.length > 0) {

@@ -22,7 +22,7 @@ export const enrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: enrollmentSchema, ...errorResponses(403) },
         },
       },
-      async (request) => ctx.db.transaction(() => getEnrollment(ctx, userOf(request))).immediate(),
+      async (request) => getEnrollment(ctx, userOf(request)),
     );
 
     app.post(
@@ -37,6 +37,6 @@ export const enrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: enrollmentSchema, ...errorResponses(403) },
         },
       },
-      async (request) => ctx.db.transaction(() => activateEnrollment(ctx, userOf(request))).immediate(),
+      async (request) => activateEnrollment(ctx, userOf(request)),
     );
   };

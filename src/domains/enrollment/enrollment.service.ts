@@ -126,6 +126,10 @@ function view(ctx: AppContext, row: EnrollmentRow): Enrollment {
 
 /** GET /v1/enrollment (interface 4.10). */
 export function getEnrollment(ctx: AppContext, caller: Caller): Enrollment {
+  return ctx.db.transaction(() => getEnrollmentNow(ctx, caller)).immediate();
+}
+
+function getEnrollmentNow(ctx: AppContext, caller: Caller): Enrollment {
   return view(ctx, ensureEnrollment(ctx, caller));
 }
 
@@ -135,6 +139,10 @@ export function getEnrollment(ctx: AppContext, caller: Caller): Enrollment {
  * INACTIVE enrollment whose request summary says what is outstanding (contract 8).
  */
 export function activateEnrollment(ctx: AppContext, caller: Caller): Enrollment {
+  return ctx.db.transaction(() => activateEnrollmentNow(ctx, caller)).immediate();
+}
+
+function activateEnrollmentNow(ctx: AppContext, caller: Caller): Enrollment {
   return view(ctx, ensureEnrollment(ctx, caller));
 }
 
@@ -144,6 +152,10 @@ export function activateEnrollment(ctx: AppContext, caller: Caller): Enrollment 
  * POST /v1/auth/users that has not started enrollment has none.
  */
 export function listEnrollmentInformationRequests(ctx: AppContext, caller: Caller): { data: InformationRequest[] } {
+  return ctx.db.transaction(() => listEnrollmentInformationRequestsNow(ctx, caller)).immediate();
+}
+
+function listEnrollmentInformationRequestsNow(ctx: AppContext, caller: Caller): { data: InformationRequest[] } {
   const user = requireUser(ctx, caller);
   if (user.enrollment_started_at !== null) ensureEnrollment(ctx, caller);
   return listInformationRequests(ctx, caller);
@@ -193,6 +205,10 @@ export function runEnrollmentReview(ctx: AppContext, payload: Record<string, unk
  * PENDING_REVIEW; any other status is a 409. Pending review jobs of the request are canceled.
  */
 export function forceReviewDecision(ctx: AppContext, informationRequestId: string, decision: 'APPROVED' | 'REJECTED'): InformationRequestDetail {
+  return ctx.db.transaction(() => forceReviewDecisionNow(ctx, informationRequestId, decision)).immediate();
+}
+
+function forceReviewDecisionNow(ctx: AppContext, informationRequestId: string, decision: 'APPROVED' | 'REJECTED'): InformationRequestDetail {
   const row = getInformationRequestRow(ctx, informationRequestId);
   if (!row) throw errors.notFound(`Information request ${informationRequestId} not found`);
   if (row.status !== 'PROCESSING_SUBMISSION' && row.status !== 'PENDING_REVIEW') {
@@ -212,6 +228,10 @@ export function forceReviewDecision(ctx: AppContext, informationRequestId: strin
 
 /** Control plane (contract 10): ACTIVE -> INACTIVE with reason REVOKED; otherwise 409. */
 export function revokeEnrollment(ctx: AppContext, userId: string, reasonDetail?: string): Enrollment {
+  return ctx.db.transaction(() => revokeEnrollmentNow(ctx, userId, reasonDetail)).immediate();
+}
+
+function revokeEnrollmentNow(ctx: AppContext, userId: string, reasonDetail?: string): Enrollment {
   const user = getUserRow(ctx, userId);
   if (!user) throw errors.notFound(`User ${userId} not found`);
   const row = ensureEnrollment(ctx, { programmeId: user.programme_id, userId });

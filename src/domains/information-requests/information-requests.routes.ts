@@ -31,7 +31,7 @@ export const informationRequestsRoutes = (ctx: AppContext): FastifyPluginAsyncZo
           response: { 200: informationRequestListSchema, ...errorResponses(403) },
         },
       },
-      async (request) => ctx.db.transaction(() => listEnrollmentInformationRequests(ctx, userOf(request))).immediate(),
+      async (request) => listEnrollmentInformationRequests(ctx, userOf(request)),
     );
 
     app.get(
@@ -69,7 +69,7 @@ export const informationRequestsRoutes = (ctx: AppContext): FastifyPluginAsyncZo
         // PDF parsing is asynchronous and SQLite transactions are not: documents are checked first, then
         // every entry is written in one synchronous transaction (which checks the request again).
         const documents = await inspectDocuments(prepareEntryWrite(ctx, caller, informationRequestId, request.body));
-        return ctx.db.transaction(() => writeEntries(ctx, caller, informationRequestId, request.body, documents)).immediate();
+        return writeEntries(ctx, caller, informationRequestId, request.body, documents);
       },
     );
 
@@ -86,6 +86,6 @@ export const informationRequestsRoutes = (ctx: AppContext): FastifyPluginAsyncZo
           response: { 200: informationRequestDetailSchema, ...errorResponses(403, 404, 409) },
         },
       },
-      async (request) => ctx.db.transaction(() => submitInformationRequest(ctx, userOf(request), request.params.informationRequestId)).immediate(),
+      async (request) => submitInformationRequest(ctx, userOf(request), request.params.informationRequestId),
     );
   };

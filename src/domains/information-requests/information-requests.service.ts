@@ -254,6 +254,16 @@ export function writeEntries(
   input: WriteEntriesInput,
   documents: ReadonlyMap<string, DocumentMetadata>,
 ): InformationRequestDetail {
+  return ctx.db.transaction(() => writeEntriesNow(ctx, caller, id, input, documents)).immediate();
+}
+
+function writeEntriesNow(
+  ctx: AppContext,
+  caller: Caller,
+  id: string,
+  input: WriteEntriesInput,
+  documents: ReadonlyMap<string, DocumentMetadata>,
+): InformationRequestDetail {
   // Checked again inside the transaction: the request may have been submitted while documents were parsed.
   const row = requireOwnRequest(ctx, caller, id);
   assertEditable(row);
@@ -302,6 +312,10 @@ export function subjectNameOf(ctx: AppContext, row: InformationRequestRow): stri
  * uses outside data, interface 2.9). Otherwise PROCESSING_SUBMISSION, and the review starts as a job.
  */
 export function submitInformationRequest(ctx: AppContext, caller: Caller, id: string): InformationRequestDetail {
+  return ctx.db.transaction(() => submitInformationRequestNow(ctx, caller, id)).immediate();
+}
+
+function submitInformationRequestNow(ctx: AppContext, caller: Caller, id: string): InformationRequestDetail {
   const row = requireOwnRequest(ctx, caller, id);
   assertEditable(row);
   const entries = entriesOf(ctx, id);
@@ -365,6 +379,10 @@ export function completeReview(ctx: AppContext, row: InformationRequestRow, deci
  * enrollment keeps pointing at the request, so its summary shows CANCELED.
  */
 export function cancelInformationRequest(ctx: AppContext, id: string): InformationRequestDetail {
+  return ctx.db.transaction(() => cancelInformationRequestNow(ctx, id)).immediate();
+}
+
+function cancelInformationRequestNow(ctx: AppContext, id: string): InformationRequestDetail {
   const row = getInformationRequestRow(ctx, id);
   if (!row) throw errors.notFound(`Information request ${id} not found`);
   if (!informationRequestTransitions[row.status].includes('CANCELED')) {

@@ -30,7 +30,7 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         },
       },
       async (request, reply) => {
-        const result = ctx.db.transaction(() => createIntent(ctx, userOf(request), request.body)).immediate();
+        const result = createIntent(ctx, userOf(request), request.body);
         return reply.status(result.created ? 201 : 200).send(result.intent);
       },
     );
@@ -47,7 +47,7 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: envelopeSchema(transactionIntentSchema), ...errorResponses(403) },
         },
       },
-      async (request) => ctx.db.transaction(() => listIntents(ctx, userOf(request), request.query))(),
+      async (request) => listIntents(ctx, userOf(request), request.query),
     );
 
     app.get(
@@ -61,7 +61,7 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: transactionIntentSchema, ...errorResponses(403, 404) },
         },
       },
-      async (request) => ctx.db.transaction(() => getIntent(ctx, userOf(request), request.params.transactionIntentId))(),
+      async (request) => getIntent(ctx, userOf(request), request.params.transactionIntentId),
     );
 
     app.post(
@@ -76,7 +76,7 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: transactionIntentSchema, ...errorResponses(403, 404, 409) },
         },
       },
-      async (request) => ctx.db.transaction(() => cancelIntent(ctx, userOf(request), request.params.transactionIntentId)).immediate(),
+      async (request) => cancelIntent(ctx, userOf(request), request.params.transactionIntentId),
     );
 
     app.post(
@@ -96,6 +96,6 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         },
       },
       async (request) =>
-        ctx.db.transaction(() => commitIntent(ctx, userOf(request), request.params.transactionIntentId, request.body.idempotencyKey)).immediate(),
+        commitIntent(ctx, userOf(request), request.params.transactionIntentId, request.body.idempotencyKey),
     );
   };

@@ -380,6 +380,10 @@ function planDirectDebit(ctx: AppContext, caller: Caller, input: CreateIntentInp
 
 /** Contract 5: 201 with a new intent; the same key and body again returns it (created: false); another body 409. */
 export function createIntent(ctx: AppContext, caller: Caller, input: CreateIntentInput): { intent: TransactionIntent; created: boolean } {
+  return ctx.db.transaction(() => createIntentNow(ctx, caller, input)).immediate();
+}
+
+function createIntentNow(ctx: AppContext, caller: Caller, input: CreateIntentInput): { intent: TransactionIntent; created: boolean } {
   const hash = requestHash(input);
   const existing = sql<IntentRow>(ctx.db, 'SELECT * FROM transaction_intents WHERE user_id = ? AND idempotency_key = ?').get(
     caller.userId,
@@ -453,11 +457,19 @@ export function createIntent(ctx: AppContext, caller: Caller, input: CreateInten
 }
 
 export function getIntent(ctx: AppContext, caller: Caller, intentId: string): TransactionIntent {
+  return ctx.db.transaction(() => getIntentNow(ctx, caller, intentId))();
+}
+
+function getIntentNow(ctx: AppContext, caller: Caller, intentId: string): TransactionIntent {
   return serialize(ctx, expireIfDue(ctx, requireOwnIntent(ctx, caller, intentId)));
 }
 
 // Newest first (ties by id), like the transactions list's default: intents are short-lived previews.
 export function listIntents(ctx: AppContext, caller: Caller, page: { pageIndex: number; pageSize: number }): Page<TransactionIntent> {
+  return ctx.db.transaction(() => listIntentsNow(ctx, caller, page))();
+}
+
+function listIntentsNow(ctx: AppContext, caller: Caller, page: { pageIndex: number; pageSize: number }): Page<TransactionIntent> {
   const due = sql<IntentRow>(ctx.db, "SELECT * FROM transaction_intents WHERE user_id = ? AND status = 'CREATED' AND expires_at_ms <= ?").all(
     caller.userId,
     ctx.clock.nowMs(),
@@ -473,6 +485,10 @@ export function listIntents(ctx: AppContext, caller: Caller, page: { pageIndex: 
 
 /** Contract 5: CREATED -> CANCELED; any other state is a 409. */
 export function cancelIntent(ctx: AppContext, caller: Caller, intentId: string): TransactionIntent {
+  return ctx.db.transaction(() => cancelIntentNow(ctx, caller, intentId)).immediate();
+}
+
+function cancelIntentNow(ctx: AppContext, caller: Caller, intentId: string): TransactionIntent {
   const row = expireIfDue(ctx, requireOwnIntent(ctx, caller, intentId));
   if (row.status !== 'CREATED') throw errors.conflict(`Transaction intent ${row.id} is ${row.status}; only a CREATED intent can be canceled`);
   return serialize(ctx, transitionIntent(ctx, row, 'CANCELED', { statusReason: 'Canceled by the client' }));
@@ -484,6 +500,10 @@ export function cancelIntent(ctx: AppContext, caller: Caller, intentId: string):
  * intents are a 409. Not enough available funds: the intent is FAILED with the reason, no transaction.
  */
 export function commitIntent(ctx: AppContext, caller: Caller, intentId: string, idempotencyKey: string): TransactionIntent {
+  return ctx.db.transaction(() => commitIntentNow(ctx, caller, intentId, idempotencyKey)).immediate();
+}
+
+function commitIntentNow(ctx: AppContext, caller: Caller, intentId: string, idempotencyKey: string): TransactionIntent {
   let row = requireOwnIntent(ctx, caller, intentId);
   if (idempotencyKey !== row.idempotency_key) {
     throw errors.conflict(`idempotencyKey does not match the key this intent was created with; send the creation key to commit ${row.id}`);

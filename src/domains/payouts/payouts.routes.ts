@@ -48,13 +48,11 @@ export const payoutsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       },
       async (request, reply) => {
         assertTextPlain(request.headers['content-type']);
-        const result = ctx.db.transaction(() =>
-          submitPayout(ctx, userOf(request), {
-            format: request.params.format,
-            idempotencyKey: request.headers['idempotency-key'],
-            body: request.body,
-          }),
-        ).immediate();
+        const result = submitPayout(ctx, userOf(request), {
+          format: request.params.format,
+          idempotencyKey: request.headers['idempotency-key'],
+          body: request.body,
+        });
         return reply.status(202).send(result);
       },
     );

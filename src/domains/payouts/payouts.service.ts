@@ -189,6 +189,10 @@ function idempotencyOwner(caller: Caller): string {
  * record are both written, or nothing is.
  */
 export function submitPayout(ctx: AppContext, caller: Caller, submission: PayoutSubmission): PayoutSubmissionResponse {
+  return ctx.db.transaction(() => submitPayoutNow(ctx, caller, submission)).immediate();
+}
+
+function submitPayoutNow(ctx: AppContext, caller: Caller, submission: PayoutSubmission): PayoutSubmissionResponse {
   const user = sql<{ type: string }>(ctx.db, 'SELECT type FROM users WHERE id = ?').get(caller.userId);
   if (user?.type !== 'BUSINESS') {
     throw errors.forbidden(`Payout origination is for BUSINESS users; ${caller.userId} is a ${user?.type ?? 'unknown'} user`, 'INVALID_USER_TYPE');

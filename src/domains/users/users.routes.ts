@@ -40,9 +40,7 @@ export const usersRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         if (auth.integrationType !== 'MULTI_USER') {
           throw errors.forbidden('Creating users is a programme-level write: use a MULTI_USER key', 'SINGLE_USER_KEY_NOT_ALLOWED');
         }
-        // IMMEDIATE: the existence check and the insert must not race another process on a database file
-        // (a deferred transaction that read first cannot take the write lock once another writer committed).
-        const result = ctx.db.transaction(() => createUser(ctx, auth.programmeId, request.body)).immediate();
+        const result = createUser(ctx, auth.programmeId, request.body);
         return reply.status(result.created ? 201 : 200).send(result.user);
       },
     );

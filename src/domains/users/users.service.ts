@@ -9,6 +9,12 @@ export function getUserRow(ctx: AppContext, userId: string): UserRow | undefined
 
 /** Contract 2: the same externalId again returns the existing user (created: false), never a duplicate. */
 export function createUser(ctx: AppContext, programmeId: string, input: CreateUserInput): { user: User; created: boolean } {
+  // IMMEDIATE: the existence check and the insert must not race another process on a database file
+  // (a deferred transaction that read first cannot take the write lock once another writer committed).
+  return ctx.db.transaction(() => createUserNow(ctx, programmeId, input)).immediate();
+}
+
+function createUserNow(ctx: AppContext, programmeId: string, input: CreateUserInput): { user: User; created: boolean } {
   const existing = sql<UserRow>(ctx.db, 'SELECT * FROM users WHERE programme_id = ? AND external_id = ?').get(programmeId, input.externalId);
   if (existing) return { user: toUser(existing), created: false };
   const id = ctx.ids.id('user');

@@ -17,6 +17,10 @@ export const triggerEventBody = z
   .strict();
 
 export function triggerWebhookEvent(ctx: AppContext, input: z.infer<typeof triggerEventBody>): string {
+  return ctx.db.transaction(() => triggerWebhookEventNow(ctx, input)).immediate();
+}
+
+function triggerWebhookEventNow(ctx: AppContext, input: z.infer<typeof triggerEventBody>): string {
   const row = getTransactionRow(ctx, input.transactionId);
   if (!row) throw errors.notFound(`Transaction ${input.transactionId} not found`);
   return recordEvent(ctx, {
