@@ -1,9 +1,10 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { hexDigestsEqual, signRequest } from './lib/hmac.js';
 
 // The transaction webhook's signature (interface 6.1), for both sides: the emulator's dispatcher signs with
 // `signWebhook`, and receivers (users' apps and test suites) check deliveries with
-// `verifyWebhookSignature`. Both are exported from the package (src/index.ts). No dependency beyond
-// node:crypto, so a receiver can import it without pulling in the server.
+// `verifyWebhookSignature`. Both are exported from the package (src/index.ts). The signature is the request
+// signature of lib/hmac.ts (which needs nothing beyond node:crypto, so a receiver can import this without
+// pulling in the server), over POST and the URL's path.
 
 /** Default accepted distance between X-Service-Timestamp and the receiver's clock. */
 export const DEFAULT_WEBHOOK_TOLERANCE_MS = 5 * 60 * 1000;
@@ -26,10 +27,8 @@ export interface SignWebhookInput {
  * query string) + raw body, concatenated with no separators (interface 6.1).
  */
 export function signWebhook(input: SignWebhookInput): string {
-  const mac = createHmac('sha256', input.secret);
-  mac.update(`${input.apiKey}${input.timestamp}POST${pathWithoutQuery(input.path)}`, 'utf8');
-  mac.update(typeof input.rawBody === 'string' ? Buffer.from(input.rawBody, 'utf8') : input.rawBody);
-  return mac.digest('hex');
+  const { apiKey, secret, timestamp, rawBody } = input;
+  return signRequest({ apiKey, secret, timestamp, method: 'POST', target: pathWithoutQuery(input.path), body: rawBody });
 }
 
 export interface VerifyWebhookInput {
@@ -63,10 +62,8 @@ export function checkWebhookSignature(input: VerifyWebhookInput): WebhookVerific
   const now = input.nowMs ?? Date.now();
   if (Math.abs(now - Number(timestamp)) > tolerance) return { valid: false, reason: 'TIMESTAMP_OUT_OF_TOLERANCE' };
   if (!/^[0-9a-fA-F]{64}$/.test(signature)) return { valid: false, reason: 'MALFORMED_SIGNATURE' };
-  const expected = Buffer.from(signWebhook({ apiKey, secret: input.secret, timestamp, path: input.path, rawBody: input.rawBody }), 'hex');
-  const given = Buffer.from(signature.toLowerCase(), 'hex');
-  // constant-time compare; both are 32 bytes here (checked by the pattern above)
-  return timingSafeEqual(expected, given) ? { valid: true } : { valid: false, reason: 'SIGNATURE_MISMATCH' };
+  const expected = signWebhook({ apiKey, secret: input.secret, timestamp, path: input.path, rawBody: input.rawBody });
+  return hexDigestsEqual(expected, signature) ? { valid: true } : { valid: false, reason: 'SIGNATURE_MISMATCH' };
 }
 
 /**

@@ -3,7 +3,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 // HMAC helpers shared by request authentication (interface 5.2, contract 2), webhook signing
 // (interface 6.1) and statement links (contract 9).
 
-export function hmacSha256Hex(secret: string, ...parts: Array<string | Buffer>): string {
+export function hmacSha256Hex(secret: string, ...parts: Array<string | Uint8Array>): string {
   const mac = createHmac('sha256', secret);
   for (const part of parts) mac.update(part);
   return mac.digest('hex');
@@ -21,7 +21,7 @@ export function hexDigestsEqual(expectedHex: string, givenHex: string): boolean 
  * The canonical request string of contract 2: apiKey + timestamp as sent + upper-case method + request
  * target (path and `?query` exactly as sent) + raw body bytes, with no separators.
  */
-export function canonicalRequest(apiKey: string, timestamp: string, method: string, target: string, body: Buffer | string): Buffer {
+export function canonicalRequest(apiKey: string, timestamp: string, method: string, target: string, body: Uint8Array | string): Buffer {
   const head = Buffer.from(`${apiKey}${timestamp}${method.toUpperCase()}${target}`, 'utf8');
   const raw = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   return Buffer.concat([head, raw]);
@@ -34,7 +34,7 @@ export function signRequest(input: {
   timestamp: string;
   method: string;
   target: string;
-  body?: Buffer | string;
+  body?: Uint8Array | string;
 }): string {
   return hmacSha256Hex(input.secret, canonicalRequest(input.apiKey, input.timestamp, input.method, input.target, input.body ?? ''));
 }
