@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { errorResponses } from '../../http/errors.js';
 import { envelopeSchema } from '../../http/pagination.js';
 import { scopeOf } from '../../http/auth.js';
-import { listTransactionsQuery, transactionParams, transactionSchema } from './transactions.schema.js';
+import { checkUpdatedBoundsOrder, listTransactionsQuery, transactionParams, transactionSchema } from './transactions.schema.js';
 import { getTransactionJson, listTransactionsPage } from './transactions-list.service.js';
 
 // The services answer JSON text or bytes (the rows' stored REST form, migration 002); either, sent with a
@@ -30,7 +30,10 @@ export const transactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: envelopeSchema(transactionSchema), ...errorResponses(403, 404) },
         },
       },
-      async (request, reply) => reply.type(JSON_TYPE).send(listTransactionsPage(ctx, scopeOf(request), request.query) as never),
+      async (request, reply) => {
+        checkUpdatedBoundsOrder(request.query, request.url);
+        return reply.type(JSON_TYPE).send(listTransactionsPage(ctx, scopeOf(request), request.query) as never);
+      },
     );
 
     app.get(

@@ -1,3 +1,4 @@
+import { errors } from '../../http/errors.js';
 import { z } from 'zod';
 import { pageQuery } from '../../http/pagination.js';
 import { formatAmount } from '../../lib/money.js';
@@ -265,6 +266,29 @@ export function parseInstantMs(text: string, bound: 'lower' | 'upper'): number |
   return base + millis + (bound === 'lower' ? belowMilli : 0) - offsetMinutes * 60_000;
 }
 
+/** An instant as sent, in nanoseconds (up to 9 decimals), for ordering two bounds exactly. */
+function exactInstantNs(text: string): bigint | null {
+  const floorMs = parseInstantMs(text, 'upper');
+  if (floorMs === null) return null;
+  const fraction = INSTANT.exec(text)![7] ?? '';
+  return BigInt(floorMs) * 1_000_000n + BigInt(fraction.slice(3, 9).padEnd(6, '0'));
+}
+
+/**
+ * The order of `minUpdatedAt` and `maxUpdatedAt` as sent, for the one case the schema cannot tell: bounds
+ * rounded inwards to the millisecond that cross by exactly one (docs/decisions.md#transactions-query).
+ * Sent in order (both within one millisecond), they select nothing; sent out of order, a 400 as any other.
+ */
+export function checkUpdatedBoundsOrder(query: { minUpdatedAt?: number; maxUpdatedAt?: number }, rawUrl: string): void {
+  if (query.minUpdatedAt === undefined || query.maxUpdatedAt === undefined || query.minUpdatedAt !== query.maxUpdatedAt + 1) return;
+  const params = new URLSearchParams(rawUrl.includes('?') ? rawUrl.slice(rawUrl.indexOf('?') + 1) : '');
+  const min = exactInstantNs(params.get('minUpdatedAt') ?? '');
+  const max = exactInstantNs(params.get('maxUpdatedAt') ?? '');
+  if (min !== null && max !== null && min > max) {
+    throw errors.field('InvalidValue', 'maxUpdatedAt', 'maxUpdatedAt must not be earlier than minUpdatedAt');
+  }
+}
+
 function instantParameter(name: string, bound: 'lower' | 'upper') {
   return z
     .string()
@@ -305,7 +329,10 @@ export const listTransactionsQuery = z
     status: z.enum(TRANSACTION_STATUSES, { error: `status must be one of ${TRANSACTION_STATUSES.join(', ')}` }).optional(),
   })
   .superRefine((query, context) => {
-    if (query.minUpdatedAt !== undefined && query.maxUpdatedAt !== undefined && query.minUpdatedAt > query.maxUpdatedAt) {
+    // Bounds are rounded inwards to the millisecond (parseInstantMs), so two bounds within one millisecond
+    // can cross by one after rounding even when sent in order; that case is decided on the values as sent
+    // (checkUpdatedBoundsOrder, docs/decisions.md#transactions-query).
+    if (query.minUpdatedAt !== undefined && query.maxUpdatedAt !== undefined && query.minUpdatedAt > query.maxUpdatedAt + 1) {
       context.addIssue({ code: 'custom', path: ['maxUpdatedAt'], message: 'maxUpdatedAt must not be earlier than minUpdatedAt' });
     }
   });
