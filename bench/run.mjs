@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench`: the emulator measured as its users feel it (issue 9). See bench/README.md.
+// `npm run bench`: the emulator measured as its users feel it (docs/benchmarks.md). See bench/README.md.
 //
 // Every server under test is the built CLI (`node dist/service-sandbox.mjs`, what `npm start` runs) in its own child process, on loopback,
 // with the default fixtures, `--log-level warn` (no line per request) and everything else at its default
@@ -29,7 +29,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const COMMIT_INTENTS_MEMORY = Number(process.env.BENCH_COMMIT_INTENTS_MEMORY ?? 8_000);
 const COMMIT_INTENTS_FILE = Number(process.env.BENCH_COMMIT_INTENTS_FILE ?? 20_000);
 
-// Default fixture credentials (contract 12): the SINGLE_USER key acts for usr_acme, who owns the large tables.
+// Default fixture credentials (README.md#default-fixture-credentials): the SINGLE_USER key acts for usr_acme, who owns
+// the large tables.
 const KEY = { apiKey: 'pk_sandbox_single', secret: 'sk_sandbox_single_secret', programId: 'prg_sandbox' };
 const LIST_PATH = '/v1/transactions';
 
@@ -141,7 +142,7 @@ async function startSandboxServer({ db = ':memory:', extra = [] } = {}) {
   return { ...server, url };
 }
 
-// ---- HMAC signing (contract 2) ----
+// ---- HMAC signing (docs/authentication.md) ----
 
 function sign(method, target, body = '', timestamp = String(Date.now())) {
   const signature = createHmac('sha256', KEY.secret).update(`${KEY.apiKey}${timestamp}${method}${target}${body}`).digest('hex');

@@ -1,5 +1,5 @@
 // Bundle the compiled server (dist/src/cli.js) into one file, dist/service-sandbox.mjs, which `npm start`,
-// the `service-sandbox` bin and the Docker image run (issue 9: cold start). Node 20 spends much of a
+// the `service-sandbox` bin and the Docker image run (cold start: docs/benchmarks.md). Node 20 spends much of a
 // start resolving, reading and compiling several hundred small module files (fastify, zod, pino and
 // ours); one file skips that. Packages that read their own files at run time, native ones and the ones
 // the server loads only on first use stay outside, loaded from node_modules as before.

@@ -24,7 +24,7 @@ import { journalRoutes, registerJournal } from './emulator/journal.js';
 import { VERSION } from './version.js';
 import { routeModules } from './domains/index.js';
 
-export const DEFAULT_BODY_LIMIT = 1024 * 1024; // contract 1: 1 MiB
+export const DEFAULT_BODY_LIMIT = 1024 * 1024; // docs/decisions.md#status-codes: 1 MiB
 
 export interface BuildAppOptions {
   /** Where log lines go (default stdout); tests capture them to prove secrets stay out. */
@@ -42,9 +42,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
         : {
             level: ctx.config.logLevel,
             ...(options.logStream ? { stream: options.logStream } : {}),
-            // Secrets never appear in logs (issue 2): requests are logged as method, url and address only
-            // (no headers, no bodies), and the url's signed-link parameters are masked. The redact list is
-            // a second line of defence should anything log headers later.
+            // Secrets never appear in logs (docs/decisions.md#no-secrets-in-logs): requests are logged as method, url
+            // and address only (no headers, no bodies), and the url's signed-link parameters are masked. The redact
+            // list is a second line of defence should anything log headers later.
             serializers: { req: serializeRequest },
             redact: {
               paths: [
@@ -63,7 +63,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     clientErrorHandler: writeClientError,
     return503OnClosing: false,
     // A URL that does not percent-decode or an over-long path parameter fails in the router, before any
-    // hook or error handler: answer it with the error body of interface 7.1 too (issue 9 fuzzing).
+    // hook or error handler: answer it with the error body of interface 7.1 too (found by fuzzing: docs/robustness.md).
     frameworkErrors: frameworkErrorHandler,
     // zod compiles every schema (set again below, where the types are checked). Naming the compilers here
     // also spares the start-up from loading Fastify's default ones (ajv, fast-json-stringify), which nothing
@@ -112,7 +112,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     done();
   });
   registerAdminGuard(app, ctx);
-  // issue 8: the request journal sees every request, including ones refused by auth or validation.
+  // docs/test-kit.md#request-journal: the journal sees every request, including ones refused by auth or validation.
   journalRoutes(app, registerJournal(app, ctx));
   registerAuth(app, ctx);
   for (const module of routeModules) await app.register(module(ctx));

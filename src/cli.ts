@@ -27,7 +27,7 @@ async function main(argv: string[]): Promise<void> {
     }
     throw error;
   }
-  // Memory (issue 9: RSS under 150 MB with 1,000,000 transactions): under load V8 lets the old generation
+  // Memory (RSS under 150 MB with 1,000,000 transactions, docs/benchmarks.md): under load V8 lets the old generation
   // grow several times past its live size before collecting. Request journal entries live for N requests,
   // so they are promoted and die there, and a 20 MB live heap peaked near 170 MB of RSS. Growing by at most
   // 20% per collection keeps the peak near 125 MB at the same throughput (measured with bench/). V8 reads

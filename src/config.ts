@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { z } from 'zod';
 
-// One zod schema for every flag and environment variable (issue 2). A flag wins over its variable.
+// One zod schema for every flag and environment variable (docs/configuration.md). A flag wins over its variable.
 
 // The package root, whether running from src/ (tests) or dist/src/ (built).
 export const PROJECT_ROOT = findPackageRoot(path.dirname(fileURLToPath(import.meta.url)));
@@ -60,8 +60,8 @@ export const configSchema = z.object({
     .min(1, 'accepts an integer number of milliseconds 1-600000')
     .max(600000, 'accepts an integer number of milliseconds 1-600000')
     .default(10000),
-  // issue 9: answers of hot reads kept while the database is unchanged (db/read-cache.ts); `off` builds
-  // every answer (a diagnostic: the benchmark's uncached figure, or ruling the cache out).
+  // docs/architecture.md#the-read-cache: answers of hot reads kept while the database is unchanged (db/read-cache.ts);
+  // `off` builds every answer (a diagnostic: the benchmark's uncached figure, or ruling the cache out).
   readCache: z.enum(['on', 'off'], { error: 'accepts on or off' }).default('on'),
   // A new sandbox starts from an exported snapshot instead of the fixtures (docs/configuration.md#snapshot).
   snapshot: z

@@ -5,7 +5,10 @@ import type { Config } from './config.js';
 import type { Fixtures } from './fixtures/fixtures.schema.js';
 import { errors } from './http/errors.js';
 
-/** Everything a domain function needs, injected (DESIGN: ctx = { db, clock, ids, config }). */
+/**
+ * Everything a domain function needs, injected
+ * (docs/architecture.md#the-shape-in-one-paragraph: ctx = { db, clock, ids, config }).
+ */
 export interface AppContext {
   db: Db;
   clock: Clock;
@@ -16,7 +19,7 @@ export interface AppContext {
   jobHandlers: Record<string, (ctx: AppContext, payload: Record<string, unknown>) => void>;
 }
 
-/** Decimal places of a currency (contract 0); unknown currencies are a 400 naming the field. */
+/** Decimal places of a currency (docs/decisions.md#exact-money); unknown currencies are a 400 naming the field. */
 export function precisionOf(ctx: AppContext, currency: string, fieldRef = 'currency'): number {
   const entry = ctx.fixtures.currencies[currency];
   if (!entry) {

@@ -1,5 +1,5 @@
-// Times statements of 10,000 ledger entries (contract 9) on a server started in-process with the default
-// fixtures: 6,000 deposits and 2,000 withdrawals with a fee (2 entries each) in March 2026, loaded through
+// Times statements of 10,000 ledger entries (docs/statements.md#performance) on a server started in-process with the
+// default fixtures: 6,000 deposits and 2,000 withdrawals with a fee (2 entries each) in March 2026, loaded through
 // the fixtures' history loader (the app's own insert path). Measures, median of RUNS after one warm-up:
 //   - GET /v1/accounts/acct_acme_usd/statement?format=pdf|csv over HTTP (build, render, store, link) and
 //     the download of the file through its signed link;

@@ -14,7 +14,7 @@ export function openDatabase(path: string): Db {
   return db;
 }
 
-// DESIGN habit 5: prepare each statement once per database handle.
+// Prepare each statement once per database handle (docs/architecture.md#folder-map: `sql()` cache).
 const statementCache = new WeakMap<Db, Map<string, Database.Statement>>();
 
 export function sql<Row = unknown>(db: Db, text: string): Database.Statement<unknown[], Row> {

@@ -2,10 +2,10 @@ import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import type { Db } from './connection.js';
 import { sql } from './connection.js';
 
-// Answers of hot reads, kept while the database has not changed (issue 9: the signed list of transactions
-// at 1,000,000 rows within half of a bare HTTP route's throughput). A client polling the same page (a
-// dashboard, a change-sync loop at its tail, a test waiting for a status) is answered from memory; any
-// write anywhere makes every entry stale, so an answer is never older than the data it was built from.
+// Answers of hot reads, kept while the database has not changed (docs/architecture.md#the-read-cache; the target,
+// docs/benchmarks.md: the signed list of transactions at 1,000,000 rows within half of a bare HTTP route's throughput).
+// A client polling the same page (a dashboard, a change-sync loop at its tail, a test waiting for a status) is answered
+// from memory; any write anywhere makes every entry stale, so an answer is never older than the data it was built from.
 //
 // "Changed" is the database's change marker, two parts that only move forward:
 // - `total_changes()`: every row this connection has inserted, updated or deleted. Reset, jobs, webhooks

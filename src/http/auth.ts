@@ -8,7 +8,7 @@ import { errors, ServiceError } from './errors.js';
 import { SCOPES, type Scope } from './scopes.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 
-// Authentication of interface 5 with the emulator's rules of contract 2: HMAC headers (server-to-server),
+// Authentication of interface 5 with the emulator's rules (docs/authentication.md): HMAC headers (server-to-server),
 // bearer tokens (client-server), the payout endpoint's HMAC variant, and the user context that every
 // user-scoped endpoint acts for.
 
@@ -23,8 +23,8 @@ export const HEADER = {
 } as const;
 
 export const HMAC_SKEW_MS = 60_000; // interface 5.2
-export const PAYOUT_SKEW_MS = 300_000; // contract 2: payout variant
-export const TOKEN_LIFETIME_SECONDS = 3600; // contract 2
+export const PAYOUT_SKEW_MS = 300_000; // docs/decisions.md#payout-hmac-variant
+export const TOKEN_LIFETIME_SECONDS = 3600; // docs/decisions.md#bearer-tokens
 
 export interface AuthPolicy {
   /** Accepted modes; `payout` is the HMAC variant of interface 4.12. `none`: no credentials. */
@@ -32,7 +32,7 @@ export interface AuthPolicy {
   /** Bearer tokens must carry this scope (HMAC callers hold every scope). */
   scope?: Scope;
   /**
-   * `required`: the call acts for one user (contract 2 user context); `programme`: programme-level;
+   * `required`: the call acts for one user (docs/decisions.md#user-context); `programme`: programme-level;
    * `user-or-programme`: as `required`, except that a MULTI_USER key without X-Service-User-Id acts for the
    * whole programme (userId null; docs/money-in.md#programme-wide-transactions, interface 4.5).
    */
@@ -89,15 +89,15 @@ function requestTarget(request: FastifyRequest): string {
 const NO_BODY = Buffer.alloc(0);
 
 /**
- * Lower-case hex HMAC-SHA256 of contract 2's canonical string (apiKey + timestamp + METHOD + target + raw
- * body): the same bytes as lib/hmac.ts canonicalRequest, fed to the MAC in two parts instead of being
- * copied into one buffer first (this runs on every signed request).
+ * Lower-case hex HMAC-SHA256 of the canonical string (docs/decisions.md#hmac-canonical-string) (apiKey + timestamp +
+ * METHOD + target + raw body): the same bytes as lib/hmac.ts canonicalRequest, fed to the MAC in two parts instead of
+ * being copied into one buffer first (this runs on every signed request).
  */
 function canonicalSignature(secret: string, apiKey: string, timestamp: string, request: FastifyRequest): string {
   return hmacSha256Hex(secret, `${apiKey}${timestamp}${request.method.toUpperCase()}${requestTarget(request)}`, request.rawBody ?? NO_BODY);
 }
 
-/** HMAC mode (interface 5.2, contract 2). */
+/** HMAC mode (docs/authentication.md#hmac-headers-server-to-server, interface 5.2). */
 function verifyHmac(ctx: AppContext, request: FastifyRequest): ApiKeyRow {
   const apiKey = header(request, HEADER.apiKey);
   const timestamp = header(request, HEADER.timestamp);
@@ -129,7 +129,7 @@ function headerLengthCheck(name: string, value: string | undefined, min: number,
   }
 }
 
-/** The payout endpoint's HMAC variant (interface 4.12, 5.2; contract 2). Reusable by any route. */
+/** The payout endpoint's HMAC variant (docs/decisions.md#payout-hmac-variant, interface 4.12, 5.2). Any route may use it. */
 export function verifyPayoutHmac(ctx: AppContext, request: FastifyRequest): ApiKeyRow {
   const apiKey = header(request, HEADER.apiKey);
   const timestamp = header(request, HEADER.timestamp);
@@ -183,7 +183,7 @@ function verifyBearer(ctx: AppContext, token: string): AuthContext {
   };
 }
 
-/** Resolve the user a key acts for (contract 2 user context). */
+/** Resolve the user a key acts for (docs/decisions.md#user-context). */
 function userContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, policy: AuthPolicy): string | null {
   const userHeader = header(request, HEADER.userId);
   if (policy.user === 'programme') return null;
@@ -275,7 +275,7 @@ function hmacContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, p
 /**
  * Gives every route with a `config.auth` policy its own preValidation hook, closed over the policy: a
  * route-level hook costs nothing on routes without one, and reading the policy back per request through
- * `request.routeOptions` builds a frozen object each time (issue 9 profile). Registered before the routes.
+ * `request.routeOptions` builds a frozen object each time (measured: docs/benchmarks.md). Registered before the routes.
  */
 export function registerAuth(app: FastifyInstance, ctx: AppContext): void {
   app.addHook('onRoute', (route) => {
@@ -314,7 +314,7 @@ export function scopeOf(request: FastifyRequest): { programmeId: string; userId:
   return { programmeId: auth.programmeId, userId: auth.userId };
 }
 
-/** A fresh random bearer token (contract 2: random, never derived from the clock). */
+/** A fresh random bearer token (docs/decisions.md#bearer-tokens: random, never derived from the clock). */
 export function newAccessToken(): string {
   return `sbx_at_${randomBytes(24).toString('base64url')}`;
 }

@@ -13,9 +13,9 @@ export function registerBodyParsers(app: FastifyInstance): void {
   const malformed = (detail: string) =>
     errors.invalid(`The body is not valid JSON: ${detail}`, [{ type: 'InvalidFormat', fieldRef: 'body', message: `Malformed JSON body: ${detail}` }]);
 
-  // Keep the raw bytes: HMAC signatures cover the body byte for byte (contract 2). An empty body with a
-  // JSON content type counts as no body, so `curl -H 'Content-Type: application/json' -X POST` works on
-  // routes that take none.
+  // Keep the raw bytes: HMAC signatures cover the body byte for byte (docs/decisions.md#hmac-canonical-string). An
+  // empty body with a JSON content type counts as no body, so `curl -H 'Content-Type: application/json' -X POST` works
+  // on routes that take none.
   app.addContentTypeParser(['application/json', 'application/*+json'], { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     request.rawBody = body;
     if (body.length === 0) return done(null, undefined);
@@ -42,7 +42,7 @@ export function registerBodyParsers(app: FastifyInstance): void {
     if (body.length === 0) return done(null, undefined);
     done(new ServiceError(415, 'INVALID_REQUEST', 'Unsupported Content-Type "text/plain"; send application/json (text/plain is for the payout endpoint)'), undefined);
   });
-  // Any other type: fine without a body (curl -d '' sends a form type), otherwise 415 (contract 1 body).
+  // Any other type: fine without a body (curl -d '' sends a form type), otherwise 415 (docs/decisions.md#status-codes).
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     request.rawBody = body;
     if (body.length === 0) return done(null, undefined);

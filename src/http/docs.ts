@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import swagger from '@fastify/swagger';
 import { noRoute, toServiceError } from './errors.js';
 
-// Swagger UI at /docs (issue 2), built on its first request instead of at start-up (issue 9: cold start).
+// Swagger UI at /docs, built on its first request instead of at start-up (cold start: docs/benchmarks.md).
 // @fastify/swagger-ui registers @fastify/static and its file routes, a tenth of the start-up, for a page
 // most runs never open. The UI lives in a small Fastify instance of its own, made on the first /docs
 // request, holding the main app's finished document (@fastify/swagger in static mode); the main app

@@ -5,7 +5,7 @@ import { InvalidTransitionError } from '../lib/state-machine.js';
 import { MoneyFormatError } from '../lib/money.js';
 import { methodsForPath } from './route-catalog.js';
 
-// The error model of interface 7 and contract 1: one error type, one handler, one body shape
+// The error model of interface 7 and docs/errors.md: one error type, one handler, one body shape
 // `{ message, errorCode?, validationErrors? }` on every non-2xx answer.
 
 export const ERROR_CODES = [
@@ -82,7 +82,7 @@ export class ServiceError extends Error {
   }
 }
 
-// Named constructors keep call sites short and the status/code pairs of contract 1 in one place.
+// Named constructors keep call sites short and the status/code pairs of docs/errors.md in one place.
 export const errors = {
   invalid(message: string, validationErrors?: ValidationError[]) {
     return new ServiceError(400, 'INVALID_REQUEST', message, validationErrors);
@@ -192,7 +192,7 @@ function sendError(reply: FastifyReply, error: ServiceError): void {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0]!;
-    // Contract 1: a known path with the wrong method is a 405 with an Allow header, not a 404.
+    // docs/decisions.md#status-codes: a known path with the wrong method is a 405 with an Allow header, not a 404.
     const allowed = methodsForPath(app, path);
     if (allowed.length > 0) {
       void reply.header('allow', allowed.join(', '));
@@ -226,7 +226,7 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
   sendError(reply, toServiceError(error, request));
 }
 
-/** The 404 of a path no route serves (contract 1). */
+/** The 404 of a path no route serves (docs/decisions.md#error-body-everywhere). */
 export function noRoute(method: string, path: string): ServiceError {
   return errors.notFound(`No route for ${method} ${path}; see /openapi.json for the routes this emulator serves`);
 }

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import type { AuthPolicy } from './auth.js';
 
-// Every registered route, recorded as it is added. Two uses: the 405 answer of contract 1 needs to know
-// which methods a concrete path accepts (Fastify's router only answers "no route"), and the OpenAPI test
+// Every registered route, recorded as it is added. Two uses: the 405 answer (docs/decisions.md#status-codes) needs to
+// know which methods a concrete path accepts (Fastify's router only answers "no route"), and the OpenAPI test
 // checks that every route carries tags, a summary, response schemas and an auth policy.
 
 export interface CatalogRoute {

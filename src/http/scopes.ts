@@ -1,5 +1,6 @@
-// The scopes of contract 2 (bearer tokens) and the entitlements of API keys (docs/authentication.md#entitlements).
-// Their own module so that the fixtures schema can name them without importing the auth hook.
+// The scopes of bearer tokens (docs/decisions.md#bearer-tokens) and the entitlements of API keys
+// (docs/authentication.md#entitlements). Their own module so that the fixtures schema can name them without importing
+// the auth hook.
 export const SCOPES = [
   'accounts:read',
   'accounts:write',

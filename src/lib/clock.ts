@@ -1,5 +1,5 @@
-// The emulated clock (contract 10). Business time comes only from here; the HMAC skew check uses the
-// real wall clock on purpose (contract 2), so it reads `realNow()`, never `now()`.
+// The emulated clock (docs/decisions.md#emulated-clock). Business time comes only from here; the HMAC skew check uses
+// the real wall clock on purpose (docs/decisions.md#hmac-timestamp), so it reads `realNow()`, never `now()`.
 
 export type ClockState =
   | { mode: 'realtime'; offsetMs: number }

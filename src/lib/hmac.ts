@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-// HMAC helpers shared by request authentication (interface 5.2, contract 2), webhook signing
-// (interface 6.1) and statement links (contract 9).
+// HMAC helpers shared by request authentication (interface 5.2, docs/authentication.md), webhook signing
+// (interface 6.1) and statement links (docs/decisions.md#statement-links).
 
 export function hmacSha256Hex(secret: string, ...parts: Array<string | Uint8Array>): string {
   const mac = createHmac('sha256', secret);
@@ -18,8 +18,8 @@ export function hexDigestsEqual(expectedHex: string, givenHex: string): boolean 
 }
 
 /**
- * The canonical request string of contract 2: apiKey + timestamp as sent + upper-case method + request
- * target (path and `?query` exactly as sent) + raw body bytes, with no separators.
+ * The canonical request string (docs/decisions.md#hmac-canonical-string): apiKey + timestamp as sent + upper-case
+ * method + request target (path and `?query` exactly as sent) + raw body bytes, with no separators.
  */
 export function canonicalRequest(apiKey: string, timestamp: string, method: string, target: string, body: Uint8Array | string): Buffer {
   const head = Buffer.from(`${apiKey}${timestamp}${method.toUpperCase()}${target}`, 'utf8');

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 
-// Ids are opaque, type-prefixed and deterministic (contract 0): the n-th value drawn from a seed is always
-// the same. The counter lives in the database (see db/id-counter.ts) so a file database restarted later
-// never hands out an id twice, and a rolled-back request does not consume one.
+// Ids are opaque, type-prefixed and deterministic (docs/decisions.md#id-prefixes, docs/decisions.md#determinism): the
+// n-th value drawn from a seed is always the same. The counter lives in the database (see db/id-counter.ts) so a file
+// database restarted later never hands out an id twice, and a rolled-back request does not consume one.
 
 export const ID_PREFIXES = {
   programme: 'prg',

@@ -1,5 +1,5 @@
-// Money is exact (contract 0): integer minor units as bigint, never JS floats. Decimal strings are parsed
-// and formatted here and nowhere else.
+// Money is exact (docs/decisions.md#exact-money): integer minor units as bigint, never JS floats. Decimal strings are
+// parsed and formatted here and nowhere else.
 
 export class MoneyFormatError extends Error {
   override name = 'MoneyFormatError';
@@ -9,7 +9,7 @@ const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
 
 /**
  * Parse a request amount into minor units. Rejects signs, exponents, non-numbers and more decimals than
- * the currency allows (contract 0: 400 InvalidFormat).
+ * the currency allows (docs/decisions.md#exact-money: 400 InvalidFormat).
  */
 export function parseAmount(value: string, precision: number): bigint {
   const match = DECIMAL.exec(value);

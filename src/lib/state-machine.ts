@@ -1,5 +1,6 @@
-// State machines as data (DESIGN habit 4): each machine is a table of allowed moves; `assertTransition`
-// is the one check, and an invalid move is a typed error that the HTTP layer maps to 409.
+// State machines as data, not as scattered ifs (docs/architecture.md#the-shape-in-one-paragraph): each machine is a
+// table of allowed moves; `assertTransition` is the one check, and an invalid move is a typed error that the HTTP layer
+// maps to 409.
 
 export type TransitionTable<S extends string> = Readonly<Record<S, readonly S[]>>;
 

@@ -9,8 +9,8 @@ import { loadFixtures, validateFixtures } from '../fixtures/fixtures.loader.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import type { AppContext } from '../context.js';
 
-// The in-process test kit (issue 8): one line starts a sandbox on a random port with a webhook receiver
-// attached, for tap, vitest, jest or node:test suites.
+// The in-process test kit (docs/test-kit.md#in-process-test-kit): one line starts a sandbox on a random port with a
+// webhook receiver attached, for tap, vitest, jest or node:test suites.
 //
 //   const sandbox = await startSandbox();
 //   const res = await sandbox.signedFetch('GET', '/v1/accounts');

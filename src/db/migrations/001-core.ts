@@ -2,8 +2,8 @@ import type { Migration } from './index.js';
 
 // Core schema: programmes, credentials, users, accounts, deposit instructions, transactions and their
 // ledger entries, deferred jobs, the event outbox and idempotency records. Amounts are integer minor
-// units (contract 0); instants are kept both as ISO text (what the API returns) and epoch ms (for sorting
-// and range filters).
+// units (docs/decisions.md#exact-money); instants are kept both as ISO text (what the API returns) and epoch ms (for
+// sorting and range filters).
 export const migration001Core: Migration = {
   version: 1,
   name: 'core',
@@ -151,7 +151,7 @@ CREATE INDEX transactions_user_updated ON transactions (user_id, updated_at_ms, 
 CREATE INDEX transactions_account_created ON transactions (account_id, created_at_ms, id);
 CREATE INDEX transactions_account_updated ON transactions (account_id, updated_at_ms, id);
 
--- Ledger (contract 4): balances are sums of these rows, never stored apart.
+-- Ledger (docs/decisions.md#ledger): balances are sums of these rows, never stored apart.
 CREATE TABLE ledger_entries (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   account_id TEXT NOT NULL REFERENCES accounts(id),
@@ -168,7 +168,7 @@ CREATE TABLE ledger_entries (
 CREATE INDEX ledger_by_account ON ledger_entries (account_id, posted_at_ms, id);
 CREATE INDEX ledger_by_transaction ON ledger_entries (transaction_id);
 
--- Deferred work (DESIGN: no setTimeout carries business state).
+-- Deferred work (docs/architecture.md#a-new-job: no setTimeout carries business state).
 CREATE TABLE jobs (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   type TEXT NOT NULL,
@@ -181,7 +181,7 @@ CREATE TABLE jobs (
 );
 CREATE INDEX jobs_due ON jobs (status, due_at_ms, id);
 
--- Events written in the same SQLite transaction as the change that causes them (contract 11).
+-- Events written in the same SQLite transaction as the change that causes them (docs/decisions.md#webhook-outbox).
 CREATE TABLE outbox (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   event_id TEXT NOT NULL UNIQUE,

@@ -1,6 +1,6 @@
 import type { Migration } from './index.js';
 
-// Money in and the transactions list (issue 3).
+// Money in and the transactions list (docs/money-in.md).
 //
 // 1. Deposit-instruction requests (interface 3.1, 4.1): a request is `PENDING` while it is provisioned and
 //    only then becomes a row of `deposit_instructions`, so the account detail (and the statement) show an
@@ -9,8 +9,8 @@ import type { Migration } from './index.js';
 //
 // 2. Ledger: a running total on each entry (see below).
 //
-// 3. The transactions list (interface 4.5, contract 4) must stay fast with 1,000,000 rows and report an
-//    exact `totalRecords`:
+// 3. The transactions list (docs/money-in.md#transactions, interface 4.5) must stay fast with 1,000,000 rows
+//    and report an exact `totalRecords`:
 //    - `transaction_accounts` lists each transaction under every top-level account of its user that it
 //      moves (an FX transfer USD -> EUR appears under both; a stablecoin deposit into a sub-balance and its
 //      sweep appear under the parent), with copies of the sort keys so each sort of the account filter is
@@ -44,8 +44,8 @@ CREATE TABLE deposit_instruction_requests (
 
 ALTER TABLE transactions ADD COLUMN rest_json TEXT;
 
--- Contract 4 derives balances from entries. Each entry also records the account's running total after it
--- (the sum of the entries up to and including it, in posting order), so \`available\` is one index lookup
+-- Balances are derived from entries (docs/decisions.md#ledger). Each entry also records the account's running total
+-- after it (the sum of the entries up to and including it, in posting order), so \`available\` is one index lookup
 -- instead of a SUM over every entry of the account; the ledger test checks it against the plain sum.
 ALTER TABLE ledger_entries ADD COLUMN available_after_minor INTEGER;
 CREATE INDEX ledger_by_account_seq ON ledger_entries (account_id, id);

@@ -1,8 +1,8 @@
 import type { Migration } from './index.js';
 
-// Money out (issue 4): beneficiaries with their instruments (contract 7) and transaction intents
-// (contract 5). Payout submissions keep their Idempotency-Key answers in the core `idempotency_records`
-// table (scope 'payout'), so they need no table of their own. Amounts are integer minor units.
+// Money out (docs/money-out.md): beneficiaries with their instruments and transaction intents. Payout submissions keep
+// their Idempotency-Key answers in the core `idempotency_records` table (scope 'payout'), so they need no table of
+// their own. Amounts are integer minor units.
 export const migration003MoneyOut: Migration = {
   version: 3,
   name: 'money-out',
@@ -58,7 +58,7 @@ CREATE TABLE transaction_intents (
   programme_id TEXT NOT NULL REFERENCES programmes(id),
   user_id TEXT NOT NULL REFERENCES users(id),
   idempotency_key TEXT NOT NULL,
-  -- hash of the creation request: the same key with another body is a 409 (contract 5)
+  -- hash of the creation request: the same key with another body is a 409 (docs/decisions.md#intent-idempotency)
   request_hash TEXT NOT NULL,
   type TEXT NOT NULL CHECK (type IN ('TRANSFER', 'WITHDRAWAL')),
   status TEXT NOT NULL CHECK (status IN ('CREATED', 'EXPIRED', 'CANCELED', 'COMMITTED', 'FAILED')),

@@ -1,6 +1,6 @@
 import type { Migration } from './index.js';
 
-// Webhook delivery state (interface 6.1, contract 11). One delivery per outbox event, created in the same
+// Webhook delivery state (docs/webhooks.md, interface 6.1). One delivery per outbox event, created in the same
 // SQLite transaction as the event (domains/webhooks/outbox.ts), so an event written before a crash is
 // still owed after a restart. Every HTTP attempt is a row of webhook_attempts. Retries wait for a
 // `webhook.retry` job on the emulated clock (jobs table), never for a timer.

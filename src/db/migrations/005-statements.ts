@@ -1,8 +1,8 @@
 import type { Migration } from './index.js';
 
-// Rendered statement files (interface 4.3, contract 9): the CSV or PDF bytes behind a signed download link.
-// Kept in SQLite so a file database survives a restart with its links; `/_emulator/reset` clears the table
-// with every other state table. Expired rows are purged whenever a new file is stored (statements.service).
+// Rendered statement files (docs/statements.md#links-and-stored-files, interface 4.3): the CSV or PDF bytes behind a
+// signed download link. Kept in SQLite so a file database survives a restart with its links; `/_emulator/reset` clears
+// the table with every other state table. Expired rows are purged whenever a new file is stored (statements.service).
 export const migration005Statements: Migration = {
   version: 5,
   name: 'statements',

@@ -1,6 +1,6 @@
 import type { Migration } from './index.js';
 
-// Enrollment and information requests (interface 2.9, 2.10, 3.3, 3.4; contract 8). One enrollment per user;
+// Enrollment and information requests (docs/onboarding.md, interface 2.9, 2.10, 3.3, 3.4). One enrollment per user;
 // the enrollment points at its current information request. Entries are kept one row per requirement key
 // with the value as JSON; a document entry keeps only the document's metadata and SHA-256 (the PDF bytes
 // are checked at write time and then dropped: nothing in the interface ever reads them back).
@@ -27,7 +27,7 @@ CREATE TABLE information_requests (
   user_id TEXT NOT NULL REFERENCES users(id),
   subject_type TEXT NOT NULL CHECK (subject_type IN ('ENROLLMENT')),
   subject_id TEXT NOT NULL,
-  -- which requirement set applies: the user's type (contract 8)
+  -- which requirement set applies: the user's type (docs/onboarding.md#requirements-and-value-formats)
   requirement_set TEXT NOT NULL CHECK (requirement_set IN ('PERSON', 'BUSINESS')),
   status TEXT NOT NULL CHECK (status IN ('DRAFT', 'PROCESSING_SUBMISSION', 'PENDING_REVIEW', 'COMPLETED', 'CANCELED')),
   validation_status TEXT NOT NULL CHECK (validation_status IN ('MISSING', 'VALID', 'INVALID')),
