@@ -19,7 +19,6 @@ import { registerRouteCatalog } from './http/route-catalog.js';
 import { registerDocs } from './http/docs.js';
 import { redactUrl } from './http/redact.js';
 import { noteArrival } from './db/read-cache.js';
-import { registerAdminGuard } from './emulator/admin-guard.js';
 import { journalRoutes, registerJournal } from './emulator/journal.js';
 import { VERSION } from './version.js';
 import { routeModules } from './domains/index.js';
@@ -111,10 +110,10 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     noteArrival();
     done();
   });
-  registerAdminGuard(app, ctx);
   // docs/test-kit.md#request-journal: the journal sees every request, including ones refused by auth or validation.
-  journalRoutes(app, registerJournal(app, ctx));
-  registerAuth(app, ctx);
+  const journal = registerJournal(app, ctx);
+  registerAuth(app, ctx); // before any route: it gives each route its policy's hook
+  journalRoutes(app, journal);
   for (const module of routeModules) await app.register(module(ctx));
   for (const plugin of options.plugins ?? []) await app.register(plugin);
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { PROJECT_ROOT } from '../config.js';
 import type { AppContext } from '../context.js';
 import { errorResponses, errors } from '../http/errors.js';
-import { CONTROL_PLANE } from './emulator.routes.js';
+import { CONTROL_PLANE, OPEN } from './emulator.routes.js';
 import { dashboardStateQuery, dashboardStateResponse } from './overview.schema.js';
 import { getDashboardState } from './overview.service.js';
 
@@ -78,11 +78,6 @@ function installedDashboard(): DashboardFiles | Error {
   return (installed ??= readDashboardFiles());
 }
 
-/** The URLs of the page and its files: open without the admin token (docs/dashboard.md#read-endpoints-behind-the-dashboard). */
-export function dashboardFileUrls(): string[] {
-  const dashboard = installedDashboard();
-  return [PAGE_URL, ...(dashboard instanceof Error ? [] : dashboard.files.map((file) => file.url))];
-}
 
 // Defence in depth: every value is inserted as text (textContent), and the policy forbids inline script,
 // inline handlers and foreign origins should anything ever slip through.
@@ -106,7 +101,7 @@ export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
     app.get(
       PAGE_URL,
       {
-        config: CONTROL_PLANE,
+        config: OPEN, // a browser cannot add the token to a page load; the page holds no data
         schema: {
           tags: ['Emulator'],
           summary: 'Dashboard (HTML page): state, live transactions, webhook deliveries, request journal and actions',
@@ -123,7 +118,7 @@ export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
     );
     // The page's modules and style sheet, one route each; not API operations, so left out of the OpenAPI document.
     for (const file of dashboard instanceof Error ? [] : dashboard.files) {
-      app.get(file.url, { config: CONTROL_PLANE, logLevel: QUIET, schema: { hide: true } }, async (_request, reply) => send(reply, file.contentType, file.body));
+      app.get(file.url, { config: OPEN, logLevel: QUIET, schema: { hide: true } }, async (_request, reply) => send(reply, file.contentType, file.body));
     }
 
     app.get(

@@ -1,21 +1,22 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../http/errors.js';
-import type { AuthPolicy } from '../http/auth.js';
+import { ADMIN_POLICY, OPEN_POLICY } from '../http/auth.js';
 import { resetSandbox } from './reset.service.js';
 import { VERSION } from '../version.js';
 import { clockBody, clockResponse, healthResponse, resetResponse } from './emulator.schema.js';
 import { changeClock, clockView } from './clock.service.js';
 
-// The control plane of contract 10. No credentials unless ADMIN_TOKEN is set (emulator/admin-guard.ts).
-// CONTROL_PLANE is exported so other /_emulator route files state the same policy.
-export const CONTROL_PLANE = { auth: { modes: ['none'], user: 'programme' } } as const satisfies { auth: AuthPolicy };
+// The control plane of contract 10. Its routes take the admin policy (no credentials unless ADMIN_TOKEN is
+// set, http/auth.ts); OPEN is for the few that stay open even then (health, the dashboard's page and files).
+export const CONTROL_PLANE = { auth: ADMIN_POLICY };
+export const OPEN = { auth: OPEN_POLICY };
 
 export const emulatorRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {
     app.get(
       '/_emulator/health',
-      { config: CONTROL_PLANE, schema: { tags: ['Emulator'], summary: 'Liveness (open even when ADMIN_TOKEN is set)', response: { 200: healthResponse } } },
+      { config: OPEN, schema: { tags: ['Emulator'], summary: 'Liveness (open even when ADMIN_TOKEN is set)', response: { 200: healthResponse } } },
       async () => ({ status: 'ok' as const, now: ctx.clock.nowIso(), version: VERSION }),
     );
 

@@ -1,15 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { CONTROL_PLANE } from './emulator.routes.js';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../http/errors.js';
-import type { AuthPolicy } from '../http/auth.js';
 import { decisionParams, enrollmentSchema, forcedDecisionBody, revokeBody, revokeParams } from '../domains/enrollment/enrollment.schema.js';
 import { forceReviewDecision, revokeEnrollment } from '../domains/enrollment/enrollment.service.js';
 import { informationRequestDetailSchema } from '../domains/information-requests/information-requests.schema.js';
 import { cancelInformationRequest } from '../domains/information-requests/information-requests.service.js';
 
-// Contract 10: the enrollment part of the control plane. No credentials (unless ADMIN_TOKEN is set,
-// emulator/admin-guard.ts); ids are global, not scoped to a programme.
-const CONTROL_PLANE: { auth: AuthPolicy } = { auth: { modes: ['none'], user: 'programme' } };
+// Contract 10: the enrollment part of the control plane (the admin policy, CONTROL_PLANE); ids are global,
+// not scoped to a programme.
 
 export const emulatorEnrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { CONTROL_PLANE } from './emulator.routes.js';
 import type { AppContext } from '../context.js';
-import type { AuthPolicy } from '../http/auth.js';
 import { errorResponses, errors } from '../http/errors.js';
 import {
   deliveryListSchema,
@@ -15,9 +15,8 @@ import { assertReplayable, getDeliveryView, listDeliveries, listEndpoints, setWe
 import { replayDelivery } from '../domains/webhooks/webhooks.sender.js';
 import { triggerEventBody, triggerWebhookEvent } from '../domains/webhooks/webhooks.trigger.js';
 
-// Webhook control plane (contract 10, 11): the delivery log, replay, and the endpoint. No credentials
-// unless ADMIN_TOKEN is set (emulator/admin-guard.ts).
-const CONTROL_PLANE = { auth: { modes: ['none'], user: 'programme' } } as const satisfies { auth: AuthPolicy };
+// Webhook control plane (contract 10, 11): the delivery log, replay, and the endpoint, under the admin
+// policy (CONTROL_PLANE).
 
 export const webhooksRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {

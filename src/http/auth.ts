@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sql } from '../db/connection.js';
 import { readCacheOf } from '../db/read-cache.js';
@@ -27,8 +27,12 @@ export const PAYOUT_SKEW_MS = 300_000; // docs/decisions.md#payout-hmac-variant
 export const TOKEN_LIFETIME_SECONDS = 3600; // docs/decisions.md#bearer-tokens
 
 export interface AuthPolicy {
-  /** Accepted modes; `payout` is the HMAC variant of interface 4.12. `none`: no credentials. */
-  modes: ReadonlyArray<'hmac' | 'bearer' | 'payout' | 'none'>;
+  /**
+   * Accepted modes; `payout` is the HMAC variant of interface 4.12. `admin`: the control plane, open unless
+   * `--admin-token` is set, then that token (docs/decisions.md#control-plane-open). `none`: no credentials
+   * ever (health, the dashboard's page and files, signed statement links).
+   */
+  modes: ReadonlyArray<'hmac' | 'bearer' | 'payout' | 'admin' | 'none'>;
   /** Bearer tokens must carry this scope (HMAC callers hold every scope). */
   scope?: Scope;
   /**
@@ -40,7 +44,7 @@ export interface AuthPolicy {
 }
 
 export interface AuthContext {
-  mode: 'hmac' | 'bearer' | 'payout' | 'none';
+  mode: 'hmac' | 'bearer' | 'payout' | 'admin' | 'none';
   programmeId: string;
   apiKey: string | null;
   integrationType: 'SINGLE_USER' | 'MULTI_USER' | null;
@@ -97,31 +101,66 @@ function canonicalSignature(secret: string, apiKey: string, timestamp: string, r
   return hmacSha256Hex(secret, `${apiKey}${timestamp}${request.method.toUpperCase()}${requestTarget(request)}`, request.rawBody ?? NO_BODY);
 }
 
-/** HMAC mode (docs/authentication.md#hmac-headers-server-to-server, interface 5.2). */
-function verifyHmac(ctx: AppContext, request: FastifyRequest): ApiKeyRow {
-  const apiKey = header(request, HEADER.apiKey);
-  const timestamp = header(request, HEADER.timestamp);
-  const signature = header(request, HEADER.signature);
-  const programId = header(request, HEADER.programId);
-  if (!apiKey) throw errors.unauthorized('Missing X-Service-Api-Key header');
-  const key = lookupKey(ctx, apiKey);
-  if (!key) throw errors.unauthorized('Unknown API key');
-  if (!timestamp) throw errors.unauthorized('Missing X-Service-Timestamp header (milliseconds since the Unix epoch)');
-  if (!/^\d{1,16}$/.test(timestamp)) throw errors.unauthorized('X-Service-Timestamp must be milliseconds since the Unix epoch, as digits');
-  if (Math.abs(ctx.clock.realNowMs() - Number(timestamp)) > HMAC_SKEW_MS) {
-    throw errors.unauthorized('X-Service-Timestamp is more than 60 seconds away from the server clock; sign each request with the current time');
-  }
-  if (!signature) throw errors.unauthorized('Missing X-Service-Signature header');
-  if (!programId) throw errors.unauthorized('Missing X-Service-Program-Id header');
-  const expected = canonicalSignature(key.secret, apiKey, timestamp, request);
-  if (!hexDigestsEqual(expected, signature)) {
-    throw errors.unauthorized(
-      'Signature mismatch: expected lower-case hex HMAC-SHA256 of apiKey + timestamp + METHOD + path?query + raw body, keyed with the API secret',
-    );
-  }
-  if (programId !== key.programme_id) throw errors.forbidden('X-Service-Program-Id does not match the programme of this API key');
-  return key;
+/**
+ * How a signed request spells its timestamp and signature. The two formats of interface 5.2 (HMAC mode:
+ * epoch milliseconds, bare hex) and 4.12 (the payout variant: RFC 3339, `sha256=<hex>`, header lengths
+ * checked first); both sign the same canonical string with the key's secret.
+ */
+interface HmacFormat {
+  /** The payout variant checks the key and programme headers' lengths before anything else. */
+  checkHeaderLengths: boolean;
+  timestamp: {
+    missing: string;
+    /** The instant in epoch ms, or undefined when the value is not in this format. */
+    parseMs(value: string): number | undefined;
+    malformed: string;
+    skewMs: number;
+    skewed: string;
+  };
+  signature: {
+    /** The hex digest carried by the header, or undefined when the header is not in this format. */
+    hexOf(value: string): string | undefined;
+    malformed: string;
+    mismatch: string;
+  };
 }
+
+const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]00:00)$/i;
+const PAYOUT_SIGNATURE = /^sha256=[A-Fa-f0-9]{64}$/;
+
+/** HMAC mode (docs/authentication.md#hmac-headers-server-to-server, interface 5.2). */
+const HMAC_FORMAT: HmacFormat = {
+  checkHeaderLengths: false,
+  timestamp: {
+    missing: 'Missing X-Service-Timestamp header (milliseconds since the Unix epoch)',
+    parseMs: (value) => (/^\d{1,16}$/.test(value) ? Number(value) : undefined),
+    malformed: 'X-Service-Timestamp must be milliseconds since the Unix epoch, as digits',
+    skewMs: HMAC_SKEW_MS,
+    skewed: 'X-Service-Timestamp is more than 60 seconds away from the server clock; sign each request with the current time',
+  },
+  signature: {
+    hexOf: (value) => value, // any other text simply does not match
+    malformed: '',
+    mismatch: 'Signature mismatch: expected lower-case hex HMAC-SHA256 of apiKey + timestamp + METHOD + path?query + raw body, keyed with the API secret',
+  },
+};
+
+/** The payout endpoint's HMAC variant (docs/decisions.md#payout-hmac-variant, interface 4.12, 5.2). */
+const PAYOUT_FORMAT: HmacFormat = {
+  checkHeaderLengths: true,
+  timestamp: {
+    missing: 'Missing X-Service-Timestamp header (RFC 3339 UTC on this endpoint)',
+    parseMs: (value) => (RFC3339_UTC.test(value) && !Number.isNaN(Date.parse(value)) ? Date.parse(value) : undefined),
+    malformed: 'X-Service-Timestamp must be an RFC 3339 UTC timestamp on the payout endpoint, e.g. 2026-03-01T12:00:00Z',
+    skewMs: PAYOUT_SKEW_MS,
+    skewed: 'X-Service-Timestamp is more than 300 seconds away from the server clock',
+  },
+  signature: {
+    hexOf: (value) => (PAYOUT_SIGNATURE.test(value) ? value.slice('sha256='.length) : undefined),
+    malformed: 'X-Service-Signature must match ^sha256=[A-Fa-f0-9]{64}$',
+    mismatch: 'Signature mismatch: expected sha256=<hex HMAC-SHA256 of apiKey + timestamp + POST + path?query + raw body>',
+  },
+};
 
 function headerLengthCheck(name: string, value: string | undefined, min: number, max: number): void {
   if (value !== undefined && (value.length < min || value.length > max)) {
@@ -129,32 +168,29 @@ function headerLengthCheck(name: string, value: string | undefined, min: number,
   }
 }
 
-/** The payout endpoint's HMAC variant (docs/decisions.md#payout-hmac-variant, interface 4.12, 5.2). Any route may use it. */
-export function verifyPayoutHmac(ctx: AppContext, request: FastifyRequest): ApiKeyRow {
+/** Check a signed request in the given format; returns its API key. Every refusal is a 401, except the programme's 403. */
+function verifySignedRequest(ctx: AppContext, request: FastifyRequest, format: HmacFormat): ApiKeyRow {
   const apiKey = header(request, HEADER.apiKey);
   const timestamp = header(request, HEADER.timestamp);
   const signature = header(request, HEADER.signature);
-  const programId = header(request, HEADER.programId);
-  headerLengthCheck('X-Service-Api-Key', apiKey, 8, 128);
-  headerLengthCheck('X-Service-Program-Id', programId, 8, 128);
+  const programmeHeader = header(request, HEADER.programId);
+  if (format.checkHeaderLengths) {
+    headerLengthCheck('X-Service-Api-Key', apiKey, 8, 128);
+    headerLengthCheck('X-Service-Program-Id', programmeHeader, 8, 128);
+  }
   if (!apiKey) throw errors.unauthorized('Missing X-Service-Api-Key header');
   const key = lookupKey(ctx, apiKey);
   if (!key) throw errors.unauthorized('Unknown API key');
-  if (!timestamp) throw errors.unauthorized('Missing X-Service-Timestamp header (RFC 3339 UTC on this endpoint)');
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]00:00)$/i.test(timestamp) || Number.isNaN(Date.parse(timestamp))) {
-    throw errors.unauthorized('X-Service-Timestamp must be an RFC 3339 UTC timestamp on the payout endpoint, e.g. 2026-03-01T12:00:00Z');
-  }
-  if (Math.abs(ctx.clock.realNowMs() - Date.parse(timestamp)) > PAYOUT_SKEW_MS) {
-    throw errors.unauthorized('X-Service-Timestamp is more than 300 seconds away from the server clock');
-  }
+  if (!timestamp) throw errors.unauthorized(format.timestamp.missing);
+  const signedAtMs = format.timestamp.parseMs(timestamp);
+  if (signedAtMs === undefined) throw errors.unauthorized(format.timestamp.malformed);
+  if (Math.abs(ctx.clock.realNowMs() - signedAtMs) > format.timestamp.skewMs) throw errors.unauthorized(format.timestamp.skewed);
   if (!signature) throw errors.unauthorized('Missing X-Service-Signature header');
-  if (!/^sha256=[A-Fa-f0-9]{64}$/.test(signature)) throw errors.unauthorized('X-Service-Signature must match ^sha256=[A-Fa-f0-9]{64}$');
-  if (!programId) throw errors.unauthorized('Missing X-Service-Program-Id header');
-  const expected = canonicalSignature(key.secret, apiKey, timestamp, request);
-  if (!hexDigestsEqual(expected, signature.slice('sha256='.length))) {
-    throw errors.unauthorized('Signature mismatch: expected sha256=<hex HMAC-SHA256 of apiKey + timestamp + POST + path?query + raw body>');
-  }
-  if (programId !== key.programme_id) throw errors.forbidden('X-Service-Program-Id does not match the programme of this API key');
+  const givenHex = format.signature.hexOf(signature);
+  if (givenHex === undefined) throw errors.unauthorized(format.signature.malformed);
+  if (!programmeHeader) throw errors.unauthorized('Missing X-Service-Program-Id header');
+  if (!hexDigestsEqual(canonicalSignature(key.secret, apiKey, timestamp, request), givenHex)) throw errors.unauthorized(format.signature.mismatch);
+  if (programmeHeader !== key.programme_id) throw errors.forbidden('X-Service-Program-Id does not match the programme of this API key');
   return key;
 }
 
@@ -206,9 +242,8 @@ function userContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, p
 }
 
 export function authenticate(ctx: AppContext, request: FastifyRequest, policy: AuthPolicy): AuthContext {
-  if (policy.modes.includes('none')) {
-    return { mode: 'none', programmeId: '', apiKey: null, integrationType: null, userId: null, scopes: new Set() };
-  }
+  if (policy.modes.includes('none')) return NO_CREDENTIALS;
+  if (policy.modes.includes('admin')) return verifyAdmin(ctx, request);
   const authorization = header(request, 'authorization');
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
@@ -223,7 +258,7 @@ export function authenticate(ctx: AppContext, request: FastifyRequest, policy: A
     return auth;
   }
   if (policy.modes.includes('payout')) {
-    const key = verifyPayoutHmac(ctx, request);
+    const key = verifySignedRequest(ctx, request, PAYOUT_FORMAT);
     return hmacContext(ctx, request, key, policy, 'payout');
   }
   if (header(request, HEADER.apiKey) === undefined) {
@@ -233,8 +268,32 @@ export function authenticate(ctx: AppContext, request: FastifyRequest, policy: A
         : 'Missing authentication: this endpoint takes the X-Service-* HMAC headers',
     );
   }
-  const key = verifyHmac(ctx, request);
+  const key = verifySignedRequest(ctx, request, HMAC_FORMAT);
   return hmacContext(ctx, request, key, policy, 'hmac');
+}
+
+const NO_CREDENTIALS: AuthContext = { mode: 'none', programmeId: '', apiKey: null, integrationType: null, userId: null, scopes: new Set() };
+const ADMIN: AuthContext = { ...NO_CREDENTIALS, mode: 'admin' };
+
+/** The control plane's policy: every /_emulator route but health and the dashboard's page and files. */
+export const ADMIN_POLICY: AuthPolicy = { modes: ['admin'], user: 'programme' };
+/** Routes that never take credentials. */
+export const OPEN_POLICY: AuthPolicy = { modes: ['none'], user: 'programme' };
+
+/**
+ * Admin mode (docs/decisions.md#control-plane-open): no credentials unless `--admin-token` is set; then
+ * `Authorization: Bearer <token>` or `X-Admin-Token`, compared in constant time.
+ */
+function verifyAdmin(ctx: AppContext, request: FastifyRequest): AuthContext {
+  const token = ctx.config.adminToken;
+  if (!token) return ADMIN;
+  const given = header(request, 'x-admin-token') ?? /^Bearer\s+(.+)$/i.exec(header(request, 'authorization') ?? '')?.[1];
+  const expected = Buffer.from(token);
+  const buffer = Buffer.from(given ?? '');
+  if (buffer.length !== expected.length || !timingSafeEqual(buffer, expected)) {
+    throw errors.unauthorized('The control plane requires the admin token: Authorization: Bearer <ADMIN_TOKEN> or X-Admin-Token');
+  }
+  return ADMIN;
 }
 
 /** HMAC callers hold every scope unless their key lists entitlements; one shared read-only set for them. */
@@ -290,9 +349,31 @@ export function registerAuth(app: FastifyInstance, ctx: AppContext): void {
       }
       done();
     };
+    // Admin mode needs no body: it is checked on arrival, before the body is read, so a refused control-plane
+    // request is a 401 whatever its body. The other modes sign the body and run once it is parsed.
+    if (policy.modes.includes('admin')) {
+      const existing = route.onRequest;
+      route.onRequest = existing === undefined ? [authHook] : [authHook, ...(Array.isArray(existing) ? existing : [existing])];
+      return;
+    }
     const existing = route.preValidation;
     route.preValidation = existing === undefined ? [authHook] : [authHook, ...(Array.isArray(existing) ? existing : [existing])];
   });
+  // A control-plane path no route matches (an unknown path, or a method it does not take) answers only with
+  // the admin token too, so the 404 or 405 says nothing of the control plane without it. No hook at all when
+  // no token is set.
+  if (ctx.config.adminToken) {
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (request.routeOptions.url !== undefined || !request.url.startsWith('/_emulator')) return done();
+      try {
+        request.auth = verifyAdmin(ctx, request);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      done();
+    });
+  }
 }
 
 /** The authenticated context; routes with an auth policy always have one. */
