@@ -302,9 +302,15 @@ function pathParam(fixture: Fixture, name: string): fc.Arbitrary<string> {
   );
 }
 
+/** No credentials needed: an open route, or the control plane's admin mode (the fuzzed app has no --admin-token). */
+function takesNoCredentials(policy: CatalogRoute['auth']): boolean {
+  return !policy || policy.modes.includes('none') || policy.modes.includes('admin');
+}
+
 function defaultAuthFor(route: CatalogRoute): Identity | 'none' | 'payout' {
   const policy = route.auth;
-  if (!policy || policy.modes.includes('none')) return 'none';
+  if (takesNoCredentials(policy)) return 'none';
+  if (!policy) return 'none';
   if (policy.modes.includes('payout')) return 'payout';
   if (route.url === '/v1/auth/users') return MULTI;
   return {};
@@ -410,7 +416,7 @@ function requestFor(fixture: Fixture, route: CatalogRoute): fc.Arbitrary<FuzzReq
   const isPayout = route.auth?.modes.includes('payout') ?? false;
   const hasJsonBody = Boolean(route.schema?.body) && !isPayout;
   const body = isPayout ? payoutBody() : hasJsonBody ? jsonBody(sample.body) : fc.oneof({ weight: 6, arbitrary: fc.constant({ text: undefined, malformed: false }) }, { weight: 1, arbitrary: jsonBody(undefined) });
-  const requiresAuth = !(route.auth?.modes.includes('none') ?? true);
+  const requiresAuth = !takesNoCredentials(route.auth);
   const authKinds: AuthKind[] = requiresAuth
     ? ['missing', 'badSignature', 'staleTimestamp', 'wrongSecret', 'unknownKey', 'bearerGarbage', 'otherProgramme', 'randomHeaders', 'multiNoUser', 'multiUnknownUser', 'singleWithUser', 'janeMulti', 'bearerValid', 'bearerNoScope']
     : ['missing', 'randomHeaders', 'bearerGarbage'];
