@@ -7,7 +7,7 @@ import { VERSION } from '../version.js';
 import { clockBody, clockResponse, healthResponse, resetResponse } from './emulator.schema.js';
 import { changeClock, clockView } from './clock.service.js';
 
-// The control plane of contract 10. Its routes take the admin policy (no credentials unless ADMIN_TOKEN is
+// The control plane (docs/control-plane.md). Its routes take the admin policy (no credentials unless ADMIN_TOKEN is
 // set, http/auth.ts); OPEN is for the few that stay open even then (health, the dashboard's page and files).
 export const CONTROL_PLANE = { auth: ADMIN_POLICY };
 export const OPEN = { auth: OPEN_POLICY };

@@ -7,7 +7,7 @@ import { forceReviewDecision, revokeEnrollment } from '../domains/enrollment/enr
 import { informationRequestDetailSchema } from '../domains/information-requests/information-requests.schema.js';
 import { cancelInformationRequest } from '../domains/information-requests/information-requests.service.js';
 
-// Contract 10: the enrollment part of the control plane (the admin policy, CONTROL_PLANE); ids are global,
+// The enrollment part of the control plane (docs/control-plane.md#information-requests; the admin policy, CONTROL_PLANE); ids are global,
 // not scoped to a programme.
 
 export const emulatorEnrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>

@@ -15,7 +15,7 @@ import { assertReplayable, getDeliveryView, listDeliveries, listEndpoints, setWe
 import { replayDelivery } from '../domains/webhooks/webhooks.sender.js';
 import { triggerEventBody, triggerWebhookEvent } from '../domains/webhooks/webhooks.trigger.js';
 
-// Webhook control plane (contract 10, 11): the delivery log, replay, and the endpoint, under the admin
+// Webhook control plane (docs/webhooks.md): the delivery log, replay, and the endpoint, under the admin
 // policy (CONTROL_PLANE).
 
 export const webhooksRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
