@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { depositInstructionSchema } from '../deposit-instructions/deposit-instructions.schema.js';
 import { pageQuery } from '../../http/pagination.js';
 
-// interface 2.1 (list item) and contract 3 (detail: depositInstructions and balances)
+// interface 2.1 (list item) and docs/decisions.md#accounts-list (detail: depositInstructions and balances)
 export const accountSchema = z
   .object({
     id: z.string(),

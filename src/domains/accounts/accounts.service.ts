@@ -14,8 +14,8 @@ export interface Caller {
 }
 
 /**
- * The caller's own top-level account. Contract 1: an id of another programme (or no such id) is 404; an
- * account of another user of the same programme is 403.
+ * The caller's own top-level account. docs/decisions.md#status-codes: an id of another programme (or no such id) is
+ * 404; an account of another user of the same programme is 403.
  */
 export function requireOwnAccount(ctx: AppContext, caller: Caller, accountId: string): AccountRow {
   const row = requireProgrammeAccount(ctx, caller.programmeId, accountId);
@@ -23,7 +23,9 @@ export function requireOwnAccount(ctx: AppContext, caller: Caller, accountId: st
   return row;
 }
 
-/** A top-level account of any user of the programme; 404 otherwise, as for one user (contract 1). */
+/**
+ * A top-level account of any user of the programme; 404 otherwise, as for one user (docs/decisions.md#status-codes).
+ */
 export function requireProgrammeAccount(ctx: AppContext, programmeId: string, accountId: string): AccountRow {
   const row = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
   if (!row || row.programme_id !== programmeId || row.parent_account_id !== null) {
@@ -32,7 +34,7 @@ export function requireProgrammeAccount(ctx: AppContext, programmeId: string, ac
   return row;
 }
 
-// contract 3: createdAt ascending, then id
+// docs/decisions.md#accounts-list: createdAt ascending, then id
 export function listAccounts(ctx: AppContext, caller: Caller, page: { pageIndex: number; pageSize: number }): Page<Account> {
   const rows = sql<AccountRow>(
     ctx.db,

@@ -13,7 +13,7 @@ export const authRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         config: { auth: { modes: ['hmac'], user: 'required' } },
         schema: {
           tags: ['Auth'],
-          summary: 'Issue a bearer access token (interface 5.1, contract 2)',
+          summary: 'Issue a bearer access token (interface 5.1)',
           description: 'HMAC only; the token acts for the user of the HMAC headers. Optional body { scopes }. Lifetime 3600 s of emulated time.',
           body: tokenBody,
           response: { 200: tokenResponse, ...errorResponses(403) },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SCOPES } from '../../http/auth.js';
 
-// contract 2: POST /v1/auth/token
+// POST /v1/auth/token (docs/decisions.md#bearer-tokens)
 export const tokenBody = z
   .object({ scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length).optional() })
   .strict()

@@ -5,8 +5,8 @@ import type { TokenResponse } from './auth.schema.js';
 import { errors } from '../../http/errors.js';
 
 /**
- * Issue a bearer token for the caller's user; only its hash is stored (contract 2). A token never holds a
- * scope the signing key is not entitled to (docs/authentication.md#entitlements): asking for one is a 403.
+ * Issue a bearer token for the caller's user; only its hash is stored (docs/decisions.md#bearer-tokens). A token never
+ * holds a scope the signing key is not entitled to (docs/authentication.md#entitlements): asking for one is a 403.
  */
 export function issueToken(
   ctx: AppContext,

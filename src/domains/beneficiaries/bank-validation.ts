@@ -1,5 +1,5 @@
-// Field checks for beneficiary data (contract 7): ISO 3166-1 alpha-2 countries, IBAN (ISO 13616 mod-97),
-// ABA routing numbers (3-7-1 weighted checksum), E.164 phone numbers and EVM addresses. Pure functions,
+// Field checks for beneficiary data (docs/decisions.md#beneficiary-validation): ISO 3166-1 alpha-2 countries, IBAN (ISO
+// 13616 mod-97), ABA routing numbers (3-7-1 weighted checksum), E.164 phone numbers and EVM addresses. Pure functions,
 // shared by the request schema and the fixture seeder so both apply the same rules.
 
 // ISO 3166-1 alpha-2: the 249 officially assigned codes.

@@ -20,7 +20,7 @@ export const beneficiariesRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'beneficiaries:write', user: 'required' } },
         schema: {
           tags: ['Beneficiaries'],
-          summary: 'Create a beneficiary with 1-10 instruments (contract 7)',
+          summary: 'Create a beneficiary with 1-10 instruments',
           description:
             'PERSON (firstName, lastName) or BUSINESS (businessName). Bank instruments: US accounts need a checksum-valid ABA ' +
             'routingNumber and a 4-17 digit accountNumber; others an iban (mod-97 checked) or accountNumber, and the ' +

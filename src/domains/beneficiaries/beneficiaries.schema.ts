@@ -3,8 +3,8 @@ import { pageQuery } from '../../http/pagination.js';
 import { WALLET_NETWORKS } from '../fees-fx/fees-fx.schema.js';
 import { BIC_FORMAT, E164_FORMAT, EVM_ADDRESS_FORMAT, isIsoCountry, maskOf } from './bank-validation.js';
 
-// Beneficiaries (interface 2.12, 4.14, 4.15; contract 7): the request body, the resource, its instruments,
-// and the row -> API mapping. Field-level format rules live here (so they appear in the OpenAPI document);
+// Beneficiaries (docs/money-out.md#beneficiaries, interface 2.12, 4.14, 4.15): the request body, the resource, its
+// instruments, and the row -> API mapping. Field-level format rules live here (so they appear in the OpenAPI document);
 // rules that need other fields or the fixtures (US routing, IBAN checksum and country, currency list, the
 // non-US address rule) live in beneficiaries.service.ts.
 
@@ -113,7 +113,7 @@ export const createBeneficiaryBody = z
       ...commonFields,
     }),
   ])
-  .meta({ id: 'CreateBeneficiaryRequest', description: 'Contract 7' });
+  .meta({ id: 'CreateBeneficiaryRequest', description: 'A beneficiary and its instruments' });
 export type CreateBeneficiaryInput = z.infer<typeof createBeneficiaryBody>;
 
 // ---- resource ----
@@ -270,7 +270,7 @@ export function toBeneficiaryInstrument(row: BeneficiaryInstrumentRow): Benefici
   };
 }
 
-/** Row -> API (interface 2.12). Nullable fields are present as null (contract 0). */
+/** Row -> API (interface 2.12). Nullable fields are present as null (docs/decisions.md#nulls-rest-vs-webhook). */
 export function toBeneficiary(row: BeneficiaryRow, instruments: BeneficiaryInstrumentRow[]): Beneficiary {
   const beneficiary: Beneficiary = {
     id: row.id,

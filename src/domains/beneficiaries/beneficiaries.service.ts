@@ -22,8 +22,8 @@ import {
   type CreateBeneficiaryInput,
 } from './beneficiaries.schema.js';
 
-// Beneficiaries (contract 7, interface 2.12, 4.14, 4.15) and the credit side they give a payout: the
-// instrument, the BENEFICIARY party (interface 2.5) and the rails an instrument can be paid over.
+// Beneficiaries (docs/money-out.md#beneficiaries, interface 2.12, 4.14, 4.15) and the credit side they give a payout:
+// the instrument, the BENEFICIARY party (interface 2.5) and the rails an instrument can be paid over.
 
 /** The checks that need more than one field or the fixtures; every failure is a field-level error. */
 export function beneficiaryProblems(ctx: AppContext, input: CreateBeneficiaryInput): ValidationError[] {
@@ -78,7 +78,8 @@ export function beneficiaryProblems(ctx: AppContext, input: CreateBeneficiaryInp
     }
   });
 
-  // Contract 7 / interface 2.12: a bank outside the US needs the address; each missing part is reported.
+  // docs/money-out.md#beneficiaries, interface 2.12: a bank outside the US needs the address; each missing part is
+  // reported.
   const foreignBank = input.instruments.findIndex((instrument) => instrument.type === 'BANK_ACCOUNT' && instrument.country !== 'US');
   if (foreignBank >= 0 && input.address === undefined) {
     for (const part of ['line1', 'city', 'postalCode', 'country']) {
@@ -207,8 +208,8 @@ export function instrumentsOf(ctx: AppContext, beneficiaryId: string): Beneficia
 }
 
 /**
- * The caller's beneficiary. Like accounts (contract 1): unknown or another programme's id is 404, another
- * user's beneficiary of the same programme is 403.
+ * The caller's beneficiary. Like accounts (docs/decisions.md#status-codes): unknown or another programme's id is 404,
+ * another user's beneficiary of the same programme is 403.
  */
 export function requireOwnBeneficiary(ctx: AppContext, caller: Caller, beneficiaryId: string): BeneficiaryRow {
   const row = getBeneficiaryRow(ctx, beneficiaryId);
@@ -227,7 +228,8 @@ export function requireInstrument(ctx: AppContext, beneficiary: BeneficiaryRow, 
   return row;
 }
 
-// Listed like accounts (contract 3): createdAt ascending, then id, so pages stay stable as beneficiaries are added.
+// Listed like accounts (docs/decisions.md#list-orders): createdAt ascending, then id, so pages stay stable as
+// beneficiaries are added.
 export function listBeneficiaries(ctx: AppContext, caller: Caller, page: { pageIndex: number; pageSize: number }): Page<Beneficiary> {
   const rows = sql<BeneficiaryRow>(ctx.db, 'SELECT * FROM beneficiaries WHERE user_id = ? ORDER BY created_at_ms, id LIMIT ? OFFSET ?').all(
     caller.userId,
@@ -345,9 +347,9 @@ export function creditPartyFor(beneficiary: BeneficiaryRow): Party {
 // ---- fixtures ----
 
 /**
- * Seeds `programmes[].beneficiaries` (fixtures/default.json). Each entry is a creation request (contract 7)
- * plus `id`, `userId`, `createdAt`, optional `counterpartyId` (default `cp_` + the id's suffix) and an `id`
- * per instrument; it passes the same validation as POST /v1/beneficiaries.
+ * Seeds `programmes[].beneficiaries` (fixtures/default.json). Each entry is a creation request
+ * (docs/money-out.md#beneficiaries) plus `id`, `userId`, `createdAt`, optional `counterpartyId` (default `cp_` + the
+ * id's suffix) and an `id` per instrument; it passes the same validation as POST /v1/beneficiaries.
  */
 export function seedFixtureBeneficiaries(ctx: AppContext, programme: ProgrammeFixture): void {
   const userIds = new Set(programme.users.map((user) => user.id));

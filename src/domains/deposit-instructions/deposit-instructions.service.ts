@@ -23,10 +23,10 @@ import type {
   DepositInstructionRow,
 } from './deposit-instructions.schema.js';
 
-// Interface 4.1 / 3.1 and contract 3: a request is accepted (202, PENDING) and provisioned by a job after
-// `timeline.provisioningMs`; only then does the instruction exist (in the account detail, the statement and
-// the deposit simulator). Rails and numbers are chosen when the request is accepted, so two requests in
-// a row never pick the same stablecoin network.
+// Interface 4.1 / 3.1 and docs/decisions.md#pending-instructions-hidden: a request is accepted (202, PENDING) and
+// provisioned by a job after `timeline.provisioningMs`; only then does the instruction exist (in the account detail,
+// the statement and the deposit simulator). Rails and numbers are chosen when the request is accepted, so two requests
+// in a row never pick the same stablecoin network.
 
 export const PROVISION_DEPOSIT_INSTRUCTION_JOB = 'deposit-instruction.provision';
 

@@ -1,5 +1,5 @@
 // Rails a deposit instruction can use (interface 2.2: rail.type is `<COUNTRY>.<CURRENCY>.<RAIL>` for fiat;
-// contract 3: `<NETWORK>.USDC` for stablecoin addresses).
+// docs/decisions.md#stablecoin-addresses: `<NETWORK>.USDC` for stablecoin addresses).
 
 export interface RailDefinition {
   type: string;
@@ -81,8 +81,9 @@ export function instructionDisclosures(rail: RailDefinition): Array<{ kind: stri
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// New instructions (contract 3): the rail an account gets, and deterministic account details drawn from
-// ctx.ids, so the same seed and the same requests give the same numbers and addresses (contract 0).
+// New instructions (docs/decisions.md#instruction-rails): the rail an account gets, and deterministic account details
+// drawn from ctx.ids, so the same seed and the same requests give the same numbers and addresses
+// (docs/decisions.md#determinism).
 
 /** Networks in the order a stablecoin account is given addresses (README "Deposit instructions"). */
 export const STABLECOIN_NETWORKS = Object.keys(NETWORK_TOKEN_CURRENCY);
@@ -152,7 +153,7 @@ export const SANDBOX_BANKS = {
   GBP: { country: 'GB', bankCode: 'SBXU400000', bic: 'SBXUGB2LXXX' },
 } as const;
 
-/** Account details of a new fiat instruction on `rail` (contract 3 fields). */
+/** Account details of a new fiat instruction on `rail` (docs/decisions.md#instruction-rails). */
 export function newFiatDetails(ids: DigitSource, rail: RailDefinition, accountHolderName: string): InstructionDetails {
   if (rail.currency === 'EUR' || rail.currency === 'GBP') {
     const bank = SANDBOX_BANKS[rail.currency];

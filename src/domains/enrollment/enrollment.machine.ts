@@ -1,11 +1,12 @@
 import type { TransitionTable } from '../../lib/state-machine.js';
 
 // Interface 3.3 gives the statuses (INACTIVE, ACTIVE) and reasons (REVOKED, ACTIVATION_REJECTED) but no
-// transitions. The emulator's lifecycle, as data (DESIGN habit 4), over (status, reason) pairs:
+// transitions. The emulator's lifecycle, as data (a transition table), over (status, reason) pairs
+// (docs/onboarding.md#enrollment, docs/decisions.md#enrollment-final-states):
 //   INACTIVE             (INACTIVE, null)                 created, waiting for an approved information request
-//   ACTIVE               (ACTIVE, null)                   the review approved the request (contract 8)
-//   ACTIVATION_REJECTED  (INACTIVE, ACTIVATION_REJECTED)  the review rejected the request (contract 8)
-//   REVOKED              (INACTIVE, REVOKED)              revoked through the control plane (contract 10)
+//   ACTIVE               (ACTIVE, null)                   the review approved the request
+//   ACTIVATION_REJECTED  (INACTIVE, ACTIVATION_REJECTED)  the review rejected the request
+//   REVOKED              (INACTIVE, REVOKED)              revoked through the control plane
 // Rejection and revocation are final in the emulator: a new user (or /_emulator/reset) starts over.
 export const ENROLLMENT_STATUSES = ['INACTIVE', 'ACTIVE'] as const;
 export type EnrollmentStatus = (typeof ENROLLMENT_STATUSES)[number];

@@ -4,7 +4,7 @@ import { DECISIONS, type InformationRequestRow } from '../information-requests/i
 import { REQUIREMENT_STATUSES } from '../information-requests/requirements.js';
 import { ENROLLMENT_REASONS, ENROLLMENT_STATUSES, type EnrollmentReason, type EnrollmentStatus } from './enrollment.machine.js';
 
-// Interface 2.10 plus the two fields it leaves unnamed, named by contract 8: `reasonDetail` and the
+// Interface 2.10 plus the two fields it leaves unnamed, named by docs/onboarding.md#enrollment: `reasonDetail` and the
 // request summary `informationRequest: { id, status, validationStatus, decision }`.
 
 export const informationRequestSummarySchema = z
@@ -29,7 +29,7 @@ export const enrollmentSchema = z
   .meta({ id: 'Enrollment' });
 export type Enrollment = z.infer<typeof enrollmentSchema>;
 
-// Control plane (contract 10)
+// Control plane (docs/onboarding.md#control-plane)
 export const forcedDecisionBody = z
   .object({ decision: z.enum(['APPROVED', 'REJECTED'], { error: 'decision must be APPROVED or REJECTED' }) })
   .strict()

@@ -19,9 +19,9 @@ import type { RequirementSet } from '../information-requests/requirements.js';
 import { enrollmentTransitions, STATE_FIELDS, stateOf, type EnrollmentState } from './enrollment.machine.js';
 import { toEnrollment, type Enrollment, type EnrollmentRow } from './enrollment.schema.js';
 
-// Enrollment (interface 2.10, 3.3, 4.9, 4.10; contract 8): created on first read or activation together
-// with its DRAFT information request; the review of that request activates or rejects it; the control
-// plane can force a review decision or revoke an ACTIVE enrollment (contract 10). The user's
+// Enrollment (docs/onboarding.md#enrollment, interface 2.10, 3.3, 4.9, 4.10): created on first read or activation
+// together with its DRAFT information request; the review of that request activates or rejects it; the control
+// plane can force a review decision or revoke an ACTIVE enrollment (docs/onboarding.md#control-plane). The user's
 // `enrollmentStatus` / `enrollmentStatusReason` (GET /v1/users) are written with every transition.
 
 export function findEnrollmentRow(ctx: AppContext, userId: string): EnrollmentRow | undefined {
@@ -32,8 +32,8 @@ function getEnrollmentRow(ctx: AppContext, id: string): EnrollmentRow | undefine
   return sql<EnrollmentRow>(ctx.db, 'SELECT * FROM enrollments WHERE id = ?').get(id);
 }
 
-// Fixture users are ACTIVE from the start (contract 12): they were onboarded before the emulator's
-// records begin. Their enrollment is written on first read as ACTIVE, with a COMPLETED / APPROVED request
+// Fixture users are ACTIVE from the start (docs/decisions.md#fixture-enrollments): they were onboarded before the
+// emulator's records begin. Their enrollment is written on first read as ACTIVE, with a COMPLETED / APPROVED request
 // holding these placeholder values on file (source PREFILL, confirmed). No file exists behind the
 // placeholder documents.
 const ON_FILE_ADDRESS = { line1: '1 Sandbox Way', city: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' };
@@ -67,7 +67,7 @@ function requireUser(ctx: AppContext, caller: Caller): UserRow {
 }
 
 /**
- * The caller's enrollment, created when missing (interface 4.9, 4.10; contract 8). Runs inside the
+ * The caller's enrollment, created when missing (docs/onboarding.md#enrollment, interface 4.9, 4.10). Runs inside the
  * caller's transaction. A new enrollment is INACTIVE with a DRAFT request and marks the user's enrollment
  * as started, so the user appears in GET /v1/users (interface 4.11).
  */
@@ -136,7 +136,7 @@ function getEnrollmentNow(ctx: AppContext, caller: Caller): Enrollment {
 /**
  * POST /v1/enrollment/activate (interface 4.9): creates or resumes. The enrollment becomes ACTIVE only
  * through an approved information request, so this returns it ACTIVE once approved and otherwise the
- * INACTIVE enrollment whose request summary says what is outstanding (contract 8).
+ * INACTIVE enrollment whose request summary says what is outstanding (docs/onboarding.md#enrollment).
  */
 export function activateEnrollment(ctx: AppContext, caller: Caller): Enrollment {
   return ctx.db.transaction(() => activateEnrollmentNow(ctx, caller)).immediate();
@@ -191,7 +191,7 @@ function applyDecision(ctx: AppContext, request: InformationRequestRow, decision
   else transition(ctx, enrollment, 'ACTIVATION_REJECTED', detail ?? `The review of information request ${request.id} rejected the enrollment`);
 }
 
-/** Job handler (REVIEW_JOB): the automatic review after `timeline.reviewMs` (contract 8). */
+/** Job handler (REVIEW_JOB): the automatic review after `timeline.reviewMs` (docs/decisions.md#submit-and-review). */
 export function runEnrollmentReview(ctx: AppContext, payload: Record<string, unknown>): void {
   const row = getInformationRequestRow(ctx, String(payload.informationRequestId));
   // A decision forced through the control plane may have completed the request already.
@@ -201,8 +201,8 @@ export function runEnrollmentReview(ctx: AppContext, payload: Record<string, unk
 }
 
 /**
- * Control plane (contract 10): force the review outcome of a request that is PROCESSING_SUBMISSION or
- * PENDING_REVIEW; any other status is a 409. Pending review jobs of the request are canceled.
+ * Control plane (docs/onboarding.md#control-plane): force the review outcome of a request that is PROCESSING_SUBMISSION
+ * or PENDING_REVIEW; any other status is a 409. Pending review jobs of the request are canceled.
  */
 export function forceReviewDecision(ctx: AppContext, informationRequestId: string, decision: 'APPROVED' | 'REJECTED'): InformationRequestDetail {
   return ctx.db.transaction(() => forceReviewDecisionNow(ctx, informationRequestId, decision)).immediate();
@@ -226,7 +226,7 @@ function forceReviewDecisionNow(ctx: AppContext, informationRequestId: string, d
   return toDetail(ctx, completed);
 }
 
-/** Control plane (contract 10): ACTIVE -> INACTIVE with reason REVOKED; otherwise 409. */
+/** Control plane (docs/onboarding.md#control-plane): ACTIVE -> INACTIVE with reason REVOKED; otherwise 409. */
 export function revokeEnrollment(ctx: AppContext, userId: string, reasonDetail?: string): Enrollment {
   return ctx.db.transaction(() => revokeEnrollmentNow(ctx, userId, reasonDetail)).immediate();
 }
@@ -244,8 +244,8 @@ function revokeEnrollmentNow(ctx: AppContext, userId: string, reasonDetail?: str
 }
 
 /**
- * Activation gates money (issue 7): payouts and intent commits of a user whose enrollment is not ACTIVE
- * are refused with 403 FORBIDDEN. Reads the user's enrollment status, which every transition writes;
+ * Activation gates money (docs/decisions.md#enrollment-gate): payouts and intent commits of a user whose enrollment is
+ * not ACTIVE are refused with 403 FORBIDDEN. Reads the user's enrollment status, which every transition writes;
  * fixture users start ACTIVE, users created through POST /v1/auth/users start INACTIVE.
  */
 export function assertEnrollmentActive(ctx: AppContext, userId: string): void {

@@ -11,7 +11,9 @@ export const creditRailSchema = z.enum(CREDIT_RAILS, {
   error: `creditRail must be one of ${CREDIT_RAILS.join(', ')}`,
 });
 
-/** Networks a wallet instrument can live on (contract 3: the sandbox's stablecoin networks). */
+/**
+ * Networks a wallet instrument can live on (docs/decisions.md#stablecoin-addresses: the sandbox's stablecoin networks).
+ */
 export const WALLET_NETWORKS = ['ETHEREUM', 'BASE', 'POLYGON'] as const;
 export type WalletNetwork = (typeof WALLET_NETWORKS)[number];
 
@@ -25,7 +27,7 @@ export interface QuotedFee {
   type: string;
   label: string;
   amountMinor: bigint;
-  /** Always the debit currency: fees are charged on the debit side (contract 5). */
+  /** Always the debit currency: fees are charged on the debit side (docs/decisions.md#fees). */
   currency: string;
 }
 
@@ -38,7 +40,7 @@ export interface Quote {
   fees: QuotedFee[];
   /** Applied rate: credit currency units per debit currency unit, mid x (1 - spread). */
   exchangeRate: string;
-  /** The mid rate before spread (contract 4 `baseExchangeRate`). */
+  /** The mid rate before spread (`baseExchangeRate`, docs/decisions.md#fx-rates). */
   baseExchangeRate: string;
   /** The spread as a fraction (50 basis points = "0.005"); "0" when no conversion happens. */
   fxSpread: string;

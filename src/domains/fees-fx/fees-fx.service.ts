@@ -4,8 +4,8 @@ import { errors } from '../../http/errors.js';
 import { convertMinor, divideRounded, MoneyFormatError, parseAmount, parseDecimal } from '../../lib/money.js';
 import { RATE_SCALE, type Quote, type QuotedFee } from './fees-fx.schema.js';
 
-// Fee schedule and FX quoting for money out (contract 5). Everything is exact: fixture rates are read as
-// rationals, inverses and crosses (via USD) stay rational, and only three things are rounded, each half
+// Fee schedule and FX quoting for money out (docs/money-out.md#fees-and-fx). Everything is exact: fixture rates are
+// read as rationals, inverses and crosses (via USD) stay rational, and only three things are rounded, each half
 // up: a rate to RATE_SCALE decimals, a fee to the debit currency's minor unit, and a converted amount to
 // its currency's minor unit. Amounts are converted with the rounded, displayed `exchangeRate`, so a client
 // can reproduce every figure from the response.
@@ -67,7 +67,7 @@ export function formatRate(units: bigint, scale: number): string {
 }
 
 /**
- * A request amount in minor units (contract 0): a plain decimal with at most the currency's decimals
+ * A request amount in minor units (docs/decisions.md#exact-money): a plain decimal with at most the currency's decimals
  * (else 400 InvalidFormat) and greater than zero (else InvalidValue), reported on `fieldRef`.
  */
 /**

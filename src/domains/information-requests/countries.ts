@@ -1,5 +1,6 @@
 // ISO 3166-1 alpha-2: the 249 officially assigned codes (no reserved or user-assigned ones such as UK, EU,
-// XK). Used by the address, taxId and incorporationCountry value formats (contract 8, docs/readme/onboarding.md).
+// XK). Used by the address, taxId and incorporationCountry value formats
+// (docs/onboarding.md#requirements-and-value-formats).
 export const COUNTRY_CODES: ReadonlySet<string> = new Set(
   (
     'AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ ' +

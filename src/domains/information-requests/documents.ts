@@ -1,17 +1,17 @@
 import { createHash } from 'node:crypto';
 import { ServiceError, type ErrorCode, type ValidationError } from '../../http/errors.js';
 
-// Document entries (contract 8): `{ fileName, contentType: "application/pdf", contentBase64 }`, checked for
-// real by opening the file with pdfjs-dist (a full PDF parser, not a search for "%PDF"): not a PDF ->
-// PDF_UNREADABLE, encrypted -> PDF_PASSWORD_PROTECTED, more than 10 pages -> PDF_PAGE_LIMIT_EXCEEDED
-// (contract 1). pdfjs is asynchronous while services and SQLite transactions are synchronous, so documents
+// Document entries (docs/decisions.md#documents-metadata-only): `{ fileName, contentType: "application/pdf",
+// contentBase64 }`, checked for real by opening the file with pdfjs-dist (a full PDF parser, not a search for "%PDF"):
+// not a PDF -> PDF_UNREADABLE, encrypted -> PDF_PASSWORD_PROTECTED, more than 10 pages -> PDF_PAGE_LIMIT_EXCEEDED
+// (docs/errors.md). pdfjs is asynchronous while services and SQLite transactions are synchronous, so documents
 // are inspected before the write transaction starts and only their metadata goes into it. The bytes are
 // not stored: nothing in the interface reads a document back, and keeping up to 10 MiB per entry would
 // make /_emulator/reset and file databases heavy for no observable behaviour. The SHA-256 is kept so a
 // caller can check which file the emulator accepted.
 
-export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024; // contract 8: 10 MiB per document
-export const MAX_DOCUMENT_PAGES = 10; // contract 1: more than 10 pages -> PDF_PAGE_LIMIT_EXCEEDED
+export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024; // docs/decisions.md#documents-metadata-only: 10 MiB
+export const MAX_DOCUMENT_PAGES = 10; // docs/errors.md: more than 10 pages -> PDF_PAGE_LIMIT_EXCEEDED
 export const DOCUMENT_CONTENT_TYPE = 'application/pdf';
 const DOCUMENT_FIELDS = ['fileName', 'contentType', 'contentBase64'] as const;
 
@@ -90,7 +90,7 @@ function loadPdfjs(): Promise<PdfjsModule> {
 
 export type PdfInspection = { ok: true; pageCount: number } | { ok: false; errorCode: ErrorCode; reason: string };
 
-/** Open a PDF with pdfjs-dist and classify it by the three codes of contract 1. */
+/** Open a PDF with pdfjs-dist and classify it by the three codes of docs/decisions.md#error-code-list. */
 export async function inspectPdf(bytes: Buffer): Promise<PdfInspection> {
   const { getDocument } = await loadPdfjs();
   // pdfjs may transfer (detach) the buffer it is given, so it gets its own copy.

@@ -1,6 +1,6 @@
 import type { TransitionTable } from '../../lib/state-machine.js';
 
-// Interface 3.4 names the states; contract 8 fixes the moves: a DRAFT is submitted into
+// Interface 3.4 names the states; docs/onboarding.md#submission-and-review fixes the moves: a DRAFT is submitted into
 // PROCESSING_SUBMISSION, a job moves it to PENDING_REVIEW (decision PENDING), the review (a job after
 // `timeline.reviewMs`, or a decision forced through the control plane, which may also cut
 // PROCESSING_SUBMISSION short) completes it with APPROVED or REJECTED. A request not yet decided (DRAFT,
@@ -17,5 +17,5 @@ export const informationRequestTransitions: TransitionTable<InformationRequestSt
   CANCELED: [],
 };
 
-/** Entries can be written and the request submitted only while it is a DRAFT (contract 1: 409 otherwise). */
+/** Entries can be written and the request submitted only while it is a DRAFT (docs/errors.md: 409 otherwise). */
 export const EDITABLE_STATUS: InformationRequestStatus = 'DRAFT';

@@ -12,10 +12,11 @@ import {
 } from './information-requests.schema.js';
 import { getInformationRequestDetail, prepareEntryWrite, submitInformationRequest, writeEntries } from './information-requests.service.js';
 
-// Contract 1: entry writes accept bodies up to 20 MiB (documents travel as Base64 in the JSON body).
+// docs/decisions.md#status-codes: entry writes accept bodies up to 20 MiB (documents travel as Base64 in the JSON
+// body).
 export const ENTRY_WRITE_BODY_LIMIT = 20 * 1024 * 1024;
 
-// Interface 4.7, 4.8 and the submit operation; contract 8. Transactions that may write are IMMEDIATE: they
+// Interface 4.7, 4.8 and the submit operation; docs/onboarding.md. Transactions that may write are IMMEDIATE: they
 // read first, and deferred they could not take the write lock once another process on the same database file
 // had committed (SQLITE_BUSY, a 500).
 export const informationRequestsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
@@ -55,7 +56,7 @@ export const informationRequestsRoutes = (ctx: AppContext): FastifyPluginAsyncZo
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'enrollment:write', user: 'required' } },
         schema: {
           tags: ['Information requests'],
-          summary: 'Write entries: all of them or none (interface 4.8, contract 8)',
+          summary: 'Write entries: all of them or none (interface 4.8)',
           description:
             'Body { entries: [{ key, value }] } (1-20 entries; null clears an entry). Documents are { fileName, contentType: "application/pdf", contentBase64 } of at most 10 MiB and 10 pages. Body limit 20 MiB. 409 INFORMATION_REQUEST_NOT_EDITABLE once the request is not DRAFT.',
           params: informationRequestParams,

@@ -3,7 +3,8 @@ import { validationErrorSchema } from '../../http/errors.js';
 import { ENTRY_SOURCES, REQUIREMENT_KINDS, REQUIREMENT_STATUSES, type RequirementSet, type ValidationStatus } from './requirements.js';
 import { INFORMATION_REQUEST_STATUSES, type InformationRequestStatus } from './information-requests.machine.js';
 
-// Interface 2.9 (information request: list item and detail) and contract 8 (requirement and entry shapes).
+// Interface 2.9 (information request: list item and detail) and docs/onboarding.md#requirements-and-value-formats
+// (requirement and entry shapes).
 
 export const DECISIONS = ['PENDING', 'APPROVED', 'REJECTED'] as const;
 export type Decision = (typeof DECISIONS)[number];
@@ -56,8 +57,8 @@ export const informationRequestListSchema = z.object({ data: z.array(information
 
 export const MAX_ENTRIES_PER_WRITE = 20;
 
-// interface 2.9 / 4.8, contract 8: `{ entries: [{ key, value }] }`; the value's format depends on the key
-// (checked by the service so that an unknown key is reported as `entries.N.key`).
+// interface 2.9 / 4.8, docs/onboarding.md#writing-entries: `{ entries: [{ key, value }] }`; the value's format depends
+// on the key (checked by the service so that an unknown key is reported as `entries.N.key`).
 export const writeEntriesBody = z
   .object({
     entries: z

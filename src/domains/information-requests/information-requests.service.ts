@@ -27,7 +27,7 @@ import {
   type StoredEntry,
 } from './requirements.js';
 
-// Information requests of contract 8: creation with prefilled values, the entry write (all entries of a
+// Information requests (docs/onboarding.md): creation with prefilled values, the entry write (all entries of a
 // call or none), submission with its outside-data check, and the first review step. Completing the review
 // is driven by the subject's domain (enrollment.service.ts), which applies the decision to the enrollment.
 
@@ -41,9 +41,12 @@ export const SUBMISSION_PROCESSING_JOB = 'information-request.process-submission
 /** Job: PENDING_REVIEW -> COMPLETED after `timeline.reviewMs` (handler in enrollment.service.ts). */
 export const REVIEW_JOB = 'information-request.review';
 
-/** Contract 8: the outside-data check of submission (any case). */
+/** docs/decisions.md#review-magic-names: the outside-data check of submission (any case). */
 const ALREADY_REGISTERED = 'ALREADY REGISTERED';
-/** Contract 8: the review rejects a legal or business name containing this word (any case; documented). */
+/**
+ * docs/decisions.md#review-magic-names: the review rejects a legal or business name containing this word (any case;
+ * documented).
+ */
 const REJECT_WORD = 'REJECT';
 
 /** A non-document value larger than this (as JSON) is refused: requirement values are short. */
@@ -53,7 +56,7 @@ export function getInformationRequestRow(ctx: AppContext, id: string): Informati
   return sql<InformationRequestRow>(ctx.db, 'SELECT * FROM information_requests WHERE id = ?').get(id);
 }
 
-/** Contract 1: an unknown id or one of another programme is 404; another user's request is 403. */
+/** docs/decisions.md#status-codes: an unknown id or one of another programme is 404; another user's request is 403. */
 export function requireOwnRequest(ctx: AppContext, caller: Caller, id: string): InformationRequestRow {
   const row = getInformationRequestRow(ctx, id);
   if (!row || row.programme_id !== caller.programmeId) throw errors.notFound(`Information request ${id} not found`);
@@ -243,8 +246,8 @@ function checkEntries(row: InformationRequestRow, input: WriteEntriesInput, deco
 }
 
 /**
- * Contract 8 entry write, inside the caller's transaction: every entry of the call applies or none does;
- * writing a value confirms it (source CALLER); null clears it. Requirement statuses and
+ * Entry write (docs/onboarding.md#writing-entries), inside the caller's transaction: every entry of the call applies or
+ * none does; writing a value confirms it (source CALLER); null clears it. Requirement statuses and
  * `validationStatus` are recomputed. `documents` holds the inspected documents by `entries.N.value`.
  */
 export function writeEntries(
@@ -307,8 +310,8 @@ export function subjectNameOf(ctx: AppContext, row: InformationRequestRow): stri
 }
 
 /**
- * Submission (contract 8): not VALID -> 400 with the failing requirements; a business name containing
- * ALREADY REGISTERED -> 400 InvalidValue on businessName, the request stays DRAFT (and VALID: the check
+ * Submission (docs/onboarding.md#submission-and-review): not VALID -> 400 with the failing requirements; a business
+ * name containing ALREADY REGISTERED -> 400 InvalidValue on businessName, the request stays DRAFT (and VALID: the check
  * uses outside data, interface 2.9). Otherwise PROCESSING_SUBMISSION, and the review starts as a job.
  */
 export function submitInformationRequest(ctx: AppContext, caller: Caller, id: string): InformationRequestDetail {
@@ -338,7 +341,8 @@ function submitInformationRequestNow(ctx: AppContext, caller: Caller, id: string
   const now = ctx.clock.nowIso();
   storeEvaluation(ctx, id, evaluation, now);
   move(ctx, row, 'PROCESSING_SUBMISSION', { submittedAt: now });
-  // Processing is immediate on the emulated clock; the review delay of contract 8 counts from submission.
+  // Processing is immediate on the emulated clock; the review delay (docs/decisions.md#submit-and-review) counts from
+  // submission.
   scheduleJob(ctx, SUBMISSION_PROCESSING_JOB, ctx.clock.nowMs(), { informationRequestId: id });
   return toDetail(ctx, getInformationRequestRow(ctx, id)!);
 }
@@ -352,7 +356,10 @@ export function advanceToReview(ctx: AppContext, payload: Record<string, unknown
   scheduleJob(ctx, REVIEW_JOB, ctx.clock.nowMs() + ctx.fixtures.timeline.reviewMs, { informationRequestId: row.id });
 }
 
-/** The automatic review outcome (contract 8): REJECTED when the legal or business name contains REJECT. */
+/**
+ * The automatic review outcome (docs/decisions.md#review-magic-names): REJECTED when the legal or business name
+ * contains REJECT.
+ */
 export function automaticDecision(ctx: AppContext, row: InformationRequestRow): { decision: 'APPROVED' | 'REJECTED'; detail: string | null } {
   const name = subjectNameOf(ctx, row) ?? '';
   if (name.toUpperCase().includes(REJECT_WORD)) {

@@ -1,9 +1,9 @@
 import type { ValidationError, ValidationErrorType } from '../../http/errors.js';
 import { COUNTRY_CODES } from './countries.js';
 
-// The requirement model of contract 8: what an ENROLLMENT information request asks of a PERSON or a
-// BUSINESS user, the precise value format of each requirement, and the rules "checkable from the request
-// alone" that make up `validationStatus` (interface 2.9). The interface leaves the requirement shape and
+// The requirement model (docs/onboarding.md#requirements-and-value-formats): what an ENROLLMENT information request
+// asks of a PERSON or a BUSINESS user, the precise value format of each requirement, and the rules "checkable from the
+// request alone" that make up `validationStatus` (interface 2.9). The interface leaves the requirement shape and
 // every value format unshown; the formats below are the emulator's choice and are documented, with
 // examples, in docs/readme/onboarding.md. Outside-data checks (ALREADY REGISTERED) are not here: they run
 // only at submission (information-requests.service.ts).
@@ -57,7 +57,9 @@ export interface RequirementDefinition {
   label: string;
   kind: RequirementKind;
   required: boolean;
-  /** Prefilled from the user's name, unconfirmed, when the request is created (contract 8). */
+  /**
+   * Prefilled from the user's name, unconfirmed, when the request is created (docs/decisions.md#prefill-unconfirmed).
+   */
   prefillFromName?: true;
   /** Field schema and cross-entry rules of a stored value (documents are checked at write time instead). */
   check(checker: Checker, value: unknown, context: CheckContext): void;
@@ -176,7 +178,9 @@ export function requirementOf(set: RequirementSet, key: string): RequirementDefi
   return REQUIREMENTS[set].find((definition) => definition.key === key);
 }
 
-/** The key whose value is the legal or business name (the magic names of contract 8 read it). */
+/**
+ * The key whose value is the legal or business name (the magic names of docs/decisions.md#review-magic-names read it).
+ */
 export function nameKeyOf(set: RequirementSet): 'legalName' | 'businessName' {
   return set === 'PERSON' ? 'legalName' : 'businessName';
 }

@@ -6,8 +6,8 @@ import { userOf } from '../../http/auth.js';
 import { commitIntentBody, createIntentBody, intentParams, listIntentsQuery, transactionIntentSchema } from './intents.schema.js';
 import { cancelIntent, commitIntent, createIntent, getIntent, listIntents } from './intents.service.js';
 
-// Reads write too: an intent past expiresAt is marked EXPIRED when read (contract 5), so every handler runs
-// its service call in one SQLite transaction. Writes take the write lock up front (IMMEDIATE): two
+// Reads write too: an intent past expiresAt is marked EXPIRED when read (docs/decisions.md#intent-expiry), so every
+// handler runs its service call in one SQLite transaction. Writes take the write lock up front (IMMEDIATE): two
 // processes sharing a database file then serialize a commit instead of both reading CREATED.
 export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {
@@ -17,7 +17,7 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:write', user: 'required' } },
         schema: {
           tags: ['Transaction intents'],
-          summary: 'Create a transaction intent: a priced preview (contract 5)',
+          summary: 'Create a transaction intent: a priced preview',
           description:
             'Exactly one of debitAmount and creditAmount. Fees come from the fee schedule of the credit rail and are charged on ' +
             'the debit side; FX uses the mid rate less the spread. 201 with the intent; the same idempotencyKey with the same ' +

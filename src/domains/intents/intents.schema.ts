@@ -6,8 +6,8 @@ import { PAYMENT_PURPOSES, TRANSACTION_TYPES, type PaymentPurpose } from '../tra
 import { feeSchema, instrumentSchema, type Fee, type Instrument } from '../transactions/transactions.schema.js';
 import { INTENT_STATUSES, type IntentStatus } from './intents.machine.js';
 
-// Transaction intents (interface 2.3, 2.14, 3.2, 4.4; contract 5): request bodies, the resource and the
-// row -> API mapping.
+// Transaction intents (docs/money-out.md#transaction-intents, interface 2.3, 2.14, 3.2, 4.4): request bodies, the
+// resource and the row -> API mapping.
 
 const decimalAmount = (field: string) =>
   z
@@ -62,7 +62,7 @@ export const createIntentBody = z
     purpose: purposeSchema.nullish(),
     debitMemo: z.string().max(140, 'debitMemo must be at most 140 characters').nullish(),
   })
-  .meta({ id: 'CreateTransactionIntentRequest', description: 'Contract 5' });
+  .meta({ id: 'CreateTransactionIntentRequest', description: 'A priced preview of a movement of funds' });
 export type CreateIntentInput = z.infer<typeof createIntentBody>;
 
 export const commitIntentBody = z
@@ -96,9 +96,9 @@ export const transactionIntentSchema = z
     debitMemo: z.string().optional(),
     purpose: z.enum(PAYMENT_PURPOSES).nullable(),
     creditRail: z.enum(CREDIT_RAILS).nullable(),
-    expiresAt: z.string().describe('15 minutes of emulated time after creation (contract 5)'),
+    expiresAt: z.string().describe('15 minutes of emulated time after creation'),
   })
-  .meta({ id: 'TransactionIntent', description: 'Interface 2.3 plus expiresAt (contract 5)' });
+  .meta({ id: 'TransactionIntent', description: 'Interface 2.3 plus expiresAt' });
 export type TransactionIntent = z.infer<typeof transactionIntentSchema>;
 
 export const listIntentsQuery = z.object(pageQuery(100));

@@ -41,8 +41,8 @@ import type { Instrument, Party } from '../transactions/transactions.schema.js';
 import { intentTransitions, type IntentStatus } from './intents.machine.js';
 import { toIntent, type CreateIntentInput, type IntentRow, type StoredFee, type TransactionIntent } from './intents.schema.js';
 
-// Transaction intents (contract 5, interface 2.3, 3.2, 4.4): a priced preview of a movement of funds.
-// Nothing moves until commit; commit creates at most one transaction. Expiry is a job on the emulated
+// Transaction intents (docs/money-out.md#transaction-intents, interface 2.3, 3.2, 4.4): a priced preview of a movement
+// of funds. Nothing moves until commit; commit creates at most one transaction. Expiry is a job on the emulated
 // clock and is also applied lazily whenever an intent is read, so a reader never sees a stale CREATED.
 
 export const INTENT_EXPIRY_JOB = 'intent.expire';
@@ -89,7 +89,10 @@ function transitionIntent(
   return getIntentRow(ctx, row.id)!;
 }
 
-/** Contract 5: past expiresAt a CREATED intent reads EXPIRED; the change is stamped with expiresAt itself. */
+/**
+ * docs/decisions.md#intent-expiry: past expiresAt a CREATED intent reads EXPIRED; the change is stamped with expiresAt
+ * itself.
+ */
 function expireIfDue(ctx: AppContext, row: IntentRow): IntentRow {
   if (row.status !== 'CREATED' || ctx.clock.nowMs() < row.expires_at_ms) return row;
   return transitionIntent(ctx, row, 'EXPIRED', { statusReason: `Expired at ${row.expires_at} without a commit`, at: row.expires_at });
@@ -101,7 +104,7 @@ export function runIntentExpiry(ctx: AppContext, payload: Record<string, unknown
   if (row) expireIfDue(ctx, row);
 }
 
-/** The caller's intent: unknown or another programme's is 404, another user's 403 (contract 1). */
+/** The caller's intent: unknown or another programme's is 404, another user's 403 (docs/decisions.md#status-codes). */
 function requireOwnIntent(ctx: AppContext, caller: Caller, intentId: string): IntentRow {
   const row = getIntentRow(ctx, intentId);
   if (!row || row.programme_id !== caller.programmeId) throw errors.notFound(`Transaction intent ${intentId} not found`);
@@ -234,7 +237,7 @@ function storedFees(fees: Array<{ type: string; label: string; amountMinor: bigi
   return fees.map((fee) => ({ type: fee.type, label: fee.label, amountMinor: fee.amountMinor.toString(), currency: fee.currency }));
 }
 
-/** Own transfers, P2P transfers and payouts to beneficiaries: priced by quote() (fees and FX, contract 5). */
+/** Own transfers, P2P transfers and payouts to beneficiaries: priced by quote() (docs/money-out.md#fees-and-fx). */
 function planPayment(ctx: AppContext, caller: Caller, input: CreateIntentInput): IntentPlan {
   const { hasDebit } = exactlyOneAmount(input);
   const debit = requireOwnAccount(ctx, caller, input.debitAccountId!);
@@ -378,7 +381,10 @@ function planDirectDebit(ctx: AppContext, caller: Caller, input: CreateIntentInp
   };
 }
 
-/** Contract 5: 201 with a new intent; the same key and body again returns it (created: false); another body 409. */
+/**
+ * docs/decisions.md#intent-idempotency: 201 with a new intent; the same key and body again returns it (created: false);
+ * another body 409.
+ */
 export function createIntent(ctx: AppContext, caller: Caller, input: CreateIntentInput): { intent: TransactionIntent; created: boolean } {
   return ctx.db.transaction(() => createIntentNow(ctx, caller, input)).immediate();
 }
@@ -483,7 +489,7 @@ function listIntentsNow(ctx: AppContext, caller: Caller, page: { pageIndex: numb
   return { data: rows.map((row) => serialize(ctx, row)), pageIndex: page.pageIndex, pageSize: page.pageSize, totalRecords: total.n };
 }
 
-/** Contract 5: CREATED -> CANCELED; any other state is a 409. */
+/** docs/money-out.md#transaction-intents: CREATED -> CANCELED; any other state is a 409. */
 export function cancelIntent(ctx: AppContext, caller: Caller, intentId: string): TransactionIntent {
   return ctx.db.transaction(() => cancelIntentNow(ctx, caller, intentId)).immediate();
 }
@@ -495,8 +501,8 @@ function cancelIntentNow(ctx: AppContext, caller: Caller, intentId: string): Tra
 }
 
 /**
- * Interface 4.4 / contract 5. The key must be the creation key (else 409). A committed (or failed) intent
- * is returned as it is, so a repeated commit never creates a second transaction; expired and canceled
+ * docs/money-out.md#transaction-intents, interface 4.4. The key must be the creation key (else 409). A committed (or
+ * failed) intent is returned as it is, so a repeated commit never creates a second transaction; expired and canceled
  * intents are a 409. Not enough available funds: the intent is FAILED with the reason, no transaction.
  */
 export function commitIntent(ctx: AppContext, caller: Caller, intentId: string, idempotencyKey: string): TransactionIntent {
@@ -545,7 +551,10 @@ function commitIntentNow(ctx: AppContext, caller: Caller, intentId: string, idem
   return serialize(ctx, transitionIntent(ctx, row, 'COMMITTED', { statusReason: `Committed: transaction ${transactionId} created`, relatedTransactionId: transactionId }));
 }
 
-/** Magic cents (contract 4) read on the amount the caller wrote; an amount the emulator chose is never magic. */
+/**
+ * Magic cents (docs/decisions.md#magic-amounts) read on the amount the caller wrote; an amount the emulator chose is
+ * never magic.
+ */
 function writtenRailBehaviour(ctx: AppContext, row: IntentRow): NewTransaction['railBehaviour'] {
   if (row.amount_written === 0) return 'NORMAL';
   return railBehaviourFor(BigInt(row.debit_amount_minor), precisionOf(ctx, row.debit_currency));
@@ -603,7 +612,7 @@ function transactionFor(ctx: AppContext, row: IntentRow): NewTransaction {
   if (row.refund_of_transaction_id !== null) {
     return { ...outgoing, creditAccountId: null, type: row.type, relatedTransactionId: row.refund_of_transaction_id, railBehaviour: writtenRailBehaviour(ctx, row) };
   }
-  // own transfer: the target is credited when the transaction completes (contract 4); P2P: the other
+  // own transfer: the target is credited when the transaction completes (docs/decisions.md#ledger); P2P: the other
   // user's account is credited by its own incoming transfer (transactions/p2p.ts); payouts: railBehaviour
   // omitted, the core applies the magic amounts to the amount sent
   return { ...outgoing, creditAccountId: row.credit_account_id, type: row.type, category: row.category ?? undefined };

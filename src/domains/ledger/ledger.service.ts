@@ -1,7 +1,7 @@
 import { sql } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 
-// Contract 4's ledger: signed entries in minor units (credits positive, debits negative).
+// The ledger (docs/decisions.md#ledger): signed entries in minor units (credits positive, debits negative).
 // - `available` = every posted entry, so in-flight debits are held;
 // - `current`   = entries of COMPLETED transactions.
 // Nothing stores a balance apart from the entries. Each entry carries the account's running total after it
@@ -30,7 +30,7 @@ export interface Balances {
   availableMinor: bigint;
 }
 
-/** The sum of every entry posted to the account (contract 4 `available`). */
+/** The sum of every entry posted to the account (`available`, docs/decisions.md#ledger). */
 export function availableOf(ctx: AppContext, accountId: string): bigint {
   const last = sql<{ available_after_minor: bigint | null }>(
     ctx.db,

@@ -11,8 +11,8 @@ import type { Party } from '../transactions/transactions.schema.js';
 import type { SimulateDepositBody, SimulateDepositResponse } from './sandbox.schema.js';
 import { notifyOutbox } from '../webhooks/outbox.js';
 
-// The sandbox deposit simulator (interface 4.13, 2.16; contract 3 and 4). It records an INCOMING DEPOSIT
-// exactly as a real one would look, then the rail timeline settles it (PENDING -> COMPLETED after
+// The sandbox deposit simulator (docs/money-in.md#simulated-deposits, interface 4.13, 2.16). It records an INCOMING
+// DEPOSIT exactly as a real one would look, then the rail timeline settles it (PENDING -> COMPLETED after
 // timeline.depositCompletionMs). Magic amounts apply only to outgoing transactions, never here.
 
 /** debitParty.payer.displayName when the request names no counterparty: the deposit comes from the service. */
@@ -66,8 +66,8 @@ export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: stri
     });
 
     if (instruction.network) {
-      // Contract 4: the DEPOSIT lands in the network sub-balance in its token currency; the sweep to the
-      // parent follows when it completes (transactions/internal-sweep.ts).
+      // docs/decisions.md#stablecoin-sweep: the DEPOSIT lands in the network sub-balance in its token currency; the
+      // sweep to the parent follows when it completes (transactions/internal-sweep.ts).
       const network = instruction.network;
       const tokenCurrency = NETWORK_TOKEN_CURRENCY[network]!;
       const debitParty: Party = { partyType: 'PAYER', payer: { displayName: payerName, walletAddress: `0x${ctx.ids.hex(40)}` } };

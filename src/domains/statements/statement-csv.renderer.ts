@@ -3,7 +3,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { stringify } from 'csv-stringify';
 import type { Statement } from './statements.schema.js';
 
-// The CSV form of a statement (contract 9): a header row, then one row per entry, chronological. RFC 4180:
+// The CSV form of a statement (docs/statements.md#csv): a header row, then one row per entry, chronological. RFC 4180:
 // CRLF between records; a field with a comma, quote, CR or LF is quoted and inner quotes doubled, so
 // descriptions survive a round trip. Values are written as they are (no spreadsheet formula escaping),
 // so the file parses back to exactly the JSON statement's entries.

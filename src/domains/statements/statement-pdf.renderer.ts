@@ -12,7 +12,7 @@ function loadPdfkit(): ReturnType<typeof importPdfkit> {
   return pdfkit;
 }
 
-// The PDF form of a statement (contract 9), drawn with pdfkit: title, holder, account, period, deposit
+// The PDF form of a statement (docs/statements.md#pdf), drawn with pdfkit: title, holder, account, period, deposit
 // instructions, balances, summary table, then the entries day by day with page breaks, and "Page N of M"
 // on every page (bufferPages: true, numbers written once the page count is known).
 //

@@ -14,7 +14,7 @@ import {
 } from './statements.schema.js';
 import { openStatementFile, requestStatement } from './statements.service.js';
 
-// interface 4.3 and contract 9: the statement, and the credential-free download behind its signed link.
+// interface 4.3 and docs/statements.md: the statement, and the credential-free download behind its signed link.
 
 const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
@@ -54,7 +54,7 @@ export const statementsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         config: { auth: { modes: ['none'], user: 'programme' } },
         schema: {
           tags: ['Statements'],
-          summary: 'Download a rendered statement file through its signed link (contract 9)',
+          summary: 'Download a rendered statement file through its signed link',
           description:
             'No credentials: the expires and signature query parameters are the credential. A missing, altered or expired ' +
             'link gives 403; a valid link to a file no longer stored (after a reset) gives 404.',

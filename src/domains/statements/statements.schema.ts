@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { depositInstructionSchema } from '../deposit-instructions/deposit-instructions.schema.js';
 
-// interface 2.8 (statement and statement link), 4.3 (query) and contract 9 (validation, signed file link).
+// interface 2.8 (statement and statement link), 4.3 (query) and docs/statements.md (validation, signed file link).
 
 const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/);
 
@@ -15,8 +15,8 @@ const date = (name: string) =>
     .regex(DATE_PATTERN, `${name} must be a date YYYY-MM-DD`)
     .describe(`${name === 'startDate' ? 'First' : 'Last'} day of the period, inclusive (YYYY-MM-DD, UTC)`);
 
-// Only the shape is checked here; the calendar and range rules of contract 9 need the emulated clock and
-// run in the service (statements.service.ts `validateStatementQuery`) so every rule names its parameter.
+// Only the shape is checked here; the calendar and range rules of docs/decisions.md#statement-query need the emulated
+// clock and run in the service (statements.service.ts `validateStatementQuery`) so every rule names its parameter.
 export const statementQuery = z.object({
   startDate: date('startDate'),
   endDate: date('endDate'),

@@ -23,17 +23,17 @@ import {
   type StatementSummaryLine,
 } from './statements.schema.js';
 
-// Account statements (interface 2.8, 4.3; contract 9). The statement follows the posted-entries ledger of
-// contract 4 (the `available` view): every ledger entry of the account is a statement line, so an
-// outgoing payment's hold (principal and each fee) shows when it is created and, if it fails, its
+// Account statements (docs/statements.md, interface 2.8, 4.3). The statement follows the posted-entries ledger of
+// docs/decisions.md#statement-ledger (the `available` view): every ledger entry of the account is a statement line, so
+// an outgoing payment's hold (principal and each fee) shows when it is created and, if it fails, its
 // reversal shows when it fails. Balances are running sums of those entries, so
 // opening + credits - debits = closing holds by construction.
 
 /** Interface 4.3 / 8: balance history is recorded from this day; earlier periods are rejected. */
 export const STATEMENT_HISTORY_START = '2026-01-01';
-/** Contract 9: a period covers at most this many days (both ends inclusive). */
+/** docs/decisions.md#statement-query: a period covers at most this many days (both ends inclusive). */
 export const MAX_PERIOD_DAYS = 366;
-/** Contract 1 / interface 7.1: PDF_PAGE_LIMIT_EXCEEDED above this many pages. */
+/** docs/decisions.md#statement-query, interface 7.1: PDF_PAGE_LIMIT_EXCEEDED above this many pages. */
 export const PDF_PAGE_LIMIT = 500;
 /** Stored files beyond this total are dropped oldest first (their links then answer 404). */
 export const MAX_STORED_BYTES = 256 * 1024 * 1024;
@@ -57,8 +57,8 @@ function parseDay(value: string): number | null {
 }
 
 /**
- * The rules of contract 9 that zod's shape check cannot express: real calendar days, the history start,
- * order, "not after today" on the emulated clock (UTC), the 366-day span and the case-insensitive format.
+ * The rules of docs/decisions.md#statement-query that zod's shape check cannot express: real calendar days, the history
+ * start, order, "not after today" on the emulated clock (UTC), the 366-day span and the case-insensitive format.
  * All failures are reported together, each naming its parameter.
  */
 export function validateStatementQuery(ctx: AppContext, query: StatementQuery): StatementPeriod {
@@ -258,7 +258,7 @@ export function buildStatement(ctx: AppContext, caller: Caller, accountId: strin
   };
 }
 
-// ---- files and signed links (contract 9) ----
+// ---- files and signed links (docs/statements.md#links-and-stored-files) ----
 
 /** `statement-<account>-<from>-<to>.<ext>` (Content-Disposition filename). */
 export function statementFileName(statement: Pick<Statement, 'accountId' | 'from' | 'to'>, format: 'csv' | 'pdf'): string {
@@ -269,8 +269,8 @@ const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', pdf: 'application/pdf' }
 
 /**
  * The link secret is derived from the seed, so the same seed, fixtures, clock and requests give
- * byte-identical links (contract 0). It protects against tampering in a sandbox; it is not a production
- * secret (anyone who knows the seed can sign a link).
+ * byte-identical links (docs/decisions.md#determinism). It protects against tampering in a sandbox; it is not a
+ * production secret (anyone who knows the seed can sign a link).
  */
 function linkSecret(ctx: AppContext): string {
   return hmacSha256Hex(ctx.config.seed, 'service-sandbox/statement-file-links/v1');
@@ -339,8 +339,8 @@ export function statementLink(ctx: AppContext, baseUrl: string, file: StoredStat
 }
 
 /**
- * Contract 9: the signed link is the only credential. A missing, altered or expired part gives 403; a
- * well-signed, unexpired link to a file that is no longer stored (reset, purge) gives 404.
+ * docs/decisions.md#statement-links: the signed link is the only credential. A missing, altered or expired part gives
+ * 403; a well-signed, unexpired link to a file that is no longer stored (reset, purge) gives 404.
  */
 export function openStatementFile(ctx: AppContext, fileId: string, expires: unknown, signature: unknown): StatementFileRow {
   if (typeof expires !== 'string' || typeof signature !== 'string' || !expires || !signature) {

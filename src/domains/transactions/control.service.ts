@@ -66,7 +66,10 @@ function impliedRate(debitMinor: bigint, debitPrecision: number, creditMinor: bi
   return formatAmount(units, scale).replace(/\.?0+$/, '') || '0';
 }
 
-/** The legal steps from PENDING to a target status (contract 4 table): outgoing passes PROCESSING. */
+/**
+ * The legal steps from PENDING to a target status (transactions.machine.ts, docs/decisions.md#forced-status): outgoing
+ * passes PROCESSING.
+ */
 function pathTo(direction: 'INCOMING' | 'OUTGOING', target: TransactionStatus): TransactionStatus[] {
   if (target === 'PENDING') return [];
   if (target === 'PROCESSING') return ['PROCESSING'];
@@ -220,7 +223,9 @@ const RETURN_REASONS: Record<string, string> = {
   MS03: 'Reason not specified',
 };
 
-/** What a completed outgoing transaction can give back: the amount sent, in the debit currency (fees are not returned). */
+/**
+ * What a completed outgoing transaction can give back: the amount sent, in the debit currency (fees are not returned).
+ */
 function returnableMinor(row: TransactionRow): bigint {
   return BigInt(row.net_debit_amount_minor ?? row.debit_amount_minor);
 }
@@ -319,8 +324,8 @@ export function returnTransaction(ctx: AppContext, transactionId: string, body: 
 }
 
 /**
- * Contract 10 control plane: force a legal transition (an illegal one is the transition table's 409).
- * The regular effects apply: ledger, event, next rail step, sweep.
+ * Control plane (docs/decisions.md#forced-status): force a legal transition (an illegal one is the transition table's
+ * 409). The regular effects apply: ledger, event, next rail step, sweep.
  */
 export function forceTransactionStatus(
   ctx: AppContext,

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { PAYMENT_PURPOSES } from './transactions.machine.js';
 
 // The fixtures' `history`: settled movements loaded straight into the ledger (no events, no timeline) so
-// lists, balances and statements have data from day one (issue 3). One variant per transaction type; the
-// parties are described inline, so history does not depend on beneficiary fixtures.
+// lists, balances and statements have data from day one (docs/decisions.md#fixture-history). One variant per
+// transaction type; the parties are described inline, so history does not depend on beneficiary fixtures.
 
 const isoInstant = z.string().refine((value) => !Number.isNaN(Date.parse(value)) && /T.*(Z|[+-]\d{2}:\d{2})$/.test(value), {
   message: 'must be an ISO 8601 instant with Z or an offset',

@@ -77,7 +77,7 @@ function seedEntry(ctx: AppContext, programme: ProgrammeFixture, entry: HistoryE
       if (!rail) fail(entry, `unknown rail ${entry.rail}; known: ${Object.keys(RAILS).join(', ')}`);
       if (rail.kind === 'STABLECOIN') {
         if (account.kind !== 'STABLECOIN') fail(entry, `rail ${entry.rail} needs a stablecoin account`);
-        if (!entry.sweep) fail(entry, 'a stablecoin deposit needs its sweep { id, completedAt } (contract 4)');
+        if (!entry.sweep) fail(entry, 'a stablecoin deposit needs its sweep { id, completedAt }');
         const network = rail.network!;
         const token = NETWORK_TOKEN_CURRENCY[network]!;
         const sub = `${account.id}_${network.toLowerCase()}`;

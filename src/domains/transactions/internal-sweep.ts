@@ -6,8 +6,8 @@ import { refreshStoredTransaction } from './transactions.stored.js';
 import type { TransactionStatus } from './transactions.machine.js';
 import type { TransactionRow } from './transactions.schema.js';
 
-// Contract 4 / interface 2.4: a stablecoin deposit lands in the account's network sub-balance; when it
-// completes, a TRANSFER with category INTERNAL_SWEEP moves it to the parent account. The two are linked
+// docs/decisions.md#stablecoin-sweep, interface 2.4: a stablecoin deposit lands in the account's network sub-balance;
+// when it completes, a TRANSFER with category INTERNAL_SWEEP moves it to the parent account. The two are linked
 // both ways by relatedTransactionId (the sweep names its deposit at creation; the deposit names its sweep
 // from the same SQLite transaction on, i.e. from its completion). Both are listed under the parent.
 // The sweep holds the sub-balance at creation and credits the parent at completion, so the parent's

@@ -6,10 +6,10 @@ import { requireOwnAccount, requireProgrammeAccount } from '../accounts/accounts
 import { transactionJson } from './transactions.stored.js';
 import type { ListTransactionsQuery, TransactionSortField } from './transactions.schema.js';
 
-// GET /v1/transactions and GET /v1/transactions/{id} (interface 4.5, 4.6; contract 4).
+// GET /v1/transactions and GET /v1/transactions/{id} (docs/money-in.md#transactions, interface 4.5, 4.6).
 //
-// Scope (docs/money-in.md#programme-wide-transactions): a call acts for one user (contract 2), and then
-// "every transaction in the programme" (interface 4.5) is every transaction of that user across all of
+// Scope (docs/money-in.md#programme-wide-transactions): a call acts for one user (docs/decisions.md#user-context), and
+// then "every transaction in the programme" (interface 4.5) is every transaction of that user across all of
 // their accounts; a MULTI_USER key without X-Service-User-Id acts for the whole programme, every user's
 // transactions. `accountId` narrows either to one account (the caller's own, or any account of the
 // programme at programme scope), sub-balances included (migration 002 `transaction_accounts`).
@@ -267,8 +267,8 @@ function countBelow(ctx: AppContext, listing: Listing, field: 'created' | 'updat
 }
 
 /**
- * GET /v1/transactions/{id}: 404 unknown or another programme's; 403 another user's (contract 1), unless
- * the call acts for the whole programme (docs/money-in.md#programme-wide-transactions).
+ * GET /v1/transactions/{id}: 404 unknown or another programme's; 403 another user's (docs/decisions.md#status-codes),
+ * unless the call acts for the whole programme (docs/money-in.md#programme-wide-transactions).
  */
 export function getTransactionJson(ctx: AppContext, caller: ListScope, transactionId: string): string {
   const row = sql<PageRow & { programme_id: string; user_id: string }>(

@@ -16,7 +16,7 @@ export interface FeeInput {
   type: string;
   label: string;
   amountMinor: bigint;
-  /** Fees are charged on the debit side (contract 5): this must be the debit currency. */
+  /** Fees are charged on the debit side (docs/decisions.md#fees): this must be the debit currency. */
   currency: string;
 }
 
@@ -65,7 +65,7 @@ export interface NewTransaction {
   statusCode?: string | null;
   /**
    * How the sandbox rail treats the transaction. Omitted on an OUTGOING transaction: the magic amounts of
-   * contract 4 decide (see `outgoingRailBehaviour`). INCOMING transactions are never magic.
+   * docs/decisions.md#magic-amounts decide (see `outgoingRailBehaviour`). INCOMING transactions are never magic.
    */
   railBehaviour?: RailBehaviour;
   /** Fixture history only: a settled record with given instants, no events and no timeline. */
@@ -135,8 +135,8 @@ function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigi
  * Create a transaction. An outgoing one holds its debit (amount and each fee as separate entries) at once;
  * if `available` cannot cover it, InsufficientFundsError is thrown and nothing is written, unless
  * `failOnInsufficientFunds` is set, in which case the transaction is recorded FAILED with
- * statusCode INSUFFICIENT_FUNDS and no entries (contract 6). The balance check and the hold are one
- * IMMEDIATE SQLite transaction, so no other writer (another request, or another process on the same
+ * statusCode INSUFFICIENT_FUNDS and no entries (docs/decisions.md#payout-insufficient-funds). The balance check and the
+ * hold are one IMMEDIATE SQLite transaction, so no other writer (another request, or another process on the same
  * database file) can spend the same funds in between: `available` never goes below zero.
  */
 export function createTransaction(ctx: AppContext, input: NewTransaction, options: { failOnInsufficientFunds?: boolean } = {}): TransactionRow {
@@ -279,7 +279,7 @@ function postDebitHold(
   }
 }
 
-/** Contract 4: a failed transaction's hold is released by posting the reversal of each debit entry. */
+/** docs/decisions.md#ledger: a failed transaction's hold is released by posting the reversal of each debit entry. */
 export function reverseHold(ctx: AppContext, transactionId: string, postedAt?: string): void {
   for (const entry of entriesOfTransaction(ctx, transactionId)) {
     if (entry.amount_minor >= 0 || entry.kind === 'REVERSAL') continue;

@@ -1,7 +1,7 @@
 import type { TransitionTable } from '../../lib/state-machine.js';
 
-// Contract 4: PENDING -> PROCESSING -> COMPLETED | FAILED. Incoming deposits settle straight from PENDING;
-// an outgoing transaction can fail before processing (for example insufficient funds on a payout).
+// docs/decisions.md#rail-timeline: PENDING -> PROCESSING -> COMPLETED | FAILED. Incoming deposits settle straight from
+// PENDING; an outgoing transaction can fail before processing (for example insufficient funds on a payout).
 export const TRANSACTION_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const;
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 
@@ -15,7 +15,7 @@ export const transactionTransitions: TransitionTable<TransactionStatus> = {
 export const TRANSACTION_TYPES = ['TRANSFER', 'DEPOSIT', 'WITHDRAWAL', 'REFUND', 'PARTIAL_REFUND'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 
-// interface 2.4: the finer classification, named `category` by contract 4
+// interface 2.4: the finer classification, named `category` (docs/decisions.md#transaction-unnamed-fields)
 export const TRANSACTION_CATEGORIES = [
   'AUTOSWEEP',
   'CASH_IN',

@@ -11,7 +11,10 @@ export const RAIL_STEP_JOB = 'transaction.rail-step';
 
 export type RailBehaviour = TransactionRow['rail_behaviour'];
 
-/** Contract 4 magic amounts: cents .91 fail at processing (RAIL_REJECTED), .92 hold in PROCESSING. */
+/**
+ * Magic amounts (docs/decisions.md#magic-amounts): cents .91 fail at processing (RAIL_REJECTED), .92 hold in
+ * PROCESSING.
+ */
 export function railBehaviourFor(amountMinor: bigint, precision: number): RailBehaviour {
   if (precision < 2) return 'NORMAL';
   const cents = (amountMinor / 10n ** BigInt(precision - 2)) % 100n;
@@ -20,7 +23,10 @@ export function railBehaviourFor(amountMinor: bigint, precision: number): RailBe
   return 'NORMAL';
 }
 
-/** The contract 4 magic amount of an outgoing transaction: the amount sent (credit), else debit net of fees. */
+/**
+ * The magic amount (docs/decisions.md#magic-amounts) of an outgoing transaction: the amount sent (credit), else debit
+ * net of fees.
+ */
 export function outgoingRailBehaviour(
   ctx: AppContext,
   input: { creditAmountMinor: bigint; creditCurrency: string; debitAmountMinor: bigint; debitCurrency: string; fees?: Array<{ amountMinor: bigint }> },
@@ -31,7 +37,7 @@ export function outgoingRailBehaviour(
   return railBehaviourFor(input.debitAmountMinor - feeTotal, precisionOf(ctx, input.debitCurrency));
 }
 
-/** The rail timeline of contract 4, as jobs on the emulated clock. */
+/** The rail timeline (docs/decisions.md#rail-timeline), as jobs on the emulated clock. */
 export function scheduleNextRailStep(ctx: AppContext, row: TransactionRow): void {
   if (row.rail_behaviour === 'NONE') return;
   const timeline = ctx.fixtures.timeline;

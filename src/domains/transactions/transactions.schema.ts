@@ -9,8 +9,9 @@ import {
   TRANSACTION_TYPES,
 } from './transactions.machine.js';
 
-// One schema for the transaction resource (interface 2.4-2.6 plus contract 4's four named fields), one
-// row mapper, and one webhook form derived from the same object so REST and webhooks never drift.
+// One schema for the transaction resource (interface 2.4-2.6 plus the four fields named in
+// docs/decisions.md#transaction-unnamed-fields), one row mapper, and one webhook form derived from the same object so
+// REST and webhooks never drift.
 
 const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/);
 
@@ -164,7 +165,9 @@ function parseJson<T>(text: string | null): T | null {
   return text === null ? null : (JSON.parse(text) as T);
 }
 
-/** Row -> REST object (interface 2.4). Nullable fields are present as null (contract 0). */
+/**
+ * Row -> REST object (interface 2.4). Nullable fields are present as null (docs/decisions.md#nulls-rest-vs-webhook).
+ */
 export function toTransaction(row: TransactionRow, precision: PrecisionLookup): Transaction {
   const transaction: Transaction = {
     id: row.id,
@@ -227,8 +230,8 @@ export function toWebhookTransaction(transaction: Transaction): Record<string, u
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// GET /v1/transactions query (interface 4.5, contract 4). Strict: a value outside the accepted set, or a
-// parameter the list does not know, is a 400 naming the parameter; nothing falls back silently.
+// GET /v1/transactions query (docs/decisions.md#transactions-query, interface 4.5). Strict: a value outside the
+// accepted set, or a parameter the list does not know, is a 400 naming the parameter; nothing falls back silently.
 
 export const TRANSACTION_SORT_FIELDS = ['CREATED_AT', 'UPDATED_AT', 'STATUS', 'TYPE'] as const;
 export type TransactionSortField = (typeof TRANSACTION_SORT_FIELDS)[number];
@@ -340,7 +343,7 @@ export type ListTransactionsQuery = z.output<typeof listTransactionsQuery>;
 
 export const transactionParams = z.object({ transactionId: z.string().min(1).max(128) });
 
-// POST /_emulator/transactions/{id}/status (contract 10)
+// POST /_emulator/transactions/{id}/status (docs/decisions.md#forced-status)
 export const forceStatusBody = z
   .strictObject({
     status: z.enum(TRANSACTION_STATUSES, { error: `status must be one of ${TRANSACTION_STATUSES.join(', ')}` }),

@@ -16,10 +16,10 @@ import { createP2pCredit } from './p2p.js';
 // next step of its rail timeline and what follows a completion (the stablecoin sweep, a P2P credit).
 
 /**
- * Move a transaction to `to` (contract 4 transition table). COMPLETED posts the credit; FAILED reverses
- * the hold. Emits transaction_status_updated, schedules the next rail step and runs what follows a
- * completion (the stablecoin sweep of a sub-balance deposit, the receiver's side of a P2P transfer), all in
- * one SQLite transaction.
+ * Move a transaction to `to` (the transition table of transactions.machine.ts, docs/decisions.md#rail-timeline).
+ * COMPLETED posts the credit; FAILED reverses the hold. Emits transaction_status_updated, schedules the next rail step
+ * and runs what follows a completion (the stablecoin sweep of a sub-balance deposit, the receiver's side of a P2P
+ * transfer), all in one SQLite transaction.
  */
 export function transitionTransaction(
   ctx: AppContext,

@@ -29,7 +29,7 @@ export const usersRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         config: { auth: { modes: ['hmac'], user: 'programme' } },
         schema: {
           tags: ['Auth'],
-          summary: 'Create a user of the programme (contract 2)',
+          summary: 'Create a user of the programme',
           description: 'HMAC with a MULTI_USER key. 201 when created; 200 with the existing user for a known externalId.',
           body: createUserBody,
           response: { 200: userSchema, 201: userSchema, ...errorResponses(403) },

@@ -17,7 +17,7 @@ export const userSchema = z
   .meta({ id: 'User' });
 export type User = z.infer<typeof userSchema>;
 
-// contract 2: POST /v1/auth/users
+// POST /v1/auth/users (docs/decisions.md#users-create)
 export const createUserBody = z
   .object({
     externalId: z.string().min(1).max(128),

@@ -7,7 +7,10 @@ export function getUserRow(ctx: AppContext, userId: string): UserRow | undefined
   return sql<UserRow>(ctx.db, 'SELECT * FROM users WHERE id = ?').get(userId);
 }
 
-/** Contract 2: the same externalId again returns the existing user (created: false), never a duplicate. */
+/**
+ * docs/decisions.md#users-create: the same externalId again returns the existing user (created: false), never a
+ * duplicate.
+ */
 export function createUser(ctx: AppContext, programmeId: string, input: CreateUserInput): { user: User; created: boolean } {
   // IMMEDIATE: the existence check and the insert must not race another process on a database file
   // (a deferred transaction that read first cannot take the write lock once another writer committed).

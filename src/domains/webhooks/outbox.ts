@@ -1,10 +1,11 @@
 import { sql } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 
-// Contract 11: events are rows written in the same SQLite transaction as the change that causes them.
-// Callers run inside that transaction; delivery (webhooks.dispatcher.ts) reads the table later.
+// docs/decisions.md#webhook-outbox: events are rows written in the same SQLite transaction as the change that causes
+// them. Callers run inside that transaction; delivery (webhooks.dispatcher.ts) reads the table later.
 // Each event gets its delivery row here too, in the same transaction, so nothing owed is lost on a crash
-// and the delivery id is drawn deterministically (contract 0) rather than whenever the dispatcher runs.
+// and the delivery id is drawn deterministically (docs/decisions.md#determinism) rather than whenever the dispatcher
+// runs.
 
 export type TransactionEventType = 'transaction_created' | 'transaction_status_updated';
 

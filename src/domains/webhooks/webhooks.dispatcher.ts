@@ -4,8 +4,8 @@ import { attemptDelivery, closeSender, senderState } from './webhooks.sender.js'
 import { dueDeliveryIds, setWebhookEndpoint } from './webhooks.service.js';
 import { subscribeToOutbox } from './outbox.js';
 
-// The webhook dispatcher (issue 5): a long-running service that sends every due delivery of the outbox,
-// a few at a time, without ever blocking the request that wrote the event. It is the outbox's subscriber
+// The webhook dispatcher (docs/webhooks.md#delivery-rules): a long-running service that sends every due delivery of the
+// outbox, a few at a time, without ever blocking the request that wrote the event. It is the outbox's subscriber
 // (`subscribeToOutbox`), woken by `notifyOutbox(ctx)` (called by recordEvent and by the scheduler after jobs
 // ran, e.g. a due `webhook.retry`), and polls as a safety net. All delivery state is in SQLite, so a new dispatcher on the
 // same database file picks up whatever was owed when the previous process stopped.

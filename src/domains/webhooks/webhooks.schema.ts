@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/pagination.js';
 
-// The control plane's view of webhook deliveries (contract 10, 11). One schema per resource.
+// The control plane's view of webhook deliveries (docs/webhooks.md#delivery-log-and-replay). One schema per resource.
 
 export const DELIVERY_STATUSES = ['PENDING', 'RETRYING', 'DELIVERED', 'FAILED', 'SKIPPED'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -11,7 +11,7 @@ export const WEBHOOK_EVENT_TYPES = ['transaction_created', 'transaction_status_u
 export const webhookAttemptSchema = z
   .object({
     number: z.number().int().describe('1-based over every attempt of the delivery, replays included'),
-    kind: z.enum(['SCHEDULED', 'REPLAY']).describe('SCHEDULED: the first attempt or a retry of contract 11; REPLAY: sent by the replay endpoint'),
+    kind: z.enum(['SCHEDULED', 'REPLAY']).describe('SCHEDULED: the first attempt or a scheduled retry; REPLAY: sent by the replay endpoint'),
     url: z.string(),
     attemptedAt: z.string().describe('Emulated time of the attempt (the retry schedule runs on the emulated clock)'),
     signedAt: z.string().describe('Real wall-clock time sent as X-Service-Timestamp'),

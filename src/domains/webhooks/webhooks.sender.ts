@@ -11,15 +11,15 @@ import {
   type PreparedAttempt,
 } from './webhooks.service.js';
 
-// undici is loaded when the first delivery is sent, not at start-up (cold start, issue 9).
+// undici is loaded when the first delivery is sent, not at start-up (cold start: docs/benchmarks.md).
 let undiciModule: typeof import('undici') | undefined;
 function undici(): typeof import('undici') {
   undiciModule ??= createRequire(import.meta.url)('undici') as typeof import('undici');
   return undiciModule;
 }
 
-// The asynchronous half of one webhook attempt (interface 6.1, contract 11): prepare the signed request in
-// a short transaction, POST it with undici outside any transaction, then record the outcome in another.
+// The asynchronous half of one webhook attempt (docs/webhooks.md#delivery-rules, interface 6.1): prepare the signed
+// request in a short transaction, POST it with undici outside any transaction, then record the outcome in another.
 // The HTTP timeout is a real-time network limit (config webhookTimeoutMs, 10 s by default), not business
 // time; the retry schedule that follows a failure runs on the emulated clock (webhooks.service.ts).
 
@@ -84,7 +84,7 @@ export async function attemptDelivery(ctx: AppContext, deliveryId: string, kind:
   }
 }
 
-/** Replay (contract 10): one extra attempt, signed afresh, answered once it has settled. */
+/** Replay (docs/decisions.md#webhook-replay): one extra attempt, signed afresh, answered once it has settled. */
 export async function replayDelivery(ctx: AppContext, deliveryId: string): Promise<AttemptOutcome> {
   return attemptDelivery(ctx, deliveryId, 'REPLAY', { timeoutMs: ctx.config.webhookTimeoutMs });
 }

@@ -13,13 +13,15 @@ import type {
 } from './webhooks.schema.js';
 import { notifyOutbox } from './outbox.js';
 
-// Synchronous side of webhook delivery (interface 6.1, contract 11): what to send next, the signed request
-// of one attempt, and the bookkeeping after it. Every state change is one SQLite transaction. The async
+// Synchronous side of webhook delivery (docs/webhooks.md#delivery-rules, interface 6.1): what to send next, the signed
+// request of one attempt, and the bookkeeping after it. Every state change is one SQLite transaction. The async
 // HTTP send lives in webhooks.sender.ts and never holds a transaction open.
 
 export const WEBHOOK_RETRY_JOB = 'webhook.retry';
 
-/** Contract 11: delays after the 1st ... 9th failed scheduled attempt; the 10th failure is final. */
+/**
+ * docs/decisions.md#webhook-retries: delays after the 1st ... 9th failed scheduled attempt; the 10th failure is final.
+ */
 export const RETRY_DELAYS_MS = [
   5_000,
   30_000,
@@ -95,7 +97,7 @@ interface ProgrammeWebhookRow {
 /**
  * Deliveries that may be attempted now, oldest event first. A delivery waits while an earlier event of the
  * same transaction is still PENDING or RETRYING, so a receiver sees one transaction's events in the order
- * they were written (issue 5). FAILED and SKIPPED earlier events do not block.
+ * they were written (docs/decisions.md#webhook-ordering). FAILED and SKIPPED earlier events do not block.
  */
 export function dueDeliveryIds(ctx: AppContext, limit: number): string[] {
   return sql<{ id: string }>(
@@ -131,7 +133,10 @@ export interface PreparedAttempt {
   body: string;
   attemptedAt: string;
   attemptedAtMs: number;
-  /** The emulated clock when the attempt was prepared: what it reads at the answer, minus this, is the attempt's duration. */
+  /**
+   * The emulated clock when the attempt was prepared: what it reads at the answer, minus this, is the attempt's
+   * duration.
+   */
   preparedAtMs: number;
   signedAtMs: number;
 }
@@ -157,14 +162,17 @@ export function findDelivery(ctx: AppContext, id: string): DeliveryRow {
   return row;
 }
 
-/** The body of interface 6.1 / contract 11; the same bytes for every attempt of one event. */
+/**
+ * The body of interface 6.1 (docs/webhooks.md#what-a-delivery-looks-like); the same bytes for every attempt of one
+ * event.
+ */
 export function webhookBody(event: OutboxRow): string {
   const metadata: Record<string, string> = {
     eventId: event.event_id,
     eventType: event.event_type,
     programId: event.programme_id,
   };
-  // webhook bodies omit fields that have no value (contract 0)
+  // webhook bodies omit fields that have no value (docs/decisions.md#nulls-rest-vs-webhook)
   if (event.user_id !== null) metadata.userId = event.user_id;
   metadata.occurredAt = event.occurred_at;
   // The payload was stored as JSON at the instant of the event (toWebhookTransaction): splice it in as is.
@@ -251,10 +259,10 @@ export function prepareAttempt(ctx: AppContext, deliveryId: string, kind: Attemp
 }
 
 /**
- * Log an attempt and move the delivery on, in one transaction. Scheduled attempts follow contract 11:
- * success -> DELIVERED; failure -> RETRYING with a `webhook.retry` job on the emulated clock, or FAILED
- * after the 10th. A replay is one extra attempt: success marks the delivery DELIVERED, failure leaves its
- * status and schedule as they were. Returns false when the delivery vanished (reset) meanwhile.
+ * Log an attempt and move the delivery on, in one transaction. Scheduled attempts follow
+ * docs/decisions.md#webhook-retries: success -> DELIVERED; failure -> RETRYING with a `webhook.retry` job on the
+ * emulated clock, or FAILED after the 10th. A replay is one extra attempt: success marks the delivery DELIVERED,
+ * failure leaves its status and schedule as they were. Returns false when the delivery vanished (reset) meanwhile.
  */
 export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result: AttemptResult): boolean {
   return ctx.db.transaction(() => {
@@ -325,7 +333,7 @@ export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result:
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Control plane (contract 10)
+// Control plane (docs/webhooks.md#delivery-log-and-replay)
 
 /** Check a replay is possible before any network work; 409 when there is nowhere to send it. */
 export function assertReplayable(ctx: AppContext, id: string): DeliveryRow {

@@ -6,9 +6,9 @@ import { toWebhookTransaction } from '../transactions/transactions.schema.js';
 import { recordEvent } from './outbox.js';
 import { WEBHOOK_EVENT_TYPES } from './webhooks.schema.js';
 
-// Contract 10 `POST /_emulator/webhooks/trigger`: re-send the current state of a transaction as an event
-// (the way Stripe's trigger and Plaid's fire_webhook help people test their handlers). It goes through the
-// outbox like a real event, so signing, retries and the delivery log are the same.
+// `POST /_emulator/webhooks/trigger` (docs/test-kit.md#triggering-a-webhook): re-send the current state of a
+// transaction as an event (the way Stripe's trigger and Plaid's fire_webhook help people test their handlers). It goes
+// through the outbox like a real event, so signing, retries and the delivery log are the same.
 export const triggerEventBody = z
   .object({
     transactionId: z.string().min(1).max(128),
