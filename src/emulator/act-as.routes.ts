@@ -15,7 +15,7 @@ export const actAsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           summary: 'Call the public API as a user, signed server-side (the dashboard uses this)',
           description:
             'Picks a MULTI_USER key of the user\'s programme (else a SINGLE_USER key bound to the user), signs the request as a client ' +
-            'would (contract 2; the payout variant on /v1/payout-origination/*) and runs it through the same validation, auth and ' +
+            'would (HMAC headers; the payout variant on /v1/payout-origination/*) and runs it through the same validation, auth and ' +
             'journal as any client. Answers 200 with the inner status and body; 400 for a path outside /v1/, 404 for an unknown user.',
           body: actAsBody,
           response: { 200: actAsResponse, ...errorResponses(404, 409) },

@@ -6,9 +6,9 @@ import { errors } from '../http/errors.js';
 import { HEADER, SCOPES, entitlementsOf } from '../http/auth.js';
 import { signRequest } from '../lib/hmac.js';
 
-// The act-as proxy (issue 8): the dashboard drives the public API without holding any secret. The server
-// picks a key that can act for the user, signs the request exactly as a client would (contract 2), and runs
-// it through the app, so it meets the same validation, auth, idempotency and journal as any client call.
+// The act-as proxy (docs/decisions.md#act-as): the dashboard drives the public API without holding any secret. The
+// server picks a key that can act for the user, signs the request exactly as a client would (docs/authentication.md),
+// and runs it through the app, so it meets the same validation, auth, idempotency and journal as any client call.
 
 export const ACT_AS_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const PAYOUT_PREFIX = '/v1/payout-origination/';
@@ -100,7 +100,8 @@ export async function actAs(app: FastifyInstance, ctx: AppContext, input: ActAsI
   const key = keyForUser(ctx, input.userId);
 
   const payload = input.body === undefined ? undefined : payout ? (input.body as string) : JSON.stringify(input.body);
-  // Contract 2: milliseconds of the real wall clock; the payout variant takes RFC 3339 UTC instead.
+  // docs/decisions.md#hmac-timestamp: milliseconds of the real wall clock; the payout variant takes RFC 3339 UTC
+  // instead.
   const timestamp = payout ? new Date(ctx.clock.realNowMs()).toISOString() : String(ctx.clock.realNowMs());
   const signature = signRequest({ apiKey: key.api_key, secret: key.secret, timestamp, method: input.method, target: input.path, body: payload ?? '' });
   const headers: Record<string, string> = {

@@ -13,7 +13,7 @@ export function clockView(ctx: AppContext, jobsRun?: number) {
   return view;
 }
 
-/** Contract 10: freeze, advance (running due jobs in time order) or resume real time. */
+/** docs/decisions.md#emulated-clock: freeze, advance (running due jobs in time order) or resume real time. */
 export function changeClock(ctx: AppContext, body: { freezeAt?: string; advanceMs?: number; realtime?: true }) {
   if (body.freezeAt !== undefined) {
     const target = Date.parse(body.freezeAt);

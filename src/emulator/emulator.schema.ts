@@ -11,8 +11,8 @@ export const clockResponse = z
   })
   .meta({ id: 'Clock' });
 
-// Contract 10: exactly one of { freezeAt }, { advanceMs } or { realtime: true }. One strict object with a
-// refinement (rather than a union) so that a bad value is reported on its own field.
+// docs/control-plane.md#health-reset-and-clock: exactly one of { freezeAt }, { advanceMs } or { realtime: true }. One
+// strict object with a refinement (rather than a union) so that a bad value is reported on its own field.
 const EXACTLY_ONE = 'Send exactly one of { "freezeAt": ISO instant }, { "advanceMs": integer >= 0 } or { "realtime": true }';
 export const clockBody = z
   .object({

@@ -5,8 +5,9 @@ import type { AppContext } from '../context.js';
 import { errorResponses } from '../http/errors.js';
 import { CONTROL_PLANE } from './emulator.routes.js';
 
-// The request journal (issue 8, contract 10): the last N requests in a ring buffer (never unbounded), with
-// secrets and signatures redacted, so a test can assert "my app called commit exactly once".
+// The request journal (docs/test-kit.md#request-journal, docs/decisions.md#journal): the last N requests in a ring
+// buffer (never unbounded), with secrets and signatures redacted, so a test can assert "my app called commit exactly
+// once".
 
 const MAX_BODY_CHARS = 16 * 1024;
 // Larger JSON bodies (document uploads up to 20 MiB) are kept as a size note, not parsed and stored whole.
@@ -36,7 +37,7 @@ export type JournalEntry = z.infer<typeof journalEntrySchema>;
 
 /**
  * What the hooks record: cheap references only. Bodies are parsed, redacted and truncated when the journal
- * is read, not on every request, so the journal costs next to nothing on the hot path (issue 9).
+ * is read, not on every request, so the journal costs next to nothing on the hot path (measured: docs/benchmarks.md).
  */
 export interface RecordedRequest extends Omit<JournalEntry, 'seq' | 'at' | 'requestHeaders' | 'requestBody' | 'responseBody'> {
   /** Arrival, epoch ms (formatted when read). */
@@ -76,7 +77,8 @@ export class RequestJournal {
 }
 
 // Deeper parts of a body are replaced by a note: kept whole they could hide a secret below the redaction
-// walk, and a 50,000-deep array would overflow the stack when the journal is serialized (issue 9 fuzzing).
+// walk, and a 50,000-deep array would overflow the stack when the journal is serialized (found by fuzzing:
+// docs/robustness.md).
 const MAX_DEPTH = 20;
 const TOO_DEEP = `[nested deeper than ${MAX_DEPTH} levels]`;
 
@@ -152,7 +154,7 @@ declare module 'fastify' {
  * Hooks that record every request except the journal's own and the dashboard's static files: arrival in
  * onRequest, the payload in onSend, the entry in onResponse (latency to the end of the write). They are
  * callback-style and keep their bookkeeping on the request: they run on every request, and a promise per
- * hook and a WeakMap entry per request showed in the list's profile (issue 9).
+ * hook and a WeakMap entry per request showed in the list's profile (docs/benchmarks.md).
  */
 export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJournal {
   const journal = new RequestJournal(ctx.config.journalSize);

@@ -11,7 +11,8 @@ import {
 } from './overview.schema.js';
 import { getEmulatorTransaction, getOverview, listEmulatorTransactions } from './overview.service.js';
 
-// Read endpoints of the control plane (contract 10) across every programme; the dashboard draws them.
+// Read endpoints of the control plane (docs/dashboard.md#read-endpoints-behind-the-dashboard) across every programme;
+// the dashboard draws them.
 
 export const overviewRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {

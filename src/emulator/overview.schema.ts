@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { transactionSchema } from '../domains/transactions/transactions.schema.js';
 import { webhookDeliverySchema } from '../domains/webhooks/webhooks.schema.js';
 
-// Read models of the control plane (contract 10) that the dashboard draws: every programme's users,
-// their top-level accounts with balances and deposit instructions, and transactions across programmes.
+// Read models of the control plane (docs/dashboard.md#read-endpoints-behind-the-dashboard) that the dashboard draws:
+// every programme's users, their top-level accounts with balances and deposit instructions, and transactions across
+// programmes.
 
 export const overviewDepositInstructionSchema = z.object({
   id: z.string(),
@@ -18,7 +19,7 @@ export const overviewAccountSchema = z.object({
   currency: z.string(),
   kind: z.enum(['FIAT', 'STABLECOIN']),
   status: z.string(),
-  providerReady: z.boolean().describe('false: new deposit instructions answer 409 (contract 3)'),
+  providerReady: z.boolean().describe('false: new deposit instructions answer 409'),
   balances: z.object({
     current: z.string().describe('Entries of COMPLETED transactions'),
     available: z.string().describe('Every posted entry: in-flight debits are held'),
@@ -33,7 +34,7 @@ export const overviewUserSchema = z.object({
   type: z.enum(['PERSON', 'BUSINESS']),
   enrollmentStatus: z.enum(['ACTIVE', 'INACTIVE']),
   enrollmentStatusReason: z.string().nullable(),
-  enrollmentStarted: z.boolean().describe('true once the enrollment exists: only then is the user in GET /v1/users (contract 2)'),
+  enrollmentStarted: z.boolean().describe('true once the enrollment exists: only then is the user in GET /v1/users'),
   accounts: z.array(overviewAccountSchema),
 });
 

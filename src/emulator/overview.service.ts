@@ -20,8 +20,9 @@ import type {
   Overview,
 } from './overview.schema.js';
 
-// Control-plane read models (contract 10) across every programme: no user context, no credentials (the
-// admin guard covers them when ADMIN_TOKEN is set). Sub-balances stay hidden, as in the public API.
+// Control-plane read models (docs/dashboard.md#read-endpoints-behind-the-dashboard) across every programme: no user
+// context, no credentials (the admin guard covers them when ADMIN_TOKEN is set). Sub-balances stay hidden, as in the
+// public API.
 
 interface ProgrammeRow {
   id: string;
