@@ -27,7 +27,8 @@ async function onboardBusiness(sandbox: TestApp, name: string): Promise<NewUser>
 async function accountsWithDetail(sandbox: TestApp, user: NewUser) {
   const list = json(await sandbox.request('GET', '/v1/accounts', undefined, user.as));
   const details = await Promise.all(list.data.map(async (account: { id: string }) => json(await sandbox.request('GET', `/v1/accounts/${account.id}`, undefined, user.as))));
-  // listed by createdAt then id (contract 3): accounts opened together come in id order; sorted here by currency
+  // listed by createdAt then id (docs/decisions.md#accounts-list): accounts opened together come in id order; sorted
+  // here by currency
   return details.sort((a, b) => (a.currency < b.currency ? -1 : 1));
 }
 

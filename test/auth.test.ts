@@ -6,8 +6,8 @@ import { errorBodySchema } from '../src/http/errors.js';
 import { signRequest } from '../src/lib/hmac.js';
 import { AS_JANE, AS_OTHER, CREDENTIALS, START, buildTestApp, json, type Identity } from './helper.js';
 
-// Interface 5 and contract 2: HMAC headers, the payout variant, bearer tokens and the user context,
-// each failure with the status and error code of contract 1.
+// Interface 5 and docs/authentication.md: HMAC headers, the payout variant, bearer tokens and the user context,
+// each failure with the status and error code of docs/errors.md.
 
 const ACME_ACCOUNTS = ['acct_acme_usd', 'acct_acme_eur', 'acct_acme_usdc', 'acct_acme_gbp'];
 const MULTI: Identity = { apiKey: CREDENTIALS.multi.apiKey, secret: CREDENTIALS.multi.secret };
@@ -24,7 +24,7 @@ function ids(response: LightMyRequestResponse): string[] {
   return json(response).data.map((item: { id: string }) => item.id);
 }
 
-t.test('HMAC headers (interface 5.2, contract 2)', async (t) => {
+t.test('HMAC headers (interface 5.2, docs/authentication.md)', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);
   const inject = (url: string, headers: Record<string, string>, method: 'GET' | 'POST' = 'GET', payload?: string) =>
@@ -120,7 +120,7 @@ t.test('HMAC headers (interface 5.2, contract 2)', async (t) => {
   });
 });
 
-t.test('user context: SINGLE_USER and MULTI_USER header rules (contract 2)', async (t) => {
+t.test('user context: SINGLE_USER and MULTI_USER header rules (docs/decisions.md#user-context)', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);
 
@@ -146,7 +146,7 @@ t.test('user context: SINGLE_USER and MULTI_USER header rules (contract 2)', asy
   t.equal((await sandbox.request('GET', '/v1/users')).statusCode, 200);
 });
 
-t.test('bearer tokens (interface 5.1, contract 2)', async (t) => {
+t.test('bearer tokens (interface 5.1, docs/decisions.md#bearer-tokens)', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);
 
@@ -231,7 +231,7 @@ t.test('bearer tokens (interface 5.1, contract 2)', async (t) => {
 });
 
 // A probe route with the payout policy exercises verifyPayoutHmac through HTTP, as the payout endpoint
-// (issue 4) uses it.
+// uses it.
 const payoutProbe: FastifyPluginAsync = async (app) => {
   app.post('/test/payout-probe', { config: { auth: { modes: ['payout'], user: 'programme' } } }, async (request) => {
     const auth = authOf(request);
@@ -239,7 +239,7 @@ const payoutProbe: FastifyPluginAsync = async (app) => {
   });
 };
 
-t.test('payout HMAC variant: sha256=, RFC 3339, 300 s skew, header lengths (interface 4.12, contract 2)', async (t) => {
+t.test('payout HMAC variant: sha256=, RFC 3339, 300 s skew, header lengths (interface 4.12)', async (t) => {
   const sandbox = await buildTestApp({ plugins: [payoutProbe] });
   t.teardown(sandbox.close);
   const target = '/test/payout-probe';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { AS_JANE, AS_OTHER, buildTestApp, json, type TestApp } from './helper.js';
 
-// Beneficiaries (contract 7; interface 2.12, 4.14, 4.15).
+// Beneficiaries (docs/money-out.md#beneficiaries; interface 2.12, 4.14, 4.15).
 
 const US_BANK = {
   type: 'BANK_ACCOUNT',

@@ -11,11 +11,11 @@ import { checkLedger, freshContext } from './helpers/ledger.js';
 import { ensureBuilt, startServerProcess, type ServerProcess } from './helpers/server-process.js';
 import type { AppContext } from '../src/context.js';
 
-// Concurrency (issue 9): 200 requests at once over real sockets, mixing idempotent retries of the same
-// keys (deposit-instruction creation with one idempotencyKey, intent creation and commit with one key, a
-// payout with one Idempotency-Key, user creation with one externalId) with simulated deposits, conflicting
-// commits and reads. Whatever the interleaving: one row per key, the same answer to every retry, exactly one
-// 201 for a creation, no SQLITE_BUSY and no 5xx.
+// Concurrency (docs/robustness.md#concurrency-testconcurrencytestts): 200 requests at once over real sockets, mixing
+// idempotent retries of the same keys (deposit-instruction creation with one idempotencyKey, intent creation and commit
+// with one key, a payout with one Idempotency-Key, user creation with one externalId) with simulated deposits,
+// conflicting commits and reads. Whatever the interleaving: one row per key, the same answer to every retry, exactly
+// one 201 for a creation, no SQLITE_BUSY and no 5xx.
 //
 // Two settings: the in-process app of test/helper.ts on a listener (one connection: Node serialises the
 // synchronous SQLite work), and two built server processes on one database file, where the requests really

@@ -8,7 +8,7 @@ import { ConfigError, DEFAULT_FIXTURES, OPTIONS, clockStart, parseConfig } from 
 import { signRequest } from '../src/lib/hmac.js';
 import { CLI as SERVER_CLI, ensureBuilt } from './helpers/server-process.js';
 
-// Issue 2: every flag and its environment variable through one zod schema; a bad value stops start-up
+// docs/configuration.md: every flag and its environment variable through one zod schema; a bad value stops start-up
 // with one line naming the flag and what it accepts (exit code 2).
 
 t.test('defaults', async (t) => {
@@ -179,7 +179,8 @@ t.test('the built CLI', async (t) => {
   t.equal(help.status, 0);
   t.match(help.stdout, /service-sandbox sign METHOD TARGET/);
 
-  // `service-sandbox sign` prints curl -H arguments with a signature a server accepts (contract 2)
+  // `service-sandbox sign` prints curl -H arguments with a signature a server accepts
+  // (docs/authentication.md#the-sign-helper)
   const signed = run(['sign', 'GET', '/v1/accounts?pageSize=2']);
   t.equal(signed.status, 0, signed.stderr);
   const headers = Object.fromEntries([...signed.stdout.matchAll(/-H (X-Service-[\w-]+):(\S+)/g)].map((m) => [m[1], m[2]]));
@@ -249,7 +250,7 @@ t.test('the built CLI serves, and stops on SIGTERM', async (t) => {
   t.equal(await exited, 0, 'clean exit on SIGTERM');
 });
 
-/** HMAC headers of the fixtures' SINGLE_USER key for a GET (contract 2). */
+/** HMAC headers of the fixtures' SINGLE_USER key for a GET (docs/authentication.md). */
 function signRequestHeaders(target: string): Record<string, string> {
   const timestamp = String(Date.now());
   return {

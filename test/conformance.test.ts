@@ -5,9 +5,9 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { buildTestApp, json } from './helper.js';
 import { checkerFor } from './helpers/conformance.js';
 
-// Response conformance (issue 9). test/helper.ts validates every response of every buildTestApp() app
-// against the app's own /openapi.json (test/helpers/conformance.ts) and fails the file on a mismatch; the
-// whole suite is the real check. This file proves the check bites, and that the document gives every
+// Response conformance (docs/robustness.md#response-conformance-every-test). test/helper.ts validates every response of
+// every buildTestApp() app against the app's own /openapi.json (test/helpers/conformance.ts) and fails the file on a
+// mismatch; the whole suite is the real check. This file proves the check bites, and that the document gives every
 // operation the error body of interface 7.1.
 
 // A probe route that bypasses its own serializer: the document promises { amount: string }, the wire says 12.

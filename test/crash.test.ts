@@ -12,11 +12,11 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { ensureBuilt, startServerProcess, type ServerProcess } from './helpers/server-process.js';
 import type { AppContext } from '../src/context.js';
 
-// Crash safety (issue 9, contract 11): the built server runs as a child process on a database file, under a
-// stream of simulated deposits, intent creations and commits and payout submissions, with a real webhook
-// receiver that refuses some first attempts (so retries are owed across the crash). It is killed with
-// SIGKILL at a seeded point while requests are in flight, restarted on the same file, loaded and killed
-// again, and restarted. Then:
+// Crash safety (docs/robustness.md#crash-safety-testcrashtestts, docs/decisions.md#webhook-outbox): the built server
+// runs as a child process on a database file, under a stream of simulated deposits, intent creations and commits and
+// payout submissions, with a real webhook receiver that refuses some first attempts (so retries are owed across the
+// crash). It is killed with SIGKILL at a seeded point while requests are in flight, restarted on the same file, loaded
+// and killed again, and restarted. Then:
 //   - every request answered 2xx before a kill is reflected after the restart (the transaction, the
 //     committed intent with the same transaction, the payout's Idempotency-Key answer);
 //   - no committed intent lost its transaction, no transaction lost its intent, nothing half-written
@@ -155,7 +155,7 @@ async function loadUntilKill(t: Test, server: ServerProcess, cycle: number, kill
       const intent = openIntents.splice(Math.floor(random() * openIntents.length), 1)[0]!;
       const answer = await client.call('POST', `/v1/transaction-intents/${intent.id}/commit`, { idempotencyKey: intent.key });
       if (answer.status !== 200) return void unexpected.push(`commit ${answer.status} ${answer.text}`);
-      // Not enough funds is a 200 with the intent FAILED and no transaction (contract 5)
+      // Not enough funds is a 200 with the intent FAILED and no transaction (docs/decisions.md#intent-failed-final)
       ack({ kind: 'commit', id: intent.id, transactionId: answer.body.relatedTransactionId ?? undefined, cycle });
     } else {
       const key = `crash-payout-${SEED}-${cycle}-${n}`;

@@ -3,7 +3,8 @@ import t from 'tap';
 import { sql } from '../src/db/connection.js';
 import { buildTestApp, json, type TestApp } from './helper.js';
 
-// The dashboard's server side (issue 8): control-plane read endpoints and the act-as proxy, over inject.
+// The dashboard's server side (docs/dashboard.md#read-endpoints-behind-the-dashboard): control-plane read endpoints and
+// the act-as proxy, over inject.
 
 async function control(sandbox: TestApp, method: 'GET' | 'POST', url: string, payload?: unknown) {
   const response = await sandbox.app.inject({ method, url, ...(payload === undefined ? {} : { payload: payload as object }) });

@@ -5,9 +5,9 @@ import { backgroundServices } from '../src/domains/index.js';
 import { startReceiver } from './helpers/receiver.js';
 import { artifactPath, launchChromium } from './helpers/browser.js';
 
-// The dashboard in a real browser (issue 8): a deposit simulated through the form appears, turns COMPLETED
-// after the clock is advanced with the UI button, and shows its webhook deliveries; user input renders as
-// text, never as markup.
+// The dashboard in a real browser (docs/dashboard.md#browser-tests): a deposit simulated through the form appears,
+// turns COMPLETED after the clock is advanced with the UI button, and shows its webhook deliveries; user input renders
+// as text, never as markup.
 
 const HOSTILE_NAME = '<script>alert(1)</script><img src=x onerror=alert(2)>';
 

@@ -3,7 +3,7 @@ import { AS_ACME_MULTI, AS_JANE, AS_OTHER, buildTestApp, json } from './helper.j
 import { advance, expectStatus, fixturesFile, getJson } from './helpers/money-in.js';
 import { isValidAbaRoutingNumber, isValidIban } from '../src/domains/deposit-instructions/rails.js';
 
-// Interface 4.1, 2.13, 3.1, 2.2 and contract 3.
+// Interface 4.1, 2.13, 3.1, 2.2 and docs/money-in.md#deposit-instructions.
 
 const fieldValue = (instruction: any, key: string) => instruction.fields.find((field: any) => field.key === key)?.value;
 

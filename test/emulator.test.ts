@@ -5,7 +5,7 @@ import { scheduleJob } from '../src/scheduler/scheduler.js';
 import { VERSION } from '../src/version.js';
 import { CREDENTIALS, START, buildTestApp, json, type Identity, type TestApp } from './helper.js';
 
-// The control plane of contract 10: health, clock, reset and the ADMIN_TOKEN guard.
+// The control plane (docs/control-plane.md): health, clock, reset and the ADMIN_TOKEN guard.
 
 const MULTI: Identity = { apiKey: CREDENTIALS.multi.apiKey, secret: CREDENTIALS.multi.secret };
 const at = (offsetMs: number) => new Date(Date.parse(START) + offsetMs).toISOString();
@@ -180,8 +180,8 @@ t.test('reset restores the fixtures', async (t) => {
   t.equal(again.statusCode, 201, 'created anew');
   t.equal(again.body, first.body, 'the id sequence restarts: the same request gives the same id and body');
 
-  // Contract 10: under 50 ms on the default fixtures. Wall time on a busy two-core machine (test files run
-  // in parallel) swings from 10 to 90 ms for the same work, so the check uses the CPU time this process
+  // A reset stays under 50 ms on the default fixtures (docs/decisions.md#reset). Wall time on a busy two-core machine
+  // (test files run in parallel) swings from 10 to 90 ms for the same work, so the check uses the CPU time this process
   // spends on the fastest of five resets (about 12 ms today); a reset that does too much still fails it.
   const cpuMs: number[] = [];
   for (let i = 0; i < 5; i += 1) {
@@ -193,7 +193,7 @@ t.test('reset restores the fixtures', async (t) => {
   t.ok(Math.min(...cpuMs) < 50, `reset under 50 ms of CPU (fastest of five: ${Math.min(...cpuMs).toFixed(1)} ms)`);
 });
 
-t.test('ADMIN_TOKEN guards the control plane (contract 10)', async (t) => {
+t.test('ADMIN_TOKEN guards the control plane (docs/decisions.md#control-plane-open)', async (t) => {
   const sandbox = await buildTestApp({ config: { adminToken: 'admin-secret-token' } });
   t.teardown(sandbox.close);
 

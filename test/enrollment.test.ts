@@ -4,7 +4,7 @@ import { advance, businessEntries, createUser, getDetail, MULTI, personEntries, 
 import { assertEnrollmentActive } from '../src/domains/enrollment/enrollment.service.js';
 import { ServiceError } from '../src/http/errors.js';
 
-// Issue 7: enrollment (interface 2.10, 3.3, 4.9-4.11; contract 8, 10) end to end over HTTP.
+// Enrollment (docs/onboarding.md; interface 2.10, 3.3, 4.9-4.11) end to end over HTTP.
 
 async function usersList(sandbox: TestApp): Promise<Array<{ userId: string; enrollmentStatus: string; enrollmentStatusReason?: string }>> {
   const response = await sandbox.request('GET', '/v1/users', undefined, MULTI);

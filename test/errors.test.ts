@@ -6,8 +6,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { errorBodySchema } from '../src/http/errors.js';
 import { CREDENTIALS, buildTestApp, json, type Identity } from './helper.js';
 
-// Contract 1: every non-2xx answer has the interface 7.1 body, including unknown routes, wrong methods,
-// malformed JSON, oversized bodies and internal faults; bad input never gives a 500.
+// docs/decisions.md#error-body-everywhere: every non-2xx answer has the interface 7.1 body, including unknown routes,
+// wrong methods, malformed JSON, oversized bodies and internal faults; bad input never gives a 500.
 
 const MULTI: Identity = { apiKey: CREDENTIALS.multi.apiKey, secret: CREDENTIALS.multi.secret };
 

@@ -7,8 +7,8 @@ import { AS_JANE, CREDENTIALS, buildTestApp, json, type Identity, type TestApp }
 import { base64, signPayout } from './helpers/funding.js';
 import { changeCount, diffFingerprints, fingerprint, type Fingerprint } from './helpers/db-state.js';
 
-// Fuzzing (issue 9): seeded fast-check against every route of the catalog. Random and mutated bodies,
-// query strings, headers and paths; each answer must be
+// Fuzzing (docs/robustness.md#fuzzing-testfuzztestts): seeded fast-check against every route of the catalog. Random and
+// mutated bodies, query strings, headers and paths; each answer must be
 //   - never a 5xx;
 //   - a non-2xx with the interface 7.1 error body (JSON, { message, errorCode?, validationErrors? } only);
 //   - a 4xx (never a 2xx) for input that is certainly bad (broken credentials, malformed JSON, unknown path);

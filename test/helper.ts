@@ -9,7 +9,8 @@ import { signRequest } from '../src/lib/hmac.js';
 import type { Config } from '../src/config.js';
 import { describeMismatches, withConformance, type ConformanceRecorder } from './helpers/conformance.js';
 
-// Tests build the app on a fresh in-memory database with a manual (frozen) clock (DESIGN habit 7).
+// Tests build the app on a fresh in-memory database with a manual (frozen) clock
+// (docs/architecture.md#how-tests-are-built).
 
 export const START = '2026-03-01T12:00:00.000Z';
 
@@ -26,12 +27,12 @@ export interface TestApp {
   ctx: AppContext;
   /** Signed request as usr_acme with the SINGLE_USER key (default), or another identity. */
   request(method: string, url: string, body?: unknown, as?: Identity): Promise<LightMyRequestResponse>;
-  /** HMAC headers for a request (contract 2). */
+  /** HMAC headers for a request (docs/authentication.md). */
   sign(method: string, url: string, body?: string, as?: Identity): Record<string, string>;
   /**
-   * Response conformance (issue 9): every response of this app checked against its /openapi.json (the
-   * media type, and the schema of a JSON body). close() fails the test file when any did not match;
-   * `conformance.mismatches` lists them until then.
+   * Response conformance (docs/robustness.md#response-conformance-every-test): every response of this app checked
+   * against its /openapi.json (the media type, and the schema of a JSON body). close() fails the test file when any did
+   * not match; `conformance.mismatches` lists them until then.
    */
   conformance: ConformanceRecorder;
   close(): Promise<void>;

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { buildTestApp, json } from './helper.js';
 
-// Answers produced before or around routing still carry the error body of contract 1.
+// Answers produced before or around routing still carry the error body (docs/decisions.md#error-body-everywhere).
 t.test('oversized request line gets the error body (431)', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);

@@ -15,7 +15,7 @@ import {
 } from './helpers/onboarding.js';
 import { documentValue, makePdf, padPdf } from './helpers/pdf.js';
 
-// Issue 7: information requests (interface 2.9, 4.7, 4.8; contract 8): field rules, cross-entry rules,
+// Information requests (docs/onboarding.md; interface 2.9, 4.7, 4.8): field rules, cross-entry rules,
 // documents checked with a real PDF reader, atomic writes, submission rules.
 
 const MiB = 1024 * 1024;

@@ -4,7 +4,8 @@ import { quote } from '../src/domains/fees-fx/fees-fx.service.js';
 import { AS_ACME_MULTI, AS_JANE, buildTestApp, json, START, type Identity, type TestApp } from './helper.js';
 import { advance, balances, cents, countTransactions, fund, transaction, transactionsOfIntent } from './helpers/funding.js';
 
-// Transaction intents (contract 5; interface 2.3, 3.2, 4.4) with fees and FX from the fixtures.
+// Transaction intents (docs/money-out.md#transaction-intents; interface 2.3, 3.2, 4.4) with fees and FX from the
+// fixtures.
 
 const TO_MUELLER = { instrumentType: 'BANK_ACCOUNT', beneficiaryId: 'ben_mueller', instrumentId: 'bi_mueller_eur' };
 const TO_GLOBEX = { instrumentType: 'BANK_ACCOUNT', beneficiaryId: 'ben_globex', instrumentId: 'bi_globex_usd' };

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { buildTestApp, CREDENTIALS, json } from './helper.js';
 
-// Request journal (issue 8, contract 10): bounded ring buffer, secrets redacted, filters.
+// Request journal (docs/test-kit.md#request-journal, docs/decisions.md#journal): bounded ring buffer, secrets redacted,
+// filters.
 t.test('journal records requests with secrets and signatures redacted', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);

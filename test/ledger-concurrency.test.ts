@@ -6,7 +6,7 @@ import t from 'tap';
 import { balancesOf } from '../src/domains/ledger/ledger.service.js';
 import { checkLedger, freshContext } from './helpers/ledger.js';
 
-// Contract 4: a debit never takes `available` below zero, even with several writers at once. In one
+// docs/decisions.md#ledger: a debit never takes `available` below zero, even with several writers at once. In one
 // process better-sqlite3 serialises everything; here three processes spend from the same account of one
 // database file at the same time (test/helpers/ledger-writer.ts), each check-and-hold being one
 // IMMEDIATE SQLite transaction.

@@ -10,7 +10,7 @@ import { transactionTransitions, type TransactionStatus } from '../src/domains/t
 import { createWithdrawal } from './helpers/money-in.js';
 import { checkLedger, freshContext, modelBalances } from './helpers/ledger.js';
 
-// Contract 4's ledger rules, checked against an independent model: balances derived from the
+// The ledger rules (docs/decisions.md#ledger), checked against an independent model: balances derived from the
 // transactions' amounts and statuses must equal the ledger's, and `available` never goes below zero.
 
 const ACCOUNTS = [

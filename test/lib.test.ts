@@ -11,7 +11,8 @@ import { createIdSource, ID_PREFIXES, type CounterStore } from '../src/lib/ids.j
 import { convertMinor, divideRounded, formatAmount, MoneyFormatError, parseAmount, parseDecimal } from '../src/lib/money.js';
 import { assertTransition, canTransition, InvalidTransitionError, isFinal } from '../src/lib/state-machine.js';
 
-// lib/: money (contract 0: exact minor units), ids (deterministic per seed), clock, hmac, state machines.
+// lib/: money (docs/decisions.md#exact-money: exact minor units), ids (deterministic per seed), clock, hmac, state
+// machines.
 
 t.test('money: parseAmount', async (t) => {
   const USD = 2;
@@ -106,7 +107,7 @@ t.test('ids: prefixed, deterministic per seed', async (t) => {
   t.match(a[4], /^[0-9a-f]{40}$/);
   t.match(a[5], /^SBX[0-9A-Z]{10}$/);
   t.match(a[6], /^REF[0-9A-Z]{10}$/);
-  t.equal(ID_PREFIXES.informationRequest, 'ir', 'contract 0 prefixes');
+  t.equal(ID_PREFIXES.informationRequest, 'ir', 'docs/decisions.md#id-prefixes');
 
   const ids = createIdSource('seed-a', memoryCounter());
   const many = new Set(Array.from({ length: 2000 }, () => ids.id('transaction')));
@@ -178,7 +179,7 @@ t.test('clock: frozen, advanced, resumed, restored', async (t) => {
   t.equal(realtime.nowMs(), wall);
 });
 
-t.test('hmac: canonical string and constant-time comparison (contract 2)', async (t) => {
+t.test('hmac: canonical string and constant-time comparison (docs/decisions.md#hmac-canonical-string)', async (t) => {
   const canonical = canonicalRequest('pk_key', '1700000000000', 'get', '/v1/accounts?pageSize=2', '');
   t.equal(canonical.toString(), 'pk_key1700000000000GET/v1/accounts?pageSize=2', 'no separators, upper-case method');
   const withBody = canonicalRequest('pk_key', '1', 'POST', '/v1/x', Buffer.from([0xff, 0x00, 0x41]));

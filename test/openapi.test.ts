@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { routeCatalog } from '../src/http/route-catalog.js';
 import { buildTestApp, json } from './helper.js';
 
-// Issue 2: OpenAPI 3.1 generated from the zod schemas at /openapi.json, Swagger UI at /docs; every route
+// OpenAPI 3.1 generated from the zod schemas at /openapi.json, Swagger UI at /docs; every route
 // has tags, a summary, request and response schemas (errors included) and an auth policy.
 
 const UNDOCUMENTED = (url: string) => url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/');
@@ -105,7 +105,8 @@ t.test('/docs serves Swagger UI', async (t) => {
   t.equal(json(spec).openapi, '3.1.0', 'the UI loads the same document');
   const asset = await sandbox.app.inject({ method: 'GET', url: '/docs/static/swagger-ui.css' });
   t.equal(asset.statusCode, 200, 'static assets are served');
-  // the UI is built on the first /docs request (issue 9); its misses are still the error body of interface 7
+  // the UI is built on the first /docs request (cold start: docs/benchmarks.md); its misses are still the error body of
+  // interface 7
   const head = await sandbox.app.inject({ method: 'HEAD', url: '/docs' });
   t.equal(head.statusCode, 200);
   t.equal(head.headers['content-length'], String(Buffer.byteLength(page.body)), 'HEAD reports the length of the page');

@@ -4,7 +4,8 @@ import { sql } from '../src/db/connection.js';
 import { AS_JANE, buildTestApp, json, START, type TestApp } from './helper.js';
 import { advance, balances, base64, cents, countTransactions, fund, postPayout, transaction } from './helpers/funding.js';
 
-// Payout submission (contract 6; interface 2.15, 4.12) with the payout HMAC variant of contract 2.
+// Payout submission (docs/payouts.md; interface 2.15, 4.12) with the payout HMAC variant
+// (docs/decisions.md#payout-hmac-variant).
 
 const USD_ACH_XML = readFileSync(new URL('../fixtures/pacs008-usd-ach.xml', import.meta.url), 'utf8');
 const EUR_SEPA_XML = readFileSync(new URL('../fixtures/pacs008-eur-sepa.xml', import.meta.url), 'utf8');

@@ -2,7 +2,7 @@ import t from 'tap';
 import { AS_JANE, AS_OTHER, buildTestApp } from './helper.js';
 import { advance, balances, eventsOf, expectStatus, getJson, listAll } from './helpers/money-in.js';
 
-// Interface 4.13 / 2.16, contract 3 and 4: the sandbox deposit simulator.
+// Interface 4.13 / 2.16, docs/money-in.md#simulated-deposits: the sandbox deposit simulator.
 
 const url = (accountId: string) => `/v1/sandbox/accounts/${accountId}/deposits`;
 

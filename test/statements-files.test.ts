@@ -4,7 +4,7 @@ import { buildTestApp, json, type TestApp } from './helper.js';
 import { formatAmount } from '../src/lib/money.js';
 import { ACCOUNT, HOLDER, LONE_CR_PAYER, PERIOD, STATEMENT_TEST_START, TRICKY_PAYER, grouped, pdfPages, seedStatementScenario } from './helpers/statements.js';
 
-// contract 9: CSV and PDF renderings, stored files behind signed links that expire on the emulated clock.
+// docs/statements.md: CSV and PDF renderings, stored files behind signed links that expire on the emulated clock.
 
 const FIFTEEN_MINUTES = 15 * 60 * 1000;
 const statementUrl = (format: string, query = `startDate=${PERIOD.startDate}&endDate=${PERIOD.endDate}`) =>

@@ -5,7 +5,8 @@ import { CONTENT_BOTTOM, ROW_HEIGHT, estimatePdfPages } from '../src/domains/sta
 import { PDF_PAGE_LIMIT } from '../src/domains/statements/statements.service.js';
 import { STATEMENT_TEST_START, bulkEntries, grouped, pdfPages } from './helpers/statements.js';
 
-// Multi-page PDFs (page breaks, "Page N of M") and the PDF_PAGE_LIMIT_EXCEEDED rule (contract 1, 9).
+// Multi-page PDFs (page breaks, "Page N of M") and the PDF_PAGE_LIMIT_EXCEEDED rule
+// (docs/decisions.md#statement-query).
 
 const EUR = 'acct_acme_eur';
 const url = (query: string) => `/v1/accounts/${EUR}/statement?${query}`;

@@ -3,7 +3,7 @@ import { AS_JANE, AS_OTHER, buildTestApp, json } from './helper.js';
 import { formatAmount, parseAmount } from '../src/lib/money.js';
 import { ACCOUNT, HOLDER, PERIOD, STATEMENT_TEST_START, TRICKY_PAYER, deposit, payout, seedStatementScenario } from './helpers/statements.js';
 
-// interface 2.8 / 4.3, contract 9: the JSON statement, its reconciliation, and every validation rule.
+// interface 2.8 / 4.3, docs/statements.md: the JSON statement, its reconciliation, and every validation rule.
 
 const usd = (minor: bigint) => formatAmount(minor, 2);
 const minor = (decimal: string) => (decimal.startsWith('-') ? -parseAmount(decimal.slice(1), 2) : parseAmount(decimal, 2));
@@ -277,7 +277,7 @@ t.test('access: own accounts only, statements:read scope for bearer tokens', asy
   t.equal(json(allowed).accountId, ACCOUNT);
 });
 
-t.test('validation rules of contract 9, each naming its parameter', async (t) => {
+t.test('validation rules (docs/decisions.md#statement-query), each naming its parameter', async (t) => {
   const sandbox = await buildTestApp({ start: STATEMENT_TEST_START });
   t.teardown(sandbox.close);
 

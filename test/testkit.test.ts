@@ -2,7 +2,7 @@ import t from 'tap';
 import { startSandbox } from '../src/index.js';
 import { checkWebhookSignatureForTest } from './helpers/testkit.js';
 
-// The in-process test kit used exactly as the README shows it (issue 8).
+// The in-process test kit used exactly as the README shows it (docs/test-kit.md#in-process-test-kit).
 t.test('startSandbox: signed calls, deposits, clock, webhooks, reset', async (t) => {
   const started = process.hrtime.bigint();
   const sandbox = await startSandbox({ clock: '2026-03-02T09:00:00.000Z' });

@@ -3,7 +3,7 @@ import { AS_JANE, AS_OTHER, buildTestApp, json, type TestApp } from './helper.js
 import { advance, balances, createWithdrawal, defaultFixtures, eventsOf, expectStatus, getJson, listAll } from './helpers/money-in.js';
 import { simulateDeposit } from '../src/domains/sandbox/sandbox.service.js';
 
-// Interface 4.5 / 4.6 and contract 4: the list, its parameters, the change-sync procedure, the rail
+// Interface 4.5 / 4.6 and docs/money-in.md#transactions: the list, its parameters, the change-sync procedure, the rail
 // timeline with its magic amounts, and the control-plane route that forces a status.
 
 /** Acme's transactions according to the fixtures file (an independent source): history entries and sweeps. */

@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { errorBodySchema } from '../src/http/errors.js';
 import { AS_OTHER, CREDENTIALS, START, buildTestApp, json, type Identity, type TestApp } from './helper.js';
 
-// POST /v1/auth/users (contract 2) and GET /v1/users (interface 4.11).
+// POST /v1/auth/users (docs/decisions.md#users-create) and GET /v1/users (interface 4.11).
 
 const MULTI: Identity = { apiKey: CREDENTIALS.multi.apiKey, secret: CREDENTIALS.multi.secret };
 const OTHER_PROGRAMME: Identity = { apiKey: AS_OTHER.apiKey, secret: AS_OTHER.secret, programmeId: AS_OTHER.programmeId };
@@ -16,7 +16,10 @@ function expectError(t: Test, response: LightMyRequestResponse, status: number, 
   return body;
 }
 
-/** Interface 4.11: a user appears once its enrollment has started (issue 7 builds enrollment; set it directly). */
+/**
+ * Interface 4.11: a user appears once its enrollment has started (set directly here; the enrollment tests start it over
+ * HTTP).
+ */
 function startEnrollment(sandbox: TestApp, userId: string): void {
   sandbox.ctx.db.prepare('UPDATE users SET enrollment_started_at = ? WHERE id = ?').run(sandbox.ctx.clock.nowIso(), userId);
 }
@@ -154,7 +157,7 @@ t.test('GET /v1/users', async (t) => {
   });
 });
 
-t.test('determinism: same seed, frozen clock and requests give byte-identical responses (contract 0)', async (t) => {
+t.test('determinism: same seed, frozen clock and requests give byte-identical responses', async (t) => {
   async function run(seed: string): Promise<string[]> {
     const sandbox = await buildTestApp({ config: { seed } });
     try {

@@ -6,8 +6,8 @@ import { RETRY_DELAYS_MS } from '../src/domains/webhooks/webhooks.service.js';
 import { advanceClock } from '../src/scheduler/scheduler.js';
 import { sql } from '../src/db/connection.js';
 
-// Issue 5: a burst of 1,000 events delivered exactly once each, and per-transaction ordering while other
-// transactions' events flow.
+// Webhooks (docs/decisions.md#webhook-ordering): a burst of 1,000 events delivered exactly once each, and
+// per-transaction ordering while other transactions' events flow.
 
 t.test('1,000 events in a burst are all delivered exactly once to a healthy receiver', async (t) => {
   const receiver = await startReceiver();

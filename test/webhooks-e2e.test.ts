@@ -8,9 +8,9 @@ import { webhookDispatcherOf } from '../src/domains/webhooks/webhooks.dispatcher
 import { CREDENTIALS, START } from './helper.js';
 import { startReceiver } from './helpers/receiver.js';
 
-// Issue 5 "done when": a user points --webhook-url at their app, simulates a deposit, and receives two
-// signed events that their own verification code accepts; the delivery log shows them. Over real HTTP,
-// with the dispatcher started by the server as a background service.
+// Webhooks end to end (docs/webhooks.md#pointing-it-at-your-app): a user points --webhook-url at their app, simulates a
+// deposit, and receives two signed events that their own verification code accepts; the delivery log shows them. Over
+// real HTTP, with the dispatcher started by the server as a background service.
 
 async function call(base: string, method: string, target: string, body?: unknown) {
   const payload = body === undefined ? '' : JSON.stringify(body);

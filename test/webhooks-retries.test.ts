@@ -9,7 +9,7 @@ import { RETRY_DELAYS_MS } from '../src/domains/webhooks/webhooks.service.js';
 import { verifyWebhookSignature } from '../src/webhook-verify.js';
 import { advanceClock } from '../src/scheduler/scheduler.js';
 
-// Issue 5: retries on the emulated clock (contract 11: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h,
+// Retries on the emulated clock (docs/decisions.md#webhook-retries: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h,
 // 8 h, then FAILED), timeouts, replay, and delivery after a restart on a database file.
 
 const at = (offsetMs: number) => new Date(Date.parse(START) + offsetMs).toISOString();
@@ -125,7 +125,7 @@ t.test('receiver down: ten attempts on the schedule, then FAILED; replay succeed
     expectedTimes.push(at(elapsed));
     await dispatcher.drain();
   }
-  t.same(RETRY_DELAYS_MS, [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000], 'contract 11 schedule');
+  t.same(RETRY_DELAYS_MS, [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000], 'the documented schedule');
 
   let [delivery] = await deliveriesOf(sandbox, deposit.id);
   t.match(delivery, { status: 'FAILED', attemptCount: 10, nextAttemptAt: null, lastResponseStatus: null, deliveredAt: null });

@@ -2,7 +2,8 @@ import t from 'tap';
 import { startSandbox } from '../src/index.js';
 import { checkWebhookSignatureForTest } from './helpers/testkit.js';
 
-// POST /_emulator/webhooks/trigger (contract 10, issue 8): re-sends a transaction's current state as an event.
+// POST /_emulator/webhooks/trigger (docs/test-kit.md#triggering-a-webhook): re-sends a transaction's current state as
+// an event.
 t.test('trigger re-sends the current state as a new signed event', async (t) => {
   const sandbox = await startSandbox({ clock: '2026-03-02T09:00:00.000Z' });
   t.teardown(() => sandbox.close());

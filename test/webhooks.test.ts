@@ -11,7 +11,7 @@ import { advanceClock } from '../src/scheduler/scheduler.js';
 import { getTransactionRow, serializeTransaction } from '../src/domains/transactions/transactions.stored.js';
 import { toWebhookTransaction } from '../src/domains/transactions/transactions.schema.js';
 
-// Issue 5: signed transaction webhooks (interface 6.1, contract 11) against a real HTTP receiver.
+// Signed transaction webhooks (docs/webhooks.md, interface 6.1) against a real HTTP receiver.
 
 const WEBHOOK = CREDENTIALS.webhook;
 const at = (offsetMs: number) => new Date(Date.parse(START) + offsetMs).toISOString();
@@ -45,7 +45,7 @@ t.test("a deposit's lifecycle: two signed events, in order, with exact headers a
 
   const deposit = createTestDeposit(sandbox.ctx);
   const createdView = toWebhookTransaction(serializeTransaction(sandbox.ctx, deposit));
-  advanceClock(sandbox.ctx, 1000); // the deposit completes (contract 4 rail timeline): a status event
+  advanceClock(sandbox.ctx, 1000); // the deposit completes (docs/decisions.md#rail-timeline): a status event
   const completedView = toWebhookTransaction(serializeTransaction(sandbox.ctx, getTransactionRow(sandbox.ctx, deposit.id)!));
   await dispatcher.drain();
 
@@ -163,7 +163,7 @@ t.test('delivering never blocks the request that caused the event', async (t) =>
 
 t.test('no endpoint: events are SKIPPED, replayable once an endpoint is set; PUT/GET endpoint', async (t) => {
   const receiver = await startReceiver();
-  const sandbox = await buildTestApp(); // fixtures: no webhook URL (contract 12)
+  const sandbox = await buildTestApp(); // fixtures: no webhook URL (docs/decisions.md#webhook-no-url)
   const dispatcher = startWebhookDispatcher(sandbox.ctx);
   t.teardown(async () => {
     await dispatcher.stop();

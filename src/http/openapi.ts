@@ -1,6 +1,6 @@
 import type { AuthPolicy } from './auth.js';
 
-// OpenAPI details the zod transform cannot know: the security schemes of interface 5 and contract 2,
+// OpenAPI details the zod transform cannot know: the security schemes of interface 5 (docs/authentication.md),
 // the security requirement of each route (from its `config.auth` policy), and readable descriptions of
 // the error responses, which all share the ServiceError body of interface 7.1.
 
@@ -8,7 +8,7 @@ export const SECURITY_SCHEMES = {
   bearer: {
     type: 'http',
     scheme: 'bearer',
-    description: 'Access token from POST /v1/auth/token (interface 5.1). Lifetime 3600 s of emulated time; scopes per contract 2.',
+    description: 'Access token from POST /v1/auth/token (interface 5.1). Lifetime 3600 s of emulated time; scopes as in docs/authentication.md.',
   },
   serviceApiKey: {
     type: 'apiKey',
@@ -29,12 +29,12 @@ export const SECURITY_SCHEMES = {
     in: 'header',
     name: 'X-Service-Signature',
     description:
-      'Lower-case hex HMAC-SHA256, keyed with the API secret, of apiKey + timestamp + METHOD + path?query + raw body (contract 2). Payout endpoint: sha256=<hex>.',
+      'Lower-case hex HMAC-SHA256, keyed with the API secret, of apiKey + timestamp + METHOD + path?query + raw body (docs/authentication.md). Payout endpoint: sha256=<hex>.',
   },
   adminToken: {
     type: 'http',
     scheme: 'bearer',
-    description: 'Control plane only, and only when the server runs with --admin-token / ADMIN_TOKEN (contract 10).',
+    description: 'Control plane only, and only when the server runs with --admin-token / ADMIN_TOKEN (docs/control-plane.md).',
   },
 } as const;
 
@@ -56,11 +56,11 @@ const STATUS_TEXT: Record<string, string> = {
   '201': 'Created',
   '202': 'Accepted for asynchronous work',
   '204': 'No content',
-  '400': 'Invalid request: errorCode INVALID_REQUEST with validationErrors, or a user-header code (contract 1)',
+  '400': 'Invalid request: errorCode INVALID_REQUEST with validationErrors, or a user-header code (docs/errors.md)',
   '401': 'Missing or invalid authentication (UNAUTHORIZED)',
   '403': 'Not permitted: FORBIDDEN, SINGLE_USER_KEY_NOT_ALLOWED or INVALID_USER_TYPE',
   '404': 'Not found (NOT_FOUND): unknown id or an id of another programme',
-  '409': 'Conflict with the current state (contract 1)',
+  '409': 'Conflict with the current state (docs/errors.md)',
   '413': 'Body larger than accepted',
   '415': 'Unsupported Content-Type',
 };
@@ -77,7 +77,7 @@ type Operation = { responses?: Record<string, { description?: string; content?: 
  * Name each documented status and add the shared `default` error response to every operation. A route that
  * answers something other than JSON declares its media types with `produces` (the statement file download,
  * the dashboard page); @fastify/swagger gives them to every status, but errors are always the JSON
- * ServiceError body (contract 1), so error statuses are put back to application/json.
+ * ServiceError body (docs/decisions.md#error-body-everywhere), so error statuses are put back to application/json.
  */
 export function documentErrorResponses<T>(document: T): T {
   const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {};

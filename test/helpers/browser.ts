@@ -3,8 +3,8 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { PROJECT_ROOT } from '../../src/config.js';
 
-// Browser tests drive Debian's chromium through playwright-core (issue 8). A missing browser is a failure
-// with a clear message, never a silent skip: CI installs chromium before the tests (.ci/run).
+// Browser tests drive Debian's chromium through playwright-core (docs/dashboard.md#browser-tests). A missing browser is
+// a failure with a clear message, never a silent skip: CI installs chromium before the tests (.ci/run).
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 

@@ -4,10 +4,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
-// Response conformance (issue 9): every JSON response a test produces is validated against the app's own
-// published OpenAPI document (/openapi.json, i.e. `app.swagger()`), so the document and the server cannot
-// drift. The check runs as an onSend hook on every app built by test/helper.ts (buildTestApp); mismatches
-// are collected and the helper's close() fails the test with the route, status and ajv errors.
+// Response conformance (docs/robustness.md#response-conformance-every-test): every JSON response a test produces is
+// validated against the app's own published OpenAPI document (/openapi.json, i.e. `app.swagger()`), so the document and
+// the server cannot drift. The check runs as an onSend hook on every app built by test/helper.ts (buildTestApp);
+// mismatches are collected and the helper's close() fails the test with the route, status and ajv errors.
 //
 // OpenAPI 3.1 schemas are JSON Schema 2020-12: one Ajv2020 instance holds the document's components as one
 // schema (`urn:service-sandbox:openapi`), every `#/components/...` reference is rewritten to point into it,
@@ -102,7 +102,8 @@ export class ConformanceChecker {
     let validate: ValidateFunction | null;
     if (!operation) {
       // Undocumented routes (the not-found handler, /openapi.json, /docs): only their errors are checked,
-      // and they must carry the ServiceError body like every other non-2xx answer (contract 1).
+      // and they must carry the ServiceError body like every other non-2xx answer
+      // (docs/decisions.md#error-body-everywhere).
       if (status < 400) return null;
       if (!isJson) return mismatch('ServiceError', `an error answer sent as ${mediaType || 'no content type'}, not the JSON ServiceError body`);
       key = 'ServiceError';

@@ -64,7 +64,10 @@ export interface PayoutOptions {
   headers?: Record<string, string | null>;
 }
 
-/** Headers of the payout HMAC variant (contract 2): sha256=<hex> over apiKey + timestamp + POST + path + body. */
+/**
+ * Headers of the payout HMAC variant (docs/decisions.md#payout-hmac-variant): sha256=<hex> over apiKey + timestamp +
+ * POST + path + body.
+ */
 export function signPayout(url: string, body: string, as: Identity = {}, timestamp = new Date().toISOString()): Record<string, string> {
   const apiKey = as.apiKey ?? CREDENTIALS.single.apiKey;
   const secret = as.secret ?? CREDENTIALS.single.secret;

@@ -5,7 +5,7 @@ import { balancesOf, sumOfEntries } from '../../src/domains/ledger/ledger.servic
 import type { TransactionStatus } from '../../src/domains/transactions/transactions.machine.js';
 import { START } from '../helper.js';
 
-// The ledger model of contract 4 for the ledger tests: balances derived from the transactions' amounts and
+// The ledger model (docs/decisions.md#ledger) for the ledger tests: balances derived from the transactions' amounts and
 // statuses alone, compared with the ledger's entries.
 
 export function freshContext(dbPath = ':memory:'): AppContext {

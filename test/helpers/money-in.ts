@@ -8,7 +8,7 @@ import { createTransaction, type FeeInput } from '../../src/domains/transactions
 import type { TransactionRow } from '../../src/domains/transactions/transactions.schema.js';
 import { json, type Identity, type TestApp } from '../helper.js';
 
-// Helpers for the money-in tests (issue 3): the clock, listing, and outgoing transactions made with the
+// Helpers for the money-in tests (docs/money-in.md): the clock, listing, and outgoing transactions made with the
 // core directly (the payout endpoints belong to another domain).
 
 /** Advance the emulated clock through the control plane (runs due jobs in time order). */

@@ -1,6 +1,6 @@
 import PDFDocument from 'pdfkit';
 
-// Test PDFs generated on the spot with pdfkit (issue 7: not downloaded). pdfkit's userPassword /
+// Test PDFs generated on the spot with pdfkit (not downloaded: tests need no network). pdfkit's userPassword /
 // ownerPassword options encrypt the file.
 
 export interface PdfOptions {
@@ -41,7 +41,7 @@ export function padPdf(pdf: Buffer, size: number): Buffer {
   return Buffer.concat([pdf, Buffer.from(`%${'x'.repeat(filler)}\n`)]);
 }
 
-/** A document entry value for the entry write of contract 8. */
+/** A document entry value for the entry write (docs/onboarding.md#writing-entries). */
 export function documentValue(bytes: Buffer, fileName = 'document.pdf'): { fileName: string; contentType: 'application/pdf'; contentBase64: string } {
   return { fileName, contentType: 'application/pdf', contentBase64: bytes.toString('base64') };
 }

@@ -5,7 +5,7 @@ import { createTransaction } from '../../src/domains/transactions/transactions.c
 import { transitionTransaction } from '../../src/domains/transactions/transactions.transition.js';
 import type { TransactionRow } from '../../src/domains/transactions/transactions.schema.js';
 
-// A real HTTP webhook receiver on a random 127.0.0.1 port (issue 5 tests), plus a deposit maker that goes
+// A real HTTP webhook receiver on a random 127.0.0.1 port (for the webhook tests), plus a deposit maker that goes
 // through the transaction core, so events come from the same code path as the API's.
 
 export interface ReceivedRequest {

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 
 // The built server (dist/service-sandbox.mjs, the bundle `npm start` runs) as a child process, for the crash and multi-process concurrency tests
-// (issue 9). `npm test` builds before tap runs; run on their own, these tests build first when dist/ is
+// (docs/robustness.md). `npm test` builds before tap runs; run on their own, these tests build first when dist/ is
 // missing or older than src/ (scripts/build-if-needed.mjs), one build at a time across test processes.
 
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..', '..');
