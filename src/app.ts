@@ -10,7 +10,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { AppContext } from './context.js';
-import { frameworkErrorHandler, registerErrorHandling } from './http/errors.js';
+import { frameworkErrorHandler, registerErrorHandling } from './http/error-handling.js';
 import { registerBodyParsers } from './http/body-parsers.js';
 import { writeClientError } from './http/client-errors.js';
 import { registerAuth, type AuthPolicy } from './http/auth.js';

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
-import { noRoute, toServiceError } from './errors.js';
+import { noRoute, toServiceError } from './error-handling.js';
 
 // Swagger UI at /docs, built on its first request instead of at start-up (cold start: docs/benchmarks.md).
 // @fastify/swagger-ui registers @fastify/static and its file routes, a tenth of the start-up, for a page

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { sql } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
-import { errors, parseOrThrow, ServiceError } from '../../http/errors.js';
+import { errors, ServiceError } from '../../http/errors.js';
+import { parseOrThrow } from '../../http/validation-errors.js';
 import { requireOwnAccount, type Caller } from '../accounts/accounts.service.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
 import {
