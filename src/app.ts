@@ -15,6 +15,7 @@ import { registerBodyParsers } from './http/body-parsers.js';
 import { writeClientError } from './http/client-errors.js';
 import { registerAuth, type AuthPolicy } from './http/auth.js';
 import { documentErrorResponses, securityFor, SECURITY_SCHEMES } from './http/openapi.js';
+import { finishDocument, type RouteNotes } from './http/openapi-document.js';
 import { registerRouteCatalog } from './http/route-catalog.js';
 import { registerDocs } from './http/docs.js';
 import { redactUrl } from './http/redact.js';
@@ -78,6 +79,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerErrorHandling(app);
   registerBodyParsers(app);
 
+  const routeNotes: RouteNotes = new Map();
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -91,16 +93,20 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       servers: [{ url: `http://${ctx.config.host === '0.0.0.0' ? '127.0.0.1' : ctx.config.host}:${ctx.config.port}` }],
       components: { securitySchemes: SECURITY_SCHEMES },
     },
-    // Each operation gets the security requirement of its `config.auth` policy (interface 5).
+    // Each operation gets the security requirement of its `config.auth` policy (interface 5); the policy is
+    // also noted for the last pass (http/openapi-document.ts: the X-Service-User-Id header).
     transform: (input) => {
       const result = jsonSchemaTransform(input);
-      const security = securityFor((input.route.config as { auth?: AuthPolicy } | undefined)?.auth, input.url);
+      const auth = (input.route.config as { auth?: AuthPolicy } | undefined)?.auth;
+      const security = securityFor(auth, input.url);
       if (security && result.schema && !(result.schema as { hide?: boolean }).hide) {
         (result.schema as Record<string, unknown>).security = security;
       }
+      const path = input.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+      for (const method of [input.route.method].flat()) routeNotes.set(`${String(method).toUpperCase()} ${path}`, { auth });
       return result;
     },
-    transformObject: (input) => documentErrorResponses(jsonSchemaTransformObject(input)),
+    transformObject: (input) => finishDocument(documentErrorResponses(jsonSchemaTransformObject(input)), routeNotes),
   });
   registerDocs(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { instant } from '../http/formats.js';
 
-export const healthResponse = z.object({ status: z.literal('ok'), now: z.string(), version: z.string() });
+export const healthResponse = z.object({ status: z.literal('ok'), now: instant(), version: z.string() });
 
 export const clockResponse = z
   .object({
-    now: z.string().describe('Emulated time'),
+    now: instant().describe('Emulated time'),
     mode: z.enum(['realtime', 'frozen']),
     offsetMs: z.number().describe('Emulated minus real time, in ms'),
     jobsRun: z.number().int().optional().describe('Scheduled jobs run by this change'),
@@ -41,6 +42,6 @@ export const providerReadyResponse = z
   .object({
     accountId: z.string(),
     providerReady: z.boolean().describe('false: POST /v1/accounts/{accountId}/deposit-instructions answers 409 (interface 3.1)'),
-    updatedAt: z.string(),
+    updatedAt: instant(),
   })
   .meta({ id: 'ProviderReadiness' });

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { instant } from '../http/formats.js';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../http/errors.js';
 import { CONTROL_PLANE } from './emulator.routes.js';
@@ -19,7 +20,7 @@ const SECRET_FIELDS = new Set(['accessToken', 'secret', 'password', 'contentBase
 export const journalEntrySchema = z
   .object({
     seq: z.number().int(),
-    at: z.string().describe('Real wall-clock time the request arrived'),
+    at: instant().describe('Real wall-clock time the request arrived'),
     method: z.string(),
     path: z.string(),
     query: z.string().nullable(),
@@ -29,8 +30,9 @@ export const journalEntrySchema = z
     userId: z.string().nullable(),
     authMode: z.string().nullable(),
     requestHeaders: z.record(z.string(), z.string()),
-    requestBody: z.unknown().nullable(),
-    responseBody: z.unknown().nullable(),
+    // any JSON value, null included (an empty `anyOf` branch would say the same less plainly)
+    requestBody: z.unknown(),
+    responseBody: z.unknown(),
   })
   .meta({ id: 'JournalEntry' });
 export type JournalEntry = z.infer<typeof journalEntrySchema>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant } from '../http/formats.js';
 import { transactionSchema } from '../domains/transactions/transactions.schema.js';
 import { webhookDeliverySchema } from '../domains/webhooks/webhooks.schema.js';
 
@@ -40,7 +41,7 @@ export const overviewUserSchema = z.object({
 
 export const overviewResponse = z
   .object({
-    now: z.string().describe('Emulated time'),
+    now: instant().describe('Emulated time'),
     programmes: z.array(
       z.object({
         id: z.string(),
@@ -99,7 +100,7 @@ export type DashboardStateQuery = z.infer<typeof dashboardStateQuery>;
 /** The dashboard's one-request feed: what it redraws every second. */
 export const dashboardStateResponse = z.object({
   overview: overviewResponse,
-  clock: z.object({ now: z.string(), mode: z.enum(['realtime', 'frozen']) }),
+  clock: z.object({ now: instant(), mode: z.enum(['realtime', 'frozen']) }),
   transactions: z.array(emulatorTransactionSchema),
   selected: z
     .object({

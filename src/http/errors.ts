@@ -52,7 +52,11 @@ export const validationErrorSchema = z
 export const errorBodySchema = z
   .object({
     message: z.string(),
-    errorCode: z.enum(ERROR_CODES).optional(),
+    // Open: the known codes are listed, and clients must tolerate new ones (docs/openapi.md#error-codes).
+    errorCode: z
+      .union([z.enum(ERROR_CODES), z.string()])
+      .optional()
+      .describe('One of the listed codes, or a code added later (clients must accept any string)'),
     validationErrors: z.array(validationErrorSchema).optional(),
   })
   .meta({ id: 'ServiceError', description: 'Error body of interface 7.1' });

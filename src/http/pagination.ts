@@ -11,7 +11,10 @@ export function queryInteger(min: number, max: number, message: string, defaultV
   const digits = z.string().regex(/^\d{1,12}$/, message);
   const parsed = (defaultValue === undefined ? digits : digits.default(String(defaultValue)))
     .transform(Number)
-    .pipe(z.number().int(message).min(min, message).max(max, message));
+    .pipe(z.number().int(message).min(min, message).max(max, message))
+    // The document shows the integer it stands for, so a generated client sends `pageSize: 25`
+    // (the string pattern and default are turned into numbers by http/openapi-document.ts).
+    .meta({ type: 'integer', minimum: min, maximum: max });
   return parsed;
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant } from '../../http/formats.js';
 import { depositInstructionSchema } from '../deposit-instructions/deposit-instructions.schema.js';
 import { pageQuery } from '../../http/pagination.js';
 
@@ -6,8 +7,8 @@ import { pageQuery } from '../../http/pagination.js';
 export const accountSchema = z
   .object({
     id: z.string(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    createdAt: instant(),
+    updatedAt: instant(),
     status: z.string(),
     statusReason: z.string().nullable(),
     currency: z.string(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant } from '../../http/formats.js';
 import { SCOPES } from '../../http/auth.js';
 
 // POST /v1/auth/token (docs/decisions.md#bearer-tokens)
@@ -12,7 +13,7 @@ export const tokenResponse = z
     accessToken: z.string(),
     tokenType: z.literal('Bearer'),
     expiresIn: z.number().int(),
-    expiresAt: z.string(),
+    expiresAt: instant(),
     scopes: z.array(z.enum(SCOPES)),
     programId: z.string(),
     userId: z.string(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant, calendarDate } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';
 import { WALLET_NETWORKS } from '../fees-fx/fees-fx.schema.js';
 import { BIC_FORMAT, E164_FORMAT, EVM_ADDRESS_FORMAT, isIsoCountry, maskOf } from './bank-validation.js';
@@ -26,7 +27,8 @@ const isoDate = z
   .refine((value) => {
     const parsed = new Date(`${value}T00:00:00.000Z`);
     return !Number.isNaN(parsed.getTime()) && parsed.toISOString().startsWith(value);
-  }, 'dateOfBirth is not a calendar date');
+  }, 'dateOfBirth is not a calendar date')
+  .meta({ format: 'date' });
 
 const text = (field: string, max: number) =>
   z
@@ -143,7 +145,7 @@ export const beneficiaryInstrumentSchema = z
       accountNumberType: z.enum(['IBAN', 'ACCOUNT_NUMBER']),
       routingNumber: z.string().nullable(),
       bic: z.string().nullable(),
-      createdAt: z.string(),
+      createdAt: instant(),
     }),
     z.object({
       id: z.string(),
@@ -152,7 +154,7 @@ export const beneficiaryInstrumentSchema = z
       currency: z.string(),
       network: z.enum(WALLET_NETWORKS),
       address: z.string(),
-      createdAt: z.string(),
+      createdAt: instant(),
     }),
   ])
   .meta({ id: 'BeneficiaryInstrument' });
@@ -162,12 +164,12 @@ export const beneficiarySchema = z
   .object({
     id: z.string(),
     counterpartyId: z.string(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    createdAt: instant(),
+    updatedAt: instant(),
     type: z.enum(['PERSON', 'BUSINESS']),
     firstName: z.string().nullable(),
     lastName: z.string().nullable(),
-    dateOfBirth: z.string().nullable(),
+    dateOfBirth: calendarDate().nullable(),
     displayName: z.string().nullable(),
     email: z.string().nullable(),
     phoneNumber: z.string().nullable(),

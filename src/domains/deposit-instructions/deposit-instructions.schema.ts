@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { instant } from '../../http/formats.js';
 
 // interface 2.2 (deposit instruction) and 2.13 (creation request/response)
 export const depositInstructionSchema = z
   .object({
     id: z.string(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    createdAt: instant(),
+    updatedAt: instant(),
     status: z.enum(['PENDING', 'ACTIVE']),
     rail: z.object({ type: z.string(), label: z.string() }),
     supportedCurrencies: z.array(z.string()),

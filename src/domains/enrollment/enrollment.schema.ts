@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant } from '../../http/formats.js';
 import { INFORMATION_REQUEST_STATUSES } from '../information-requests/information-requests.machine.js';
 import { DECISIONS, type InformationRequestRow } from '../information-requests/information-requests.schema.js';
 import { REQUIREMENT_STATUSES } from '../information-requests/requirements.js';
@@ -19,8 +20,8 @@ export const informationRequestSummarySchema = z
 export const enrollmentSchema = z
   .object({
     id: z.string(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    createdAt: instant(),
+    updatedAt: instant(),
     status: z.enum(ENROLLMENT_STATUSES),
     reason: z.enum(ENROLLMENT_REASONS).nullable(),
     reasonDetail: z.string().nullable().describe('Human-readable detail of the reason; null when there is no reason'),

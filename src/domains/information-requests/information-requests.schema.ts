@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant } from '../../http/formats.js';
 import { validationErrorSchema } from '../../http/errors.js';
 import { ENTRY_SOURCES, REQUIREMENT_KINDS, REQUIREMENT_STATUSES, type RequirementSet, type ValidationStatus } from './requirements.js';
 import { INFORMATION_REQUEST_STATUSES, type InformationRequestStatus } from './information-requests.machine.js';
@@ -16,8 +17,8 @@ export const informationRequestSchema = z
     subjectType: z.enum(['ENROLLMENT']),
     subjectId: z.string().describe('The enrollment id'),
     validationStatus: z.enum(REQUIREMENT_STATUSES).describe('Every rule checkable from the request alone; recomputed on every write'),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    createdAt: instant(),
+    updatedAt: instant(),
     decision: z.enum(DECISIONS).nullable().describe('null until the request reaches review'),
   })
   .meta({ id: 'InformationRequest' });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';
 import { formatAmount } from '../../lib/money.js';
 import { CREDIT_RAILS, creditRailSchema, type CreditRail } from '../fees-fx/fees-fx.schema.js';
@@ -78,8 +79,8 @@ export const transactionIntentSchema = z
   .object({
     id: z.string(),
     type: z.enum(TRANSACTION_TYPES),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    createdAt: instant(),
+    updatedAt: instant(),
     status: z.enum(INTENT_STATUSES),
     debitAmount: z.string().describe('Total debit in the debit currency: the credit amount converted, plus fees'),
     creditAmount: z.string(),
@@ -96,7 +97,7 @@ export const transactionIntentSchema = z
     debitMemo: z.string().optional(),
     purpose: z.enum(PAYMENT_PURPOSES).nullable(),
     creditRail: z.enum(CREDIT_RAILS).nullable(),
-    expiresAt: z.string().describe('15 minutes of emulated time after creation'),
+    expiresAt: instant().describe('15 minutes of emulated time after creation'),
   })
   .meta({ id: 'TransactionIntent', description: 'Interface 2.3 plus expiresAt' });
 export type TransactionIntent = z.infer<typeof transactionIntentSchema>;

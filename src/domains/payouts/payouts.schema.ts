@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant } from '../../http/formats.js';
 import type { CreditRail } from '../fees-fx/fees-fx.schema.js';
 import { PAYMENT_PURPOSES, type PaymentPurpose } from '../transactions/transactions.machine.js';
 
@@ -55,7 +56,7 @@ export const payoutSubmissionResponse = z
     messageId: z.string(),
     transactionId: z.string(),
     status: z.literal('RECEIVED'),
-    receivedAt: z.string().describe('RFC 3339'),
+    receivedAt: instant().describe('RFC 3339'),
   })
   .meta({ id: 'PayoutSubmissionResponse', description: 'Interface 2.15' });
 export type PayoutSubmissionResponse = z.infer<typeof payoutSubmissionResponse>;

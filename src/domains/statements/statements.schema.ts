@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant, calendarDate } from '../../http/formats.js';
 import { depositInstructionSchema } from '../deposit-instructions/deposit-instructions.schema.js';
 
 // interface 2.8 (statement and statement link), 4.3 (query) and docs/statements.md (validation, signed file link).
@@ -31,7 +32,7 @@ export const statementParams = z.object({ accountId: z.string().min(1).max(128) 
 
 export const statementEntrySchema = z
   .object({
-    occurredAt: z.string().describe('When the ledger entry was posted'),
+    occurredAt: instant().describe('When the ledger entry was posted'),
     description: z.string(),
     reference: z.string().describe("The transaction's referenceNumber"),
     direction: z.enum(['CREDIT', 'DEBIT']),
@@ -48,7 +49,7 @@ export type StatementEntry = z.infer<typeof statementEntrySchema>;
 
 export const statementDaySchema = z
   .object({
-    date: z.string(),
+    date: calendarDate(),
     openingBalance: decimalString,
     closingBalance: decimalString,
     entries: z.array(statementEntrySchema),
@@ -71,9 +72,9 @@ export const statementSchema = z
     accountDisplayName: z.string().nullable(),
     holderName: z.string(),
     currency: z.string(),
-    from: z.string(),
-    to: z.string(),
-    generatedAt: z.string(),
+    from: calendarDate(),
+    to: calendarDate(),
+    generatedAt: instant(),
     depositInstructions: z.array(depositInstructionSchema),
     openingBalance: decimalString,
     closingBalance: decimalString,
@@ -88,7 +89,7 @@ export type Statement = z.infer<typeof statementSchema>;
 export const statementLinkSchema = z
   .object({
     url: z.string().describe('Absolute, signed download link; no credentials needed'),
-    expiresAt: z.string(),
+    expiresAt: instant(),
   })
   .meta({ id: 'StatementLink', description: 'Statement link of interface 2.8 (csv and pdf)' });
 export type StatementLink = z.infer<typeof statementLinkSchema>;

@@ -1,5 +1,6 @@
 import { errors } from '../../http/errors.js';
 import { z } from 'zod';
+import { instant } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';
 import { formatAmount } from '../../lib/money.js';
 import {
@@ -80,9 +81,9 @@ export const transactionSchema = z
     type: z.enum(TRANSACTION_TYPES),
     status: z.enum(TRANSACTION_STATUSES),
     referenceNumber: z.string(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-    completedAt: z.string().optional().describe('Set when the transaction reaches COMPLETED; absent while in flight'),
+    createdAt: instant(),
+    updatedAt: instant(),
+    completedAt: instant().optional().describe('Set when the transaction reaches COMPLETED; absent while in flight'),
     statusReason: z.string().nullable(),
     statusCode: z.string().nullable().describe('Machine-readable status code, e.g. INSUFFICIENT_FUNDS, RAIL_REJECTED'),
     category: z.enum(TRANSACTION_CATEGORIES).nullable(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';
 
 // interface 2.11
@@ -11,8 +12,8 @@ export const userSchema = z
     email: z.string().optional(),
     enrollmentStatus: z.enum(['ACTIVE', 'INACTIVE']),
     enrollmentStatusReason: z.string().optional(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    createdAt: instant(),
+    updatedAt: instant(),
   })
   .meta({ id: 'User' });
 export type User = z.infer<typeof userSchema>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';
 
 // The control plane's view of webhook deliveries (docs/webhooks.md#delivery-log-and-replay). One schema per resource.
@@ -13,8 +14,8 @@ export const webhookAttemptSchema = z
     number: z.number().int().describe('1-based over every attempt of the delivery, replays included'),
     kind: z.enum(['SCHEDULED', 'REPLAY']).describe('SCHEDULED: the first attempt or a scheduled retry; REPLAY: sent by the replay endpoint'),
     url: z.string(),
-    attemptedAt: z.string().describe('Emulated time of the attempt (the retry schedule runs on the emulated clock)'),
-    signedAt: z.string().describe('Real wall-clock time sent as X-Service-Timestamp'),
+    attemptedAt: instant().describe('Emulated time of the attempt (the retry schedule runs on the emulated clock)'),
+    signedAt: instant().describe('Real wall-clock time sent as X-Service-Timestamp'),
     outcome: z.enum(['SUCCEEDED', 'FAILED']),
     responseStatus: z.number().int().nullable().describe('HTTP status of the answer; null on a network error or timeout'),
     responseBody: z.string().nullable().describe('First 2 KiB of the answer'),
@@ -35,16 +36,16 @@ export const webhookDeliverySchema = z
     transactionId: z.string(),
     programId: z.string(),
     userId: z.string().nullable(),
-    occurredAt: z.string(),
+    occurredAt: instant(),
     status: z.enum(DELIVERY_STATUSES),
     attemptCount: z.number().int().describe('Scheduled attempts made (at most 10); replays not counted'),
-    nextAttemptAt: z.string().nullable().describe('Emulated time of the next retry while RETRYING'),
-    lastAttemptAt: z.string().nullable(),
+    nextAttemptAt: instant().nullable().describe('Emulated time of the next retry while RETRYING'),
+    lastAttemptAt: instant().nullable(),
     lastResponseStatus: z.number().int().nullable(),
     lastError: z.string().nullable(),
-    deliveredAt: z.string().nullable(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    deliveredAt: instant().nullable(),
+    createdAt: instant(),
+    updatedAt: instant(),
     body: z
       .object({ transaction: z.record(z.string(), z.unknown()), metadata: z.record(z.string(), z.string()) })
       .describe('The webhook body of interface 6.1, as every attempt sends it'),

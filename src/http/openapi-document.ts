@@ -1,0 +1,230 @@
+import type { AuthPolicy } from './auth.js';
+import { OPERATIONS, TAGS } from './operations.js';
+
+// The last pass over the generated OpenAPI document (docs/openapi.md): what fastify-type-provider-zod and
+// @fastify/swagger produce is valid, but third-party tools (Spectral, Redocly, Ajv, client generators) need
+// more. This pass:
+// - drops the fragment-only `$id` and the `$schema` the generator stamps on every component (JSON Schema
+//   2020-12 refuses a `$id` that is only a fragment), and keeps one schema per resource: the `XInput` copy
+//   of a component goes when it equals `X`, takes the name `X` when only the input side is used, and any
+//   component no operation reaches is dropped;
+// - writes query integers (written as digits, parsed by zod) as `type: integer` with their bounds and a
+//   numeric default;
+// - names every operation (`operationId`), declares the tags at the top level, marks optional bodies
+//   optional, declares `X-Service-User-Id` on the user-scoped operations and the payout headers;
+// - types file downloads as binary strings and the statement answer as one of two shapes.
+
+type Json = Record<string, any>;
+
+/** What the route transform learns about each route, keyed `METHOD /openapi/{path}`. */
+export type RouteNotes = Map<string, { auth: AuthPolicy | undefined }>;
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
+const SCHEMA_REF = '#/components/schemas/';
+
+export const USER_ID_PARAMETER = {
+  name: 'X-Service-User-Id',
+  in: 'header',
+  required: false,
+  description:
+    'HMAC mode with a MULTI_USER key: the id of the user acted for (required on user-scoped operations; ' +
+    '400 USER_ID_HEADER_REQUIRED when missing). Never with a SINGLE_USER key (400 USER_ID_HEADER_NOT_ALLOWED) ' +
+    'and not used with a bearer token, which carries its user (interface 5.2; docs/authentication.md).',
+  schema: { type: 'string', minLength: 1, maxLength: 128 },
+  example: 'usr_jane',
+};
+
+const PROGRAMME_WIDE_USER_ID = {
+  ...USER_ID_PARAMETER,
+  description:
+    'HMAC mode: the id of the user acted for. Left out, the call reads the whole programme ' +
+    '(docs/money-in.md#programme-wide-transactions); never with a SINGLE_USER key (400 USER_ID_HEADER_NOT_ALLOWED).',
+};
+
+// interface 4.12 and 5.2: the payout endpoint's own header formats
+const PAYOUT_HEADERS = [
+  {
+    name: 'X-Service-Timestamp',
+    in: 'header',
+    required: true,
+    description: 'Payout endpoint: an RFC 3339 UTC timestamp within 300 s of the real clock (elsewhere: milliseconds since the epoch).',
+    schema: { type: 'string', format: 'date-time' },
+    example: '2026-03-01T12:00:00Z',
+  },
+  {
+    name: 'X-Service-Signature',
+    in: 'header',
+    required: true,
+    description:
+      'Payout endpoint: sha256= followed by the hex HMAC-SHA256, keyed with the API secret, of apiKey + timestamp + POST + path + raw body (docs/payouts.md).',
+    schema: { type: 'string', pattern: '^sha256=[A-Fa-f0-9]{64}$' },
+  },
+  {
+    name: 'X-Service-Program-Id',
+    in: 'header',
+    required: true,
+    description: 'The programme of the API key; 8-128 characters on the payout endpoint.',
+    schema: { type: 'string', minLength: 8, maxLength: 128 },
+  },
+];
+
+const PAYOUT_BODY_DESCRIPTION =
+  'One Base64 string (standard alphabet, padded; line breaks ignored; at least 20 characters) of the whole message, ' +
+  'sent as text/plain. format json: a JSON object described by contentSchema (PayoutJsonPayload): entityId, ' +
+  'beneficiaryId, amount, currency and reference required. format pacs008: an ISO 20022 pacs.008 XML Document ' +
+  '(urn:iso:std:iso:20022:tech:xsd:pacs.008.001.02 to .13), optionally in a wrapper with its head.001 AppHdr; ' +
+  'one CdtTrfTxInf; GrpHdr/MsgId is the messageId, IntrBkSttlmAmt and its Ccy the amount, DbtrAcct the debit account ' +
+  '(account id, account number or IBAN), Cdtr/Id/*/Othr/Id or CdtrAcct the beneficiary; no DOCTYPE, at most 100 ' +
+  'levels deep (docs/payouts.md#the-pacs008-payload-iso-20022).';
+
+export function finishDocument<T>(input: T, notes: RouteNotes): T {
+  const document = input as Json;
+  document.components ??= {};
+  document.components.schemas ??= {};
+  for (const schema of Object.values(document.components.schemas as Json)) {
+    delete schema.$id;
+    delete schema.$schema;
+  }
+  document.components.parameters = { ...(document.components.parameters ?? {}), ServiceUserId: USER_ID_PARAMETER };
+
+  for (const [path, item] of Object.entries((document.paths ?? {}) as Json)) {
+    for (const method of METHODS) {
+      const operation = item[method] as Json | undefined;
+      if (!operation) continue;
+      const key = `${method.toUpperCase()} ${path}`;
+      finishOperation(key, operation, notes.get(key)?.auth);
+    }
+  }
+  document.tags = TAGS.filter((tag) => usedTags(document).has(tag.name));
+  walk(document, normalizeIntegers);
+  keepOneSchemaPerResource(document);
+  return input;
+}
+
+function finishOperation(key: string, operation: Json, auth: AuthPolicy | undefined): void {
+  const doc = OPERATIONS[key];
+  if (doc) {
+    operation.operationId = doc.operationId;
+    if (!operation.description && doc.description) operation.description = doc.description;
+    if (doc.optionalBody && operation.requestBody) operation.requestBody.required = false;
+  }
+  const parameters: Json[] = (operation.parameters ??= []);
+  const hmacUser = auth && (auth.modes.includes('hmac') || auth.modes.includes('payout'));
+  if (hmacUser && auth.user === 'required') parameters.push({ $ref: '#/components/parameters/ServiceUserId' });
+  if (hmacUser && auth.user === 'user-or-programme') parameters.push(PROGRAMME_WIDE_USER_ID);
+
+  if (key === 'POST /v1/payout-origination/{format}') {
+    for (const parameter of parameters) if (parameter.name === 'idempotency-key') parameter.name = 'Idempotency-Key';
+    parameters.push(...structuredClone(PAYOUT_HEADERS));
+    operation.requestBody = {
+      required: true,
+      description: PAYOUT_BODY_DESCRIPTION,
+      content: {
+        'text/plain': {
+          schema: {
+            type: 'string',
+            minLength: 20,
+            contentEncoding: 'base64',
+            contentMediaType: 'application/json',
+            contentSchema: { $ref: `${SCHEMA_REF}PayoutJsonPayload` },
+          },
+        },
+      },
+    };
+  }
+  if (key === 'GET /v1/accounts/{accountId}/statement') {
+    const media = operation.responses?.['200']?.content?.['application/json'];
+    if (media?.schema?.anyOf) {
+      media.schema = {
+        oneOf: media.schema.anyOf,
+        description: 'format json (the default): the Statement; format csv or pdf: a StatementLink to the rendered file (interface 4.3).',
+      };
+      operation.responses['200'].description = 'The statement (format json) or a signed link to its file (format csv or pdf)';
+    }
+  }
+  // A file download: the body is the file's bytes (errors stay JSON: http/openapi.ts)
+  for (const [status, response] of Object.entries((operation.responses ?? {}) as Json)) {
+    if (!status.startsWith('2') || !response.content) continue;
+    for (const [type, media] of Object.entries(response.content as Json)) {
+      if (type === 'text/csv' || type === 'application/pdf') media.schema = { type: 'string', format: 'binary' };
+      else if (type === 'text/html') media.schema = { type: 'string' };
+    }
+  }
+  if (parameters.length === 0) delete operation.parameters;
+}
+
+function usedTags(document: Json): Set<string> {
+  const tags = new Set<string>();
+  for (const item of Object.values((document.paths ?? {}) as Json)) {
+    for (const method of METHODS) for (const tag of (item[method]?.tags ?? []) as string[]) tags.add(tag);
+  }
+  return tags;
+}
+
+/** Query integers are parsed from digits by zod; the document shows the integer they stand for. */
+function normalizeIntegers(schema: Json): void {
+  if (schema.type !== 'integer') return;
+  delete schema.pattern;
+  if (typeof schema.default === 'string' && /^\d+$/.test(schema.default)) schema.default = Number(schema.default);
+}
+
+function walk(value: unknown, visit: (schema: Json) => void): void {
+  if (Array.isArray(value)) for (const item of value) walk(item, visit);
+  else if (value !== null && typeof value === 'object') {
+    visit(value as Json);
+    for (const item of Object.values(value as Json)) walk(item, visit);
+  }
+}
+
+/** Rewrite every `$ref` to a component schema through `rename` (old name -> new name). */
+function renameRefs(value: unknown, rename: Map<string, string>): void {
+  walk(value, (node) => {
+    if (typeof node.$ref === 'string' && node.$ref.startsWith(SCHEMA_REF)) {
+      const target = rename.get(node.$ref.slice(SCHEMA_REF.length));
+      if (target) node.$ref = `${SCHEMA_REF}${target}`;
+    }
+  });
+}
+
+/** Component schemas reachable from the operations and webhooks. */
+function reachable(document: Json): Set<string> {
+  const seen = new Set<string>();
+  const queue: unknown[] = [document.paths, document.webhooks, document.components?.parameters];
+  while (queue.length > 0) {
+    walk(queue.pop(), (node) => {
+      if (typeof node.$ref !== 'string' || !node.$ref.startsWith(SCHEMA_REF)) return;
+      const name = node.$ref.slice(SCHEMA_REF.length);
+      if (seen.has(name)) return;
+      seen.add(name);
+      queue.push(document.components.schemas[name]);
+    });
+  }
+  return seen;
+}
+
+function keepOneSchemaPerResource(document: Json): void {
+  const schemas = document.components.schemas as Json;
+  // the input copy equal to its output twin (refs to other input copies read as their twins) is the same schema
+  const same = new Map<string, string>();
+  const normalized = (schema: unknown) => JSON.stringify(schema).replace(/("#\/components\/schemas\/[A-Za-z0-9_]+?)Input"/g, '$1"');
+  for (const name of Object.keys(schemas)) {
+    const base = name.replace(/Input$/, '');
+    if (base !== name && schemas[base] && normalized(schemas[name]) === normalized(schemas[base])) same.set(name, base);
+  }
+  renameRefs(document, same);
+  for (const name of same.keys()) delete schemas[name];
+
+  // an input copy used where its output twin is not takes the plain name
+  const used = reachable(document);
+  const promote = new Map<string, string>();
+  for (const name of Object.keys(schemas)) {
+    const base = name.replace(/Input$/, '');
+    if (base !== name && used.has(name) && !used.has(base)) promote.set(name, base);
+  }
+  for (const [from, to] of promote) schemas[to] = schemas[from];
+  for (const from of promote.keys()) delete schemas[from];
+  renameRefs(document, promote);
+
+  const kept = reachable(document);
+  for (const name of Object.keys(schemas)) if (!kept.has(name)) delete schemas[name];
+}
