@@ -110,6 +110,10 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   });
   registerDocs(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // The same document as YAML (docs/openapi.md#where-it-lives).
+  app.get('/openapi.yaml', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })),
+  );
 
   // Cached reads re-check other processes' commits once per arriving request (db/read-cache.ts).
   app.addHook('onRequest', (_request, _reply, done) => {

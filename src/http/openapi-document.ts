@@ -95,6 +95,7 @@ export function finishDocument<T>(input: T, notes: RouteNotes): T {
       finishOperation(key, operation, notes.get(key)?.auth);
     }
   }
+  addWebhooks(document);
   document.tags = TAGS.filter((tag) => usedTags(document).has(tag.name));
   walk(document, normalizeIntegers);
   keepOneSchemaPerResource(document);
@@ -153,9 +154,115 @@ function finishOperation(key: string, operation: Json, auth: AuthPolicy | undefi
   if (parameters.length === 0) delete operation.parameters;
 }
 
+const WEBHOOK_HEADERS = [
+  ['X-Service-Resource-Type', 'Always transaction.', { type: 'string', enum: ['transaction'] }],
+  [
+    'X-Service-Event-Type',
+    'transaction_created when the transaction is first recorded; transaction_status_updated when its status is written.',
+    { type: 'string', enum: ['transaction_created', 'transaction_status_updated'] },
+  ],
+  [
+    'X-Service-Api-Key',
+    'The webhook API key (wk_sandbox by default), one for all webhook events, issued apart from the REST keys; it picks the webhook secret and proves nothing by itself.',
+    { type: 'string' },
+  ],
+  [
+    'X-Service-Timestamp',
+    'Signing time in milliseconds since the Unix epoch, from the real wall clock even when the emulated clock is frozen or advanced; every attempt is signed afresh. Reject timestamps far from your own clock.',
+    { type: 'string', pattern: '^[0-9]+$' },
+  ],
+  [
+    'X-Service-Signature',
+    'Lower-case hex HMAC-SHA256, keyed with the webhook secret (whsec_sandbox_secret by default), of api key + timestamp + POST + the path of the webhook URL (no query string) + the raw body byte for byte, with no separators. Recompute and reject on mismatch (verifyWebhookSignature in the package).',
+    { type: 'string', pattern: '^[0-9a-f]{64}$' },
+  ],
+] as const;
+
+const WEBHOOK_DESCRIPTION =
+  'One signed POST per transaction event to the programme\'s webhook URL (interface 6.1; docs/webhooks.md). ' +
+  'Acknowledgement: any 2xx within 10 s (--webhook-timeout-ms); anything else (another status, a redirect, a network ' +
+  'error, no answer in time) is a failed attempt. Retries after 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h and 8 h ' +
+  'of emulated time, each counted from the failed attempt: ten attempts in all, then the delivery is FAILED (replayable ' +
+  'with POST /_emulator/webhooks/deliveries/{id}/replay). Delivery is at least once: deduplicate on metadata.eventId, ' +
+  'stable across retries and replays. Events of one transaction arrive in the order they were written.';
+
+/** The transaction webhook of interface 6.1 under the OAS 3.1 `webhooks` key, with its body schemas. */
+function addWebhooks(document: Json): void {
+  const schemas = document.components.schemas as Json;
+  const transaction = schemas.Transaction as Json | undefined;
+  if (!transaction) return;
+  // the webhook's transaction omits the fields that have no value instead of sending null (interface 6.1)
+  const webhookTransaction = structuredClone(transaction);
+  for (const [name, property] of Object.entries((webhookTransaction.properties ?? {}) as Json)) {
+    const withoutNull = dropNull(property);
+    if (withoutNull === property) continue;
+    webhookTransaction.properties[name] = withoutNull;
+    webhookTransaction.required = (webhookTransaction.required as string[]).filter((field) => field !== name);
+  }
+  webhookTransaction.description = 'The transaction as GET /v1/transactions/{transactionId} returned it when the event happened, with the fields that had no value (null) omitted.';
+  schemas.WebhookTransaction = webhookTransaction;
+  schemas.WebhookMetadata = {
+    type: 'object',
+    description: 'Identifies the event, its programme and user.',
+    properties: {
+      eventId: { type: 'string', description: 'Stable across retries and replays: deduplicate on it' },
+      eventType: { type: 'string', enum: ['transaction_created', 'transaction_status_updated'] },
+      programId: { type: 'string' },
+      userId: { type: 'string', description: 'The user whose transaction it is (omitted for none)' },
+      occurredAt: { type: 'string', format: 'date-time', description: 'Emulated time of the event' },
+    },
+    required: ['eventId', 'eventType', 'programId', 'occurredAt'],
+    additionalProperties: false,
+  };
+  schemas.TransactionWebhookEvent = {
+    type: 'object',
+    description: 'Body of the transaction webhook (interface 6.1).',
+    properties: {
+      transaction: { $ref: `${SCHEMA_REF}WebhookTransaction` },
+      metadata: { $ref: `${SCHEMA_REF}WebhookMetadata` },
+    },
+    required: ['transaction', 'metadata'],
+    additionalProperties: false,
+  };
+  document.webhooks = {
+    transaction: {
+      post: {
+        operationId: 'transactionWebhook',
+        tags: ['Webhooks'],
+        summary: 'Transaction webhook: sent to your URL on every transaction event (interface 6.1)',
+        description: WEBHOOK_DESCRIPTION,
+        security: [],
+        parameters: WEBHOOK_HEADERS.map(([name, description, schema]) => ({ name, in: 'header', required: true, description, schema })),
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { $ref: `${SCHEMA_REF}TransactionWebhookEvent` } } },
+        },
+        responses: {
+          '200': { description: 'Acknowledged: any 2xx status within 10 s will do (the body is ignored)' },
+          default: { description: 'Any other status, or no answer within 10 s, is a failed attempt: retried on the schedule above' },
+        },
+      },
+    },
+  };
+}
+
+/** The schema without its null branch, or the same object when it has none. */
+function dropNull(schema: Json): Json {
+  if (Array.isArray(schema.type) && schema.type.includes('null')) {
+    const types = schema.type.filter((type: string) => type !== 'null');
+    return { ...schema, type: types.length === 1 ? types[0] : types, ...(schema.enum ? { enum: schema.enum.filter((value: unknown) => value !== null) } : {}) };
+  }
+  if (Array.isArray(schema.anyOf) && schema.anyOf.some((branch: Json) => branch.type === 'null')) {
+    const rest = schema.anyOf.filter((branch: Json) => branch.type !== 'null');
+    const { anyOf: _anyOf, ...outer } = schema;
+    return rest.length === 1 ? { ...rest[0], ...outer } : { ...outer, anyOf: rest };
+  }
+  return schema;
+}
+
 function usedTags(document: Json): Set<string> {
   const tags = new Set<string>();
-  for (const item of Object.values((document.paths ?? {}) as Json)) {
+  for (const item of Object.values({ ...(document.paths ?? {}), ...(document.webhooks ?? {}) } as Json)) {
     for (const method of METHODS) for (const tag of (item[method]?.tags ?? []) as string[]) tags.add(tag);
   }
   return tags;

@@ -127,6 +127,7 @@ export const TAGS: Array<{ name: string; description: string }> = [
   { name: 'Beneficiaries', description: 'Beneficiaries and their instruments (interface 4.14, 4.15; docs/money-out.md)' },
   { name: 'Transaction intents', description: 'Priced previews of a transfer, then committed (interface 4.4; docs/money-out.md)' },
   { name: 'Payouts', description: 'Payout submission as JSON or ISO 20022 pacs.008 (interface 4.12; docs/payouts.md)' },
+  { name: 'Webhooks', description: 'The transaction webhook the emulator sends to your URL (interface 6.1; docs/webhooks.md)' },
   { name: 'Emulator', description: 'The /_emulator control plane: clock, reset, forced outcomes, dashboard (docs/control-plane.md)' },
   { name: 'Emulator: webhooks', description: 'Webhook endpoint, delivery log, replay and trigger (docs/webhooks.md)' },
 ];
