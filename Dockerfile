@@ -20,6 +20,8 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY scripts ./scripts
 COPY fixtures ./fixtures
+# The OpenAPI examples (openapi/examples.json) are read when the document is first built.
+COPY openapi ./openapi
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 
@@ -33,6 +35,7 @@ COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/fixtures ./fixtures
+COPY --from=build /app/openapi ./openapi
 # Runtime assets such as the dashboard's static files are read from src/ (src/emulator/dashboard).
 COPY --from=build /app/src ./src
 # A database file given with DB_PATH=/data/sandbox.db survives container restarts on this volume.

@@ -1,14 +1,30 @@
-// The static copy of the OpenAPI document, openapi/openapi.json (docs/openapi.md#where-it-lives): the
-// document the built server serves with the default configuration (port 4010), pretty-printed.
-//   node scripts/openapi.mjs           write it
-//   node scripts/openapi.mjs --check   exit 1 when it differs from what the server serves
-// Needs a build (npm run build); test/openapi-static.test.ts runs the same comparison from the sources.
+// The committed OpenAPI files (docs/openapi.md#where-it-lives), from the built server (npm run build first):
+// - openapi/examples.json: real answers of the default fixtures, captured by a journey on a fresh app with a
+//   frozen clock (captureExamples in src/http/openapi-examples.ts); the document builder reads this file;
+// - openapi/openapi.json: the document the server serves with the default configuration (port 4010).
+//   node scripts/openapi.mjs           write both
+//   node scripts/openapi.mjs --check   exit 1 when either differs from what the server answers
+// test/openapi-static.test.ts and test/openapi-examples.test.ts run the same comparisons from the sources.
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const STATIC_COPY = path.join(root, 'openapi', 'openapi.json');
+export const EXAMPLES = path.join(root, 'openapi', 'examples.json');
+
+export async function capturedExamples() {
+  const { captureExamples } = await import(path.join(root, 'dist/src/http/openapi-examples.js'));
+  return `${JSON.stringify(await captureExamples(), null, 2)}\n`;
+}
+
+function read(file) {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
 
 export async function servedDocument() {
   const { buildApp } = await import(path.join(root, 'dist/src/app.js'));
@@ -26,22 +42,20 @@ export async function servedDocument() {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const served = await servedDocument();
-  if (process.argv.includes('--check')) {
-    let stored = '';
-    try {
-      stored = readFileSync(STATIC_COPY, 'utf8');
-    } catch {
-      // missing: reported below
-    }
-    if (stored !== served) {
-      console.error('openapi/openapi.json differs from the served document: run `npm run build && node scripts/openapi.mjs`');
-      process.exit(1);
-    }
-    console.log('openapi/openapi.json matches the served document');
-  } else {
-    mkdirSync(path.dirname(STATIC_COPY), { recursive: true });
-    writeFileSync(STATIC_COPY, served);
-    console.log(`wrote ${path.relative(root, STATIC_COPY)} (${Buffer.byteLength(served)} bytes)`);
+  const check = process.argv.includes('--check');
+  mkdirSync(path.dirname(STATIC_COPY), { recursive: true });
+  const examples = await capturedExamples();
+  if (check && read(EXAMPLES) !== examples) {
+    console.error('openapi/examples.json differs from the answers the server gives: run `npm run build && npm run openapi`');
+    process.exit(1);
   }
+  if (!check) writeFileSync(EXAMPLES, examples);
+  // the document reads openapi/examples.json when it is first built, so it is built after the file is written
+  const served = await servedDocument();
+  if (check && read(STATIC_COPY) !== served) {
+    console.error('openapi/openapi.json differs from the served document: run `npm run build && npm run openapi`');
+    process.exit(1);
+  }
+  if (!check) writeFileSync(STATIC_COPY, served);
+  console.log(check ? 'openapi/examples.json and openapi/openapi.json match the server' : `wrote openapi/examples.json and openapi/openapi.json (${Buffer.byteLength(served)} bytes)`);
 }

@@ -1,5 +1,6 @@
 import type { AuthPolicy } from './auth.js';
 import { OPERATIONS, TAGS } from './operations.js';
+import { loadExamples, type ExamplesFile } from './openapi-examples.js';
 
 // The last pass over the generated OpenAPI document (docs/openapi.md): what fastify-type-provider-zod and
 // @fastify/swagger produce is valid, but third-party tools (Spectral, Redocly, Ajv, client generators) need
@@ -96,6 +97,7 @@ export function finishDocument<T>(input: T, notes: RouteNotes): T {
     }
   }
   addWebhooks(document);
+  attachExamples(document, loadExamples());
   document.tags = TAGS.filter((tag) => usedTags(document).has(tag.name));
   walk(document, normalizeIntegers);
   keepOneSchemaPerResource(document);
@@ -258,6 +260,25 @@ function dropNull(schema: Json): Json {
     return rest.length === 1 ? { ...rest[0], ...outer } : { ...outer, anyOf: rest };
   }
   return schema;
+}
+
+/** Real answers of the default fixtures (openapi/examples.json) on their operations' bodies and statuses. */
+function attachExamples(document: Json, examples: ExamplesFile): void {
+  for (const item of Object.values((document.paths ?? {}) as Json)) {
+    for (const method of METHODS) {
+      const operation = item[method] as Json | undefined;
+      const found = operation && examples[operation.operationId];
+      if (!found) continue;
+      const requestMedia = operation.requestBody?.content && Object.values(operation.requestBody.content as Json)[0];
+      if (found.request && requestMedia) requestMedia.examples = found.request;
+      for (const [status, named] of Object.entries(found.responses)) {
+        const response = operation.responses?.[status] ?? operation.responses?.default;
+        const media = response?.content?.['application/json'];
+        if (!media) continue;
+        media.examples = { ...(media.examples ?? {}), ...named };
+      }
+    }
+  }
 }
 
 function usedTags(document: Json): Set<string> {
