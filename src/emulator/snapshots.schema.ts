@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant } from '../http/formats.js';
 import { SNAPSHOT_NAME } from './snapshots.service.js';
 
 // docs/control-plane.md#snapshots
@@ -13,10 +14,10 @@ export const snapshotParams = z.strictObject({ name: snapshotName });
 export const snapshotSummarySchema = z
   .object({
     name: z.string(),
-    clock: z.string().describe('Emulated instant of the state; the clock reads it again after a restore'),
+    clock: instant().describe('Emulated instant of the state; the clock reads it again after a restore'),
     clockMode: z.enum(['frozen', 'realtime']).describe('Whether the clock was frozen or flowing; a restore brings the mode back too'),
     schemaVersion: z.number().int().describe('Database schema version; a file of another version is refused on upload'),
-    savedAt: z.string().describe('Real time the snapshot was saved or uploaded'),
+    savedAt: instant().describe('Real time the snapshot was saved or uploaded'),
     tables: z.number().int(),
     rows: z.number().int(),
   })

@@ -104,6 +104,22 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'POST /_emulator/accounts/{accountId}/transactions': { operationId: 'emulatorInjectTransaction' },
   'POST /_emulator/accounts/{accountId}/provider-ready': { operationId: 'emulatorSetProviderReady' },
   'POST /_emulator/act-as': { operationId: 'emulatorActAs' },
+  'POST /_emulator/snapshots': { operationId: 'emulatorSaveSnapshot' },
+  'GET /_emulator/snapshots': {
+    operationId: 'emulatorListSnapshots',
+    description: 'Every saved snapshot: its name, emulated clock and clock mode, schema version, when it was saved, and its table and row counts (docs/control-plane.md#snapshots).',
+  },
+  'GET /_emulator/snapshots/{name}': {
+    operationId: 'emulatorGetSnapshot',
+    description: 'One saved snapshot, described as in the list. 404 for an unknown name.',
+  },
+  'DELETE /_emulator/snapshots/{name}': {
+    operationId: 'emulatorDeleteSnapshot',
+    description: 'Removes a saved snapshot; the current state is not touched. 404 for an unknown name.',
+  },
+  'PUT /_emulator/snapshots/{name}': { operationId: 'emulatorUploadSnapshot' },
+  'POST /_emulator/snapshots/{name}/restore': { operationId: 'emulatorRestoreSnapshot' },
+  'GET /_emulator/snapshots/{name}/export': { operationId: 'emulatorExportSnapshot' },
   'GET /_emulator/ui': {
     operationId: 'emulatorDashboard',
     description: 'The dashboard page (HTML): state, live transactions, webhook deliveries, the request journal and actions (docs/dashboard.md).',
