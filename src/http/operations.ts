@@ -146,4 +146,5 @@ export const TAGS: Array<{ name: string; description: string }> = [
   { name: 'Webhooks', description: 'The transaction webhook the emulator sends to your URL (interface 6.1; docs/webhooks.md)' },
   { name: 'Emulator', description: 'The /_emulator control plane: clock, reset, forced outcomes, dashboard (docs/control-plane.md)' },
   { name: 'Emulator: webhooks', description: 'Webhook endpoint, delivery log, replay and trigger (docs/webhooks.md)' },
+  { name: 'Emulator: snapshots', description: 'Save, restore, export and upload the whole state (docs/control-plane.md#snapshots)' },
 ];
