@@ -1,0 +1,62 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { ensureBuilt, PROJECT_ROOT, startServerProcess } from './helpers/server-process.js';
+
+// A typed client generated from the served document, as an integrator would make one
+// (docs/openapi.md#generating-a-typescript-client): openapi-typescript writes the types from the built
+// server's /openapi.json, tsc compiles test/client/journey.ts (openapi-fetch) in strict mode, and the
+// compiled journey runs against that server: create a user, onboard, deposit, advance the clock, list
+// transactions with numeric paging, create a beneficiary, commit an intent, submit a payout.
+
+const exec = promisify(execFile);
+const bin = (name: string) => path.join(PROJECT_ROOT, 'node_modules', '.bin', name);
+const CLIENT = path.join(PROJECT_ROOT, 'test', 'client');
+const OUT = path.join(PROJECT_ROOT, '.tap', 'client-journey');
+
+t.test('a client generated with openapi-typescript + openapi-fetch compiles under strict tsc and runs the journey', async (t) => {
+  await ensureBuilt();
+  const server = await startServerProcess({ db: ':memory:' });
+  t.teardown(() => server.stop());
+
+  const document = await (await fetch(`${server.url}/openapi.json`)).text();
+  mkdirSync(path.join(CLIENT, 'generated'), { recursive: true });
+  const documentFile = path.join(CLIENT, 'generated', 'openapi.json');
+  writeFileSync(documentFile, document);
+
+  let started = Date.now();
+  await exec(bin('openapi-typescript'), [documentFile, '-o', path.join(CLIENT, 'generated', 'schema.d.ts')], { cwd: PROJECT_ROOT });
+  const schema = readFileSync(path.join(CLIENT, 'generated', 'schema.d.ts'), 'utf8');
+  t.match(schema, /listTransactions: \{/, `types generated, operations named (${Date.now() - started} ms)`);
+  t.match(schema, /pageSize\?: number/, 'pageSize is a number');
+
+  started = Date.now();
+  const compiled = await exec(bin('tsc'), ['-p', path.join(CLIENT, 'tsconfig.json'), '--outDir', OUT], { cwd: PROJECT_ROOT }).catch(
+    (error: { stdout: string; stderr: string; code: number }) => error,
+  );
+  t.equal(compiled.stdout.trim(), '', `strict tsc compiles the journey with no error (${Date.now() - started} ms)`);
+
+  // no casts, no any: the generated types carry the journey as written
+  const source = readFileSync(path.join(CLIENT, 'journey.ts'), 'utf8').replace(/\/\/.*$/gm, '');
+  t.notMatch(source, /\bas\s+(?!const\b)[A-Za-z_{[(]/, 'no type assertion');
+  t.notMatch(source, /<any>|:\s*any\b/, 'no any');
+  t.notMatch(source, /!\./, 'no non-null assertion');
+
+  started = Date.now();
+  const journey = await exec(process.execPath, [path.join(OUT, 'journey.js')], { cwd: PROJECT_ROOT, env: { ...process.env, SANDBOX_URL: server.url } }).catch(
+    (error: { stdout: string; stderr: string; code: number }) => error,
+  );
+  t.equal(journey.stderr, '', `the journey ran without a surprise (${Date.now() - started} ms)`);
+  const seen = JSON.parse(journey.stdout.trim() || '{}');
+  t.match(seen, {
+    user: /^usr_/,
+    onboardedAccounts: ['USD'],
+    deposit: { status: 'COMPLETED', type: 'DEPOSIT', pageSize: 25 },
+    beneficiary: /^ben_/,
+    intent: 'COMMITTED',
+    payout: { status: 'RECEIVED', transactionId: /^txn_/ },
+    notFound: 'NOT_FOUND',
+  });
+});
