@@ -10,6 +10,7 @@ import { ensureBuilt, PROJECT_ROOT, startServerProcess } from './helpers/server-
 // server's /openapi.json, tsc compiles test/client/journey.ts (openapi-fetch) in strict mode, and the
 // compiled journey runs against that server: create a user, onboard, deposit, advance the clock, list
 // transactions with numeric paging, create a beneficiary, commit an intent, submit a payout.
+// test/openapi-contract.test.ts runs the same journey through Prism's validating proxy.
 
 const exec = promisify(execFile);
 const bin = (name: string) => path.join(PROJECT_ROOT, 'node_modules', '.bin', name);
@@ -60,3 +61,4 @@ t.test('a client generated with openapi-typescript + openapi-fetch compiles unde
     notFound: 'NOT_FOUND',
   });
 });
+
