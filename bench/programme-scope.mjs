@@ -20,7 +20,7 @@ const FILE = process.argv[3] ?? path.join(ROOT, 'bench', '.data', `programme-${R
 const START_MS = Date.parse('2026-03-01T00:00:00.000Z');
 const SPACING_MS = 6_000;
 
-const { createContext } = await load('context.factory.js');
+const { createContext } = await load('create-context.js');
 const { toTransaction } = await load('domains/transactions/transactions.schema.js');
 const { listTransactionsJson } = await load('domains/transactions/transactions-list.service.js');
 const { listTransactionsQuery } = await load('domains/transactions/transactions.schema.js');

@@ -169,7 +169,7 @@ function removeDb(file) {
 async function loadApp() {
   const load = (file) => import(pathToFileURL(path.join(DIST, file)).href);
   const [context, history, ids, schema, migrate] = await Promise.all([
-    load('context.factory.js'),
+    load('create-context.js'),
     load('domains/transactions/history.seed.js'),
     load('lib/ids.js'),
     load('domains/transactions/transactions.schema.js'),
@@ -185,7 +185,7 @@ async function loadApp() {
     stateTables: migrate.stateTables,
     availableOf: ledger.availableOf,
     sumOfEntries: ledger.sumOfEntries,
-    serializeTransaction: core.serializeTransaction,
+    serializeTransaction: (ctx, row) => schema.toTransaction(row, core.precisionLookup(ctx)),
     getTransactionRow: core.getTransactionRow,
   };
 }

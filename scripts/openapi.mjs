@@ -28,7 +28,7 @@ function read(file) {
 
 export async function servedDocument() {
   const { buildApp } = await import(path.join(root, 'dist/src/app.js'));
-  const { createContext } = await import(path.join(root, 'dist/src/context.factory.js'));
+  const { createContext } = await import(path.join(root, 'dist/src/create-context.js'));
   const { createClock } = await import(path.join(root, 'dist/src/lib/clock.js'));
   const ctx = createContext({ config: { logLevel: 'silent', db: ':memory:' }, clock: createClock({ mode: 'frozen', atMs: Date.parse('2026-03-01T12:00:00.000Z') }) });
   const app = await buildApp(ctx);

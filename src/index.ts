@@ -1,7 +1,7 @@
 // Public API of the package: build or start the emulator in-process, and sign requests like a client.
 export { buildApp } from './app.js';
 export { startServer, type RunningServer } from './server.js';
-export { createContext, type ContextOptions } from './context.factory.js';
+export { createContext, type ContextOptions } from './create-context.js';
 export { signRequest, canonicalRequest } from './lib/hmac.js';
 export type { AppContext } from './context.js';
 export {

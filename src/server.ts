@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
-import { createContext, type ContextOptions } from './context.factory.js';
+import { createContext, type ContextOptions } from './create-context.js';
 import { runDueJobs, startSchedulerTimer } from './scheduler/scheduler.js';
 import { backgroundServices } from './domains/index.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { createContext } from '../src/context.factory.js';
+import { createContext } from '../src/create-context.js';
 import { planClockStart } from '../src/emulator/clock.store.js';
 import { signRequest } from '../src/lib/hmac.js';
 import { CREDENTIALS } from './helper.js';

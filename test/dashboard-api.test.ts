@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import t from 'tap';
-import { sql } from '../src/db/connection.js';
+import { prepared } from '../src/db/connection.js';
 import { buildTestApp, json, type TestApp } from './helper.js';
 
 // The dashboard's server side (docs/dashboard.md#read-endpoints-behind-the-dashboard): control-plane read endpoints and
@@ -92,7 +92,7 @@ t.test('act-as: signs as the user, runs the public API, reports the inner answer
 t.test('act-as: the user\'s SINGLE_USER key when the programme has no MULTI_USER key', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);
-  sql(sandbox.ctx.db, "DELETE FROM api_keys WHERE api_key = 'pk_sandbox_multi'").run();
+  prepared(sandbox.ctx.db, "DELETE FROM api_keys WHERE api_key = 'pk_sandbox_multi'").run();
 
   const acme = await control(sandbox, 'POST', '/_emulator/act-as', { userId: 'usr_acme', method: 'GET', path: '/v1/accounts' });
   t.equal(acme.body.status, 200, 'signed with the bound key, without a user header');

@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import tap from 'tap';
 import type { FastifyInstance, FastifyPluginAsync, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
-import { createContext } from '../src/context.factory.js';
+import { createContext } from '../src/create-context.js';
 import type { AppContext } from '../src/context.js';
 import { createClock } from '../src/lib/clock.js';
 import { signRequest } from '../src/lib/hmac.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { sql } from '../src/db/connection.js';
+import { prepared } from '../src/db/connection.js';
 import { quote } from '../src/domains/fees-fx/fees-fx.service.js';
 import { AS_ACME_MULTI, AS_JANE, buildTestApp, json, START, type Identity, type TestApp } from './helper.js';
 import { advance, balances, cents, countTransactions, fund, transaction, transactionsOfIntent } from './helpers/funding.js';
@@ -277,7 +277,7 @@ t.test('expiry after 15 minutes: by the job, and lazily on read', async (t) => {
   await advance(sandbox, FIFTEEN_MINUTES - 1);
   t.equal(json(await sandbox.request('GET', `/v1/transaction-intents/${intent.id}`)).status, 'CREATED', 'one millisecond before expiresAt');
   await advance(sandbox, 1);
-  const status = (sql<{ status: string }>(sandbox.ctx.db, 'SELECT status FROM transaction_intents WHERE id = ?').get(intent.id)!).status;
+  const status = (prepared<{ status: string }>(sandbox.ctx.db, 'SELECT status FROM transaction_intents WHERE id = ?').get(intent.id)!).status;
   t.equal(status, 'EXPIRED', 'the expiry job ran when the clock reached expiresAt');
   const expired = json(await sandbox.request('GET', `/v1/transaction-intents/${intent.id}`));
   t.match(expired, { status: 'EXPIRED', updatedAt: intent.expiresAt, statusReason: /Expired/ });
@@ -385,7 +385,7 @@ t.test('enrollment gate: an INACTIVE user cannot commit', async (t) => {
   fund(sandbox.ctx, 'acct_acme_usd', '1000.00');
   const body = intentBody();
   const intent = await createIntent(sandbox, body);
-  sql(sandbox.ctx.db, "UPDATE users SET enrollment_status = 'INACTIVE' WHERE id = 'usr_acme'").run();
+  prepared(sandbox.ctx.db, "UPDATE users SET enrollment_status = 'INACTIVE' WHERE id = 'usr_acme'").run();
   const refused = await commit(sandbox, intent.id, body.idempotencyKey);
   t.equal(refused.statusCode, 403);
   t.match(json(refused), { errorCode: 'FORBIDDEN', message: /enrollment of user usr_\w+ is not active/ });

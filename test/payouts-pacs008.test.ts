@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
-import { sql } from '../src/db/connection.js';
+import { prepared } from '../src/db/connection.js';
 import { buildTestApp, json, type TestApp } from './helper.js';
 import { base64, countTransactions, fund, postPayout, transaction } from './helpers/funding.js';
 
@@ -253,7 +253,7 @@ t.test('each broken message is refused naming the element, and nothing is create
     if (status === 403) t.equal(body.errorCode, 'FORBIDDEN', `${refusal.name}: 403 FORBIDDEN`);
     t.equal(countTransactions(sandbox), before, `${refusal.name}: nothing created`);
   }
-  const idempotency = sql<{ n: number }>(sandbox.ctx.db, "SELECT COUNT(*) AS n FROM idempotency_records WHERE scope = 'payout'").get()!;
+  const idempotency = prepared<{ n: number }>(sandbox.ctx.db, "SELECT COUNT(*) AS n FROM idempotency_records WHERE scope = 'payout'").get()!;
   t.equal(idempotency.n, 0, 'no Idempotency-Key is spent on a refused message');
   // the same message, fixed, goes through afterwards
   t.equal((await submit(sandbox, FEDNOW)).statusCode, 202);

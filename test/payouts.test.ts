@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { sql } from '../src/db/connection.js';
+import { prepared } from '../src/db/connection.js';
 import { AS_JANE, buildTestApp, json, START, type TestApp } from './helper.js';
 import { advance, balances, base64, cents, countTransactions, fund, postPayout, transaction } from './helpers/funding.js';
 
@@ -286,7 +286,7 @@ t.test('insufficient funds: accepted, then the transaction is FAILED with INSUFF
     creditParty: { partyType: 'BENEFICIARY' },
   });
   t.same(await balances(sandbox, 'acct_acme_usd'), before, 'nothing held');
-  const entries = sql<{ n: number }>(sandbox.ctx.db, 'SELECT COUNT(*) AS n FROM ledger_entries WHERE transaction_id = ?').get(json(response).transactionId)!;
+  const entries = prepared<{ n: number }>(sandbox.ctx.db, 'SELECT COUNT(*) AS n FROM ledger_entries WHERE transaction_id = ?').get(json(response).transactionId)!;
   t.equal(entries.n, 0, 'no ledger entries');
 });
 
@@ -297,7 +297,7 @@ t.test('a PERSON user gets 403 INVALID_USER_TYPE; an INACTIVE user 403', async (
   t.equal(person.statusCode, 403);
   t.equal(json(person).errorCode, 'INVALID_USER_TYPE');
 
-  sql(sandbox.ctx.db, "UPDATE users SET enrollment_status = 'INACTIVE' WHERE id = 'usr_acme'").run();
+  prepared(sandbox.ctx.db, "UPDATE users SET enrollment_status = 'INACTIVE' WHERE id = 'usr_acme'").run();
   const inactive = await postPayout(sandbox, { body: jsonPayout() });
   t.equal(inactive.statusCode, 403);
   t.match(json(inactive), { errorCode: 'FORBIDDEN', message: /enrollment of user usr_\w+ is not active/ });

@@ -4,7 +4,7 @@ import { createTestDeposit, startReceiver } from './helpers/receiver.js';
 import { startWebhookDispatcher } from '../src/domains/webhooks/webhooks.dispatcher.js';
 import { RETRY_DELAYS_MS } from '../src/domains/webhooks/webhooks.service.js';
 import { advanceClock } from '../src/scheduler/scheduler.js';
-import { sql } from '../src/db/connection.js';
+import { prepared } from '../src/db/connection.js';
 
 // Webhooks (docs/decisions.md#webhook-ordering): a burst of 1,000 events delivered exactly once each, and
 // per-transaction ordering while other transactions' events flow.
@@ -31,13 +31,13 @@ t.test('1,000 events in a burst are all delivered exactly once to a healthy rece
   const eventIds = new Set(receiver.requests.map((r) => r.body.metadata.eventId));
   t.equal(eventIds.size, 1000, 'each event once');
   t.same(new Set(receiver.requests.map((r) => r.body.transaction.id)), new Set(ids), 'one per transaction');
-  const counts = sql<{ status: string; n: number; attempts: number }>(
+  const counts = prepared<{ status: string; n: number; attempts: number }>(
     sandbox.ctx.db,
     'SELECT status, COUNT(*) AS n, SUM(attempt_count) AS attempts FROM webhook_deliveries GROUP BY status',
   ).all();
   t.same(counts, [{ status: 'DELIVERED', n: 1000, attempts: 1000 }], 'all DELIVERED with one attempt each');
-  t.equal(sql<{ n: number }>(sandbox.ctx.db, 'SELECT COUNT(*) AS n FROM webhook_attempts').get()!.n, 1000, 'one logged attempt each');
-  t.equal(sql<{ n: number }>(sandbox.ctx.db, "SELECT COUNT(*) AS n FROM outbox JOIN webhook_deliveries ON webhook_deliveries.event_seq = outbox.seq WHERE webhook_deliveries.status = 'DELIVERED'").get()!.n, 1000, 'every outbox event has its DELIVERED delivery');
+  t.equal(prepared<{ n: number }>(sandbox.ctx.db, 'SELECT COUNT(*) AS n FROM webhook_attempts').get()!.n, 1000, 'one logged attempt each');
+  t.equal(prepared<{ n: number }>(sandbox.ctx.db, "SELECT COUNT(*) AS n FROM outbox JOIN webhook_deliveries ON webhook_deliveries.event_seq = outbox.seq WHERE webhook_deliveries.status = 'DELIVERED'").get()!.n, 1000, 'every outbox event has its DELIVERED delivery');
 
   // and nothing more arrives later
   await new Promise((resolve) => setTimeout(resolve, 200));

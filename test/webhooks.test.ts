@@ -8,8 +8,8 @@ import { startWebhookDispatcher, type WebhookDispatcher } from '../src/domains/w
 import { checkWebhookSignature, signWebhook, verifyWebhookSignature } from '../src/webhook-verify.js';
 import * as packageApi from '../src/index.js';
 import { advanceClock } from '../src/scheduler/scheduler.js';
-import { getTransactionRow, serializeTransaction } from '../src/domains/transactions/transactions.stored.js';
-import { toWebhookTransaction } from '../src/domains/transactions/transactions.schema.js';
+import { getTransactionRow, precisionLookup } from '../src/domains/transactions/transactions.stored.js';
+import { toWebhookTransaction, toTransaction } from '../src/domains/transactions/transactions.schema.js';
 
 // Signed transaction webhooks (docs/webhooks.md, interface 6.1) against a real HTTP receiver.
 
@@ -44,9 +44,9 @@ t.test("a deposit's lifecycle: two signed events, in order, with exact headers a
   receiver.answer = (_request, index) => (index === 0 ? { status: 200, delayMs: 150 } : 204);
 
   const deposit = createTestDeposit(sandbox.ctx);
-  const createdView = toWebhookTransaction(serializeTransaction(sandbox.ctx, deposit));
+  const createdView = toWebhookTransaction(toTransaction(deposit, precisionLookup(sandbox.ctx)));
   advanceClock(sandbox.ctx, 1000); // the deposit completes (docs/decisions.md#rail-timeline): a status event
-  const completedView = toWebhookTransaction(serializeTransaction(sandbox.ctx, getTransactionRow(sandbox.ctx, deposit.id)!));
+  const completedView = toWebhookTransaction(toTransaction(getTransactionRow(sandbox.ctx, deposit.id)!, precisionLookup(sandbox.ctx)));
   await dispatcher.drain();
 
   t.equal(receiver.requests.length, 2, 'two deliveries');

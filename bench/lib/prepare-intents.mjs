@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const DIST = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'src');
 const load = (file) => import(pathToFileURL(path.join(DIST, file)).href);
-const { createContext } = await load('context.factory.js');
+const { createContext } = await load('create-context.js');
 const { createTransaction } = await load('domains/transactions/transactions.create.js');
 const { createIntent } = await load('domains/intents/intents.service.js');
 const { createIntentBody } = await load('domains/intents/intents.schema.js');

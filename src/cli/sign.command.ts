@@ -81,7 +81,7 @@ function signedHeaders(argv: string[], env: NodeJS.ProcessEnv): { headers: Recor
   // A key of the fixtures file brings its own secret and programme, so `--key pk_other_multi` just works.
   const known = keyFromFixtures(apiKey, options.fixtures ?? env.FIXTURES ?? DEFAULT_FIXTURES);
   const secret = options.secret ?? env.SANDBOX_API_SECRET ?? known?.secret;
-  const program = options.program ?? env.SANDBOX_PROGRAM_ID ?? known?.programmeId ?? 'prg_sandbox';
+  const programme = options.program ?? env.SANDBOX_PROGRAM_ID ?? known?.programmeId ?? 'prg_sandbox';
   if (!secret) throw new UsageError(`key ${apiKey} is not in the fixtures file; pass --secret (and --program)`);
   const user = options.user ?? env.SANDBOX_USER_ID;
   if (user !== undefined && known?.integrationType === 'SINGLE_USER') {
@@ -96,7 +96,7 @@ function signedHeaders(argv: string[], env: NodeJS.ProcessEnv): { headers: Recor
   const headers: Record<string, string> = {
     'X-Service-Api-Key': apiKey,
     'X-Service-Timestamp': timestamp,
-    'X-Service-Program-Id': program,
+    'X-Service-Program-Id': programme,
     'X-Service-Signature': payout ? `sha256=${signature}` : signature,
   };
   if (user !== undefined) headers['X-Service-User-Id'] = user;

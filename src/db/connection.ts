@@ -14,10 +14,10 @@ export function openDatabase(path: string): Db {
   return db;
 }
 
-// Prepare each statement once per database handle (docs/architecture.md#folder-map: `sql()` cache).
+// Prepare each statement once per database handle (docs/architecture.md#folder-map: `prepared()` cache).
 const statementCache = new WeakMap<Db, Map<string, Database.Statement>>();
 
-export function sql<Row = unknown>(db: Db, text: string): Database.Statement<unknown[], Row> {
+export function prepared<Row = unknown>(db: Db, text: string): Database.Statement<unknown[], Row> {
   let cache = statementCache.get(db);
   if (!cache) {
     cache = new Map();

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import type { Db } from './connection.js';
-import { sql } from './connection.js';
+import { prepared } from './connection.js';
 
 // Answers of hot reads, kept while the database has not changed (docs/architecture.md#the-read-cache; the target,
 // docs/benchmarks.md: the signed list of transactions at 1,000,000 rows within half of a bare HTTP route's throughput).
@@ -117,7 +117,7 @@ function sawOtherCommits(db: Db, watch: CommitWatch): boolean {
     }
     watch.fd = null;
   }
-  const dataVersion = sql(db, 'PRAGMA data_version').pluck().get() as number;
+  const dataVersion = prepared(db, 'PRAGMA data_version').pluck().get() as number;
   if (dataVersion === watch.dataVersion) return false;
   watch.dataVersion = dataVersion;
   return true;
@@ -125,7 +125,7 @@ function sawOtherCommits(db: Db, watch: CommitWatch): boolean {
 
 /** The database's change marker: equal markers mean no row changed in between. */
 export function changeMarker(db: Db): string {
-  const changes = sql(db, 'SELECT total_changes()').pluck().get() as number;
+  const changes = prepared(db, 'SELECT total_changes()').pluck().get() as number;
   // An in-memory database (the default) belongs to this one connection: nothing else can commit to it.
   if (db.memory) return `${changes}`;
   const watch = watchOf(db);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { z } from 'zod';
-import { sql } from '../db/connection.js';
+import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
 import { errors } from '../http/errors.js';
 import { HEADER, SCOPES, entitlementsOf } from '../http/auth.js';
@@ -56,9 +56,9 @@ interface KeyRow {
  * every scope, so the dashboard never acts through a restricted key (docs/authentication.md#entitlements).
  */
 export function keyForUser(ctx: AppContext, userId: string): KeyRow {
-  const user = sql<{ id: string; programme_id: string }>(ctx.db, 'SELECT id, programme_id FROM users WHERE id = ?').get(userId);
+  const user = prepared<{ id: string; programme_id: string }>(ctx.db, 'SELECT id, programme_id FROM users WHERE id = ?').get(userId);
   if (!user) throw errors.notFound(`User ${userId} not found`);
-  const key = sql<KeyRow>(
+  const key = prepared<KeyRow>(
     ctx.db,
     `SELECT api_key, secret, integration_type, programme_id FROM api_keys
       WHERE programme_id = ? AND (integration_type = 'MULTI_USER' OR user_id = ?)

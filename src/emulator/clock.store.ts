@@ -1,4 +1,4 @@
-import { sql, type Db } from '../db/connection.js';
+import { prepared, type Db } from '../db/connection.js';
 import type { ClockState } from '../lib/clock.js';
 import type { Config } from '../config.js';
 
@@ -19,7 +19,7 @@ export interface StoredClock {
 }
 
 export function readStoredClock(db: Db): StoredClock | undefined {
-  const rows = sql<{ key: string; value: string }>(db, 'SELECT key, value FROM meta WHERE key IN (?, ?)').all(STATE_KEY, HIGH_WATER_KEY);
+  const rows = prepared<{ key: string; value: string }>(db, 'SELECT key, value FROM meta WHERE key IN (?, ?)').all(STATE_KEY, HIGH_WATER_KEY);
   const state = rows.find((row) => row.key === STATE_KEY);
   if (!state) return undefined;
   const mark = rows.find((row) => row.key === HIGH_WATER_KEY);
@@ -29,13 +29,13 @@ export function readStoredClock(db: Db): StoredClock | undefined {
 /** Record a clock state and the instant it reads now; the mark never goes down (several processes may share a file). */
 export function storeClock(db: Db, state: ClockState, nowMs: number): void {
   db.transaction(() => {
-    sql(db, 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(STATE_KEY, JSON.stringify(state));
+    prepared(db, 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(STATE_KEY, JSON.stringify(state));
     storeHighWater(db, nowMs);
   })();
 }
 
 export function storeHighWater(db: Db, nowMs: number): void {
-  sql(
+  prepared(
     db,
     'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = MAX(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))',
   ).run(HIGH_WATER_KEY, String(Math.trunc(nowMs)));

@@ -1,4 +1,4 @@
-import { sql } from '../db/connection.js';
+import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
 import { precisionOf } from '../context.js';
 import { errors } from '../http/errors.js';
@@ -6,7 +6,8 @@ import { formatAmount } from '../lib/money.js';
 import type { AccountRow } from '../domains/accounts/accounts.schema.js';
 import type { DepositInstructionRow } from '../domains/deposit-instructions/deposit-instructions.schema.js';
 import { balancesOf } from '../domains/ledger/ledger.service.js';
-import { getTransactionRow, serializeTransaction } from '../domains/transactions/transactions.stored.js';
+import { getTransactionRow, precisionLookup } from '../domains/transactions/transactions.stored.js';
+import { toTransaction } from '../domains/transactions/transactions.schema.js';
 import type { TransactionRow } from '../domains/transactions/transactions.schema.js';
 import type { UserRow } from '../domains/users/users.schema.js';
 import { listDeliveries } from '../domains/webhooks/webhooks.service.js';
@@ -31,10 +32,10 @@ interface ProgrammeRow {
 }
 
 export function getOverview(ctx: AppContext): Overview {
-  const programmes = sql<ProgrammeRow>(ctx.db, 'SELECT id, name, webhook_url FROM programmes ORDER BY rowid').all();
-  const users = sql<UserRow>(ctx.db, 'SELECT * FROM users ORDER BY programme_id, created_at_ms, id').all();
-  const accounts = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE parent_account_id IS NULL ORDER BY user_id, created_at_ms, id').all();
-  const instructions = sql<DepositInstructionRow>(
+  const programmes = prepared<ProgrammeRow>(ctx.db, 'SELECT id, name, webhook_url FROM programmes ORDER BY rowid').all();
+  const users = prepared<UserRow>(ctx.db, 'SELECT * FROM users ORDER BY programme_id, created_at_ms, id').all();
+  const accounts = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE parent_account_id IS NULL ORDER BY user_id, created_at_ms, id').all();
+  const instructions = prepared<DepositInstructionRow>(
     ctx.db,
     `SELECT d.* FROM deposit_instructions d JOIN accounts a ON a.id = d.account_id
       WHERE a.parent_account_id IS NULL ORDER BY d.account_id, d.created_at_ms, d.id`,
@@ -86,7 +87,7 @@ export function getOverview(ctx: AppContext): Overview {
 }
 
 function toEmulatorTransaction(ctx: AppContext, row: TransactionRow): EmulatorTransaction {
-  return { ...serializeTransaction(ctx, row), userId: row.user_id, programmeId: row.programme_id, accountId: row.account_id };
+  return { ...toTransaction(row, precisionLookup(ctx)), userId: row.user_id, programmeId: row.programme_id, accountId: row.account_id };
 }
 
 /**
@@ -103,7 +104,7 @@ export function listEmulatorTransactions(ctx: AppContext, query: EmulatorTransac
   ];
   const given = filters.filter((filter): filter is [string, string] => filter[1] !== undefined);
   const where = given.length > 0 ? `WHERE ${given.map(([column]) => `${column} = ?`).join(' AND ')}` : '';
-  const rows = sql<TransactionRow>(
+  const rows = prepared<TransactionRow>(
     ctx.db,
     // CROSS JOIN keeps the page as the outer loop (SQLite does not reorder it), so each row is one key lookup.
     `SELECT t.* FROM (SELECT id FROM transactions ${where} ORDER BY created_at_ms DESC, id DESC LIMIT ?) page
@@ -119,7 +120,7 @@ export function listEmulatorTransactions(ctx: AppContext, query: EmulatorTransac
 export function getEmulatorTransaction(ctx: AppContext, transactionId: string): EmulatorTransactionDetail {
   const row = getTransactionRow(ctx, transactionId);
   if (!row) throw errors.notFound(`Transaction ${transactionId} not found`);
-  return { transaction: serializeTransaction(ctx, row), userId: row.user_id, programmeId: row.programme_id, accountId: row.account_id };
+  return { transaction: toTransaction(row, precisionLookup(ctx)), userId: row.user_id, programmeId: row.programme_id, accountId: row.account_id };
 }
 
 // The most deliveries one transaction can have in the feed (one per event; a transaction has a handful).

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { AppContext } from '../context.js';
-import { sql, type Db } from '../db/connection.js';
+import { prepared, type Db } from '../db/connection.js';
 import { stateTables } from '../db/migrate.js';
 import { errors, ServiceError } from '../http/errors.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
@@ -93,7 +93,7 @@ function keyOf(db: Db, table: string): 'rowid' | number[] {
 }
 
 function readRows(db: Db, table: string, key: 'rowid' | number[]): unknown[][] {
-  return sql(db, key === 'rowid' ? `SELECT rowid, * FROM "${table}"` : `SELECT * FROM "${table}"`).raw(true).all() as unknown[][];
+  return prepared(db, key === 'rowid' ? `SELECT rowid, * FROM "${table}"` : `SELECT * FROM "${table}"`).raw(true).all() as unknown[][];
 }
 
 /** The tables a snapshot holds: every state table and, when it exists, sqlite_sequence. */
@@ -209,10 +209,10 @@ function writeBack(db: Db, table: TableRows): void {
     const id = keyText(row);
     const want = saved.get(id);
     if (want && sameRow(row, want)) saved.delete(id);
-    else sql(db, `DELETE FROM "${name}" WHERE ${where}`).run(keyValues(row));
+    else prepared(db, `DELETE FROM "${name}" WHERE ${where}`).run(keyValues(row));
   }
   if (saved.size === 0) return;
-  const insert = sql(
+  const insert = prepared(
     db,
     `INSERT INTO "${name}" (${key === 'rowid' ? 'rowid, ' : ''}${quoted.join(', ')}) VALUES (${[...Array(columns.length + offset)].map(() => '?').join(', ')})`,
   );

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { sql } from '../db/connection.js';
+import { prepared } from '../db/connection.js';
 import { readCacheOf } from '../db/read-cache.js';
 import type { AppContext } from '../context.js';
 import { hexDigestsEqual, hmacSha256Hex } from '../lib/hmac.js';
@@ -81,7 +81,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
 const KEY_CACHE = { maxEntries: 1024, maxBytes: 1024 };
 
 function lookupKey(ctx: AppContext, apiKey: string): ApiKeyRow | undefined {
-  const read = () => sql<ApiKeyRow>(ctx.db, 'SELECT * FROM api_keys WHERE api_key = ?').get(apiKey) ?? null;
+  const read = () => prepared<ApiKeyRow>(ctx.db, 'SELECT * FROM api_keys WHERE api_key = ?').get(apiKey) ?? null;
   if (ctx.config.readCache === 'off') return read() ?? undefined;
   return readCacheOf<ApiKeyRow | null>(ctx.db, 'api-keys', KEY_CACHE, () => 1).get(apiKey, read) ?? undefined;
 }
@@ -206,7 +206,7 @@ interface TokenRow {
 }
 
 function verifyBearer(ctx: AppContext, token: string): AuthContext {
-  const row = sql<TokenRow>(ctx.db, 'SELECT programme_id, user_id, scopes, expires_at_ms FROM access_tokens WHERE token_hash = ?').get(hashToken(token));
+  const row = prepared<TokenRow>(ctx.db, 'SELECT programme_id, user_id, scopes, expires_at_ms FROM access_tokens WHERE token_hash = ?').get(hashToken(token));
   if (!row) throw errors.unauthorized('Unknown access token');
   if (row.expires_at_ms <= ctx.clock.nowMs()) throw errors.unauthorized('Access token expired; request a new one from POST /v1/auth/token');
   return {
@@ -236,7 +236,7 @@ function userContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, p
     }
     throw new ServiceError(400, 'USER_ID_HEADER_REQUIRED', 'X-Service-User-Id is required with a MULTI_USER key on this endpoint');
   }
-  const user = sql<{ id: string }>(ctx.db, 'SELECT id FROM users WHERE id = ? AND programme_id = ?').get(userHeader, key.programme_id);
+  const user = prepared<{ id: string }>(ctx.db, 'SELECT id FROM users WHERE id = ? AND programme_id = ?').get(userHeader, key.programme_id);
   if (!user) throw errors.forbidden(`X-Service-User-Id ${userHeader} is not a user of this programme`);
   return user.id;
 }

@@ -56,7 +56,7 @@ interface Step {
  */
 export async function captureExamples(): Promise<ExamplesFile> {
   const { buildApp } = await import('../app.js');
-  const { createContext } = await import('../context.factory.js');
+  const { createContext } = await import('../create-context.js');
   const { createClock } = await import('../lib/clock.js');
   const { signRequest } = await import('../lib/hmac.js');
   const ctx = createContext({ config: { logLevel: 'silent', db: ':memory:' }, clock: createClock({ mode: 'frozen', atMs: Date.parse(START) }) });

@@ -1,4 +1,4 @@
-import { sql } from '../db/connection.js';
+import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
 
@@ -17,7 +17,7 @@ interface JobRow {
 
 export function scheduleJob(ctx: AppContext, type: string, dueAtMs: number, payload: Record<string, unknown>): number {
   if (!ctx.jobHandlers[type]) throw new Error(`no handler registered for job type ${type}`);
-  const result = sql(ctx.db, 'INSERT INTO jobs (type, due_at_ms, payload, created_at_ms) VALUES (?, ?, ?, ?)').run(
+  const result = prepared(ctx.db, 'INSERT INTO jobs (type, due_at_ms, payload, created_at_ms) VALUES (?, ?, ?, ?)').run(
     type,
     dueAtMs,
     JSON.stringify(payload),
@@ -27,16 +27,16 @@ export function scheduleJob(ctx: AppContext, type: string, dueAtMs: number, payl
 }
 
 export function cancelJobs(ctx: AppContext, type: string, payloadMatch: (payload: Record<string, unknown>) => boolean): void {
-  const rows = sql<JobRow>(ctx.db, "SELECT id, type, due_at_ms, payload FROM jobs WHERE status = 'PENDING' AND type = ?").all(type);
+  const rows = prepared<JobRow>(ctx.db, "SELECT id, type, due_at_ms, payload FROM jobs WHERE status = 'PENDING' AND type = ?").all(type);
   for (const row of rows) {
     if (payloadMatch(JSON.parse(row.payload) as Record<string, unknown>)) {
-      sql(ctx.db, "UPDATE jobs SET status = 'CANCELED' WHERE id = ?").run(row.id);
+      prepared(ctx.db, "UPDATE jobs SET status = 'CANCELED' WHERE id = ?").run(row.id);
     }
   }
 }
 
 function nextDueJob(ctx: AppContext, uptoMs: number): JobRow | undefined {
-  return sql<JobRow>(
+  return prepared<JobRow>(
     ctx.db,
     "SELECT id, type, due_at_ms, payload FROM jobs WHERE status = 'PENDING' AND due_at_ms <= ? ORDER BY due_at_ms, id LIMIT 1",
   ).get(uptoMs);
@@ -53,7 +53,7 @@ function runJob(ctx: AppContext, job: JobRow): boolean {
   const handler = ctx.jobHandlers[job.type];
   try {
     ctx.db.transaction(() => {
-      const claimed = sql(ctx.db, "UPDATE jobs SET status = 'DONE', attempts = attempts + 1 WHERE id = ? AND status = 'PENDING'").run(job.id).changes;
+      const claimed = prepared(ctx.db, "UPDATE jobs SET status = 'DONE', attempts = attempts + 1 WHERE id = ? AND status = 'PENDING'").run(job.id).changes;
       if (claimed === 0) return; // another process ran it meanwhile
       if (!handler) throw new Error(`no handler for job type ${job.type}`);
       handler(ctx, JSON.parse(job.payload) as Record<string, unknown>);
@@ -61,7 +61,7 @@ function runJob(ctx: AppContext, job: JobRow): boolean {
   } catch (error) {
     if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) return false;
     // A failing job must not wedge the queue: record it and move on.
-    sql(ctx.db, "UPDATE jobs SET status = 'FAILED', attempts = attempts + 1, last_error = ? WHERE id = ? AND status = 'PENDING'").run(
+    prepared(ctx.db, "UPDATE jobs SET status = 'FAILED', attempts = attempts + 1, last_error = ? WHERE id = ? AND status = 'PENDING'").run(
       error instanceof Error ? error.message : String(error),
       job.id,
     );

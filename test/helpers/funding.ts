@@ -1,10 +1,11 @@
 import { createHmac } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { sql } from '../../src/db/connection.js';
+import { prepared } from '../../src/db/connection.js';
 import type { AppContext } from '../../src/context.js';
 import { precisionOf } from '../../src/context.js';
 import { createTransaction } from '../../src/domains/transactions/transactions.create.js';
-import { getTransactionRow, serializeTransaction } from '../../src/domains/transactions/transactions.stored.js';
+import { getTransactionRow, precisionLookup } from '../../src/domains/transactions/transactions.stored.js';
+import { toTransaction } from '../../src/domains/transactions/transactions.schema.js';
 import { transitionTransaction } from '../../src/domains/transactions/transactions.transition.js';
 import type { Transaction } from '../../src/domains/transactions/transactions.schema.js';
 import { parseAmount } from '../../src/lib/money.js';
@@ -23,7 +24,7 @@ interface AccountLookup {
 /** Credit `amount` (a decimal string in the account currency) to an account, settled at once. */
 export function fund(ctx: AppContext, accountId: string, amount: string): string {
   return ctx.db.transaction(() => {
-    const account = sql<AccountLookup>(ctx.db, 'SELECT programme_id, user_id, currency FROM accounts WHERE id = ?').get(accountId);
+    const account = prepared<AccountLookup>(ctx.db, 'SELECT programme_id, user_id, currency FROM accounts WHERE id = ?').get(accountId);
     if (!account) throw new Error(`fund: no account ${accountId}`);
     const minor = parseAmount(amount, precisionOf(ctx, account.currency));
     const row = createTransaction(ctx, {
@@ -124,15 +125,15 @@ export async function advance(sandbox: TestApp, ms: number): Promise<void> {
 export function transaction(sandbox: TestApp, id: string): Transaction {
   const row = getTransactionRow(sandbox.ctx, id);
   if (!row) throw new Error(`no transaction ${id}`);
-  return serializeTransaction(sandbox.ctx, row);
+  return toTransaction(row, precisionLookup(sandbox.ctx));
 }
 
 export function transactionsOfIntent(sandbox: TestApp, intentId: string): string[] {
-  return sql<{ id: string }>(sandbox.ctx.db, 'SELECT id FROM transactions WHERE intent_id = ?')
+  return prepared<{ id: string }>(sandbox.ctx.db, 'SELECT id FROM transactions WHERE intent_id = ?')
     .all(intentId)
     .map((row) => row.id);
 }
 
 export function countTransactions(sandbox: TestApp): number {
-  return sql<{ n: number }>(sandbox.ctx.db, 'SELECT COUNT(*) AS n FROM transactions').get()!.n;
+  return prepared<{ n: number }>(sandbox.ctx.db, 'SELECT COUNT(*) AS n FROM transactions').get()!.n;
 }

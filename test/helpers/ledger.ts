@@ -1,4 +1,4 @@
-import { createContext } from '../../src/context.factory.js';
+import { createContext } from '../../src/create-context.js';
 import type { AppContext } from '../../src/context.js';
 import { createClock } from '../../src/lib/clock.js';
 import { balancesOf, sumOfEntries } from '../../src/domains/ledger/ledger.service.js';

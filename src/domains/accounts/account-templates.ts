@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
 import { subBalanceId } from '../../fixtures/fixtures.seed.js';
@@ -31,11 +31,11 @@ function templatesFor(ctx: AppContext, user: UserRow): AccountTemplate[] {
  * happens again never opens a second set.
  */
 export function openTemplateAccounts(ctx: AppContext, user: UserRow): string[] {
-  const holds = sql<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM accounts WHERE user_id = ?').get(user.id)!;
+  const holds = prepared<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM accounts WHERE user_id = ?').get(user.id)!;
   if (holds.n > 0) return [];
   const now = ctx.clock.nowIso();
   const nowMs = ctx.clock.nowMs();
-  const insert = sql(
+  const insert = prepared(
     ctx.db,
     `INSERT INTO accounts (id, programme_id, user_id, parent_account_id, kind, currency, country, network, status, display_name,
        deposit_reconciliation_id, provider_ready, created_at, created_at_ms, updated_at)
@@ -67,16 +67,16 @@ export function openTemplateAccounts(ctx: AppContext, user: UserRow): string[] {
 export function runProviderReady(ctx: AppContext, payload: Record<string, unknown>): void {
   const entries = (payload.accounts ?? []) as PendingInstructions[];
   for (const entry of entries) {
-    const account = sql<{ id: string; user_id: string; provider_ready: number }>(ctx.db, 'SELECT id, user_id, provider_ready FROM accounts WHERE id = ?').get(
+    const account = prepared<{ id: string; user_id: string; provider_ready: number }>(ctx.db, 'SELECT id, user_id, provider_ready FROM accounts WHERE id = ?').get(
       entry.accountId,
     );
     if (!account) continue;
     const now = ctx.clock.nowIso();
-    if (account.provider_ready === 0) sql(ctx.db, 'UPDATE accounts SET provider_ready = 1, updated_at = ? WHERE id = ?').run(now, account.id);
-    const holder = sql<{ name: string }>(ctx.db, 'SELECT name FROM users WHERE id = ?').get(account.user_id)?.name ?? '';
+    if (account.provider_ready === 0) prepared(ctx.db, 'UPDATE accounts SET provider_ready = 1, updated_at = ? WHERE id = ?').run(now, account.id);
+    const holder = prepared<{ name: string }>(ctx.db, 'SELECT name FROM users WHERE id = ?').get(account.user_id)?.name ?? '';
     // Made ready earlier by other means (the control plane), the provider still issues the template's
     // instructions now; a rail the account already has an instruction on is not issued twice.
-    const issued = new Set(sql<{ rail_type: string }>(ctx.db, 'SELECT rail_type FROM deposit_instructions WHERE account_id = ?').all(account.id).map((row) => row.rail_type));
+    const issued = new Set(prepared<{ rail_type: string }>(ctx.db, 'SELECT rail_type FROM deposit_instructions WHERE account_id = ?').all(account.id).map((row) => row.rail_type));
     for (const instruction of entry.instructions) {
       const rail = RAILS[instruction.rail];
       if (!rail || issued.has(rail.type)) continue; // the fixtures loader refuses unknown rails; a stale job payload is skipped

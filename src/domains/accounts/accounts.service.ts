@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { errors } from '../../http/errors.js';
@@ -27,7 +27,7 @@ export function requireOwnAccount(ctx: AppContext, caller: Caller, accountId: st
  * A top-level account of any user of the programme; 404 otherwise, as for one user (docs/decisions.md#status-codes).
  */
 export function requireProgrammeAccount(ctx: AppContext, programmeId: string, accountId: string): AccountRow {
-  const row = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
+  const row = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
   if (!row || row.programme_id !== programmeId || row.parent_account_id !== null) {
     throw errors.notFound(`Account ${accountId} not found`);
   }
@@ -36,16 +36,16 @@ export function requireProgrammeAccount(ctx: AppContext, programmeId: string, ac
 
 // docs/decisions.md#accounts-list: createdAt ascending, then id
 export function listAccounts(ctx: AppContext, caller: Caller, page: { pageIndex: number; pageSize: number }): Page<Account> {
-  const rows = sql<AccountRow>(
+  const rows = prepared<AccountRow>(
     ctx.db,
     'SELECT * FROM accounts WHERE user_id = ? AND parent_account_id IS NULL ORDER BY created_at_ms, id LIMIT ? OFFSET ?',
   ).all(caller.userId, page.pageSize, page.pageIndex * page.pageSize);
-  const total = sql<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM accounts WHERE user_id = ? AND parent_account_id IS NULL').get(caller.userId)!;
+  const total = prepared<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM accounts WHERE user_id = ? AND parent_account_id IS NULL').get(caller.userId)!;
   return { data: rows.map(toAccount), pageIndex: page.pageIndex, pageSize: page.pageSize, totalRecords: total.n };
 }
 
 export function depositInstructionsOf(ctx: AppContext, accountId: string): DepositInstructionRow[] {
-  return sql<DepositInstructionRow>(ctx.db, 'SELECT * FROM deposit_instructions WHERE account_id = ? ORDER BY created_at_ms, id').all(accountId);
+  return prepared<DepositInstructionRow>(ctx.db, 'SELECT * FROM deposit_instructions WHERE account_id = ? ORDER BY created_at_ms, id').all(accountId);
 }
 
 export function getAccountDetail(ctx: AppContext, caller: Caller, accountId: string): AccountDetail {
@@ -68,12 +68,12 @@ export function getAccountDetail(ctx: AppContext, caller: Caller, accountId: str
  */
 export function setProviderReady(ctx: AppContext, accountId: string, ready: boolean): { accountId: string; providerReady: boolean; updatedAt: string } {
   return ctx.db.transaction(() => {
-    const row = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
+    const row = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
     if (!row || row.parent_account_id !== null) throw errors.notFound(`Account ${accountId} not found`);
     let updatedAt = row.updated_at;
     if ((row.provider_ready === 1) !== ready) {
       updatedAt = ctx.clock.nowIso();
-      sql(ctx.db, 'UPDATE accounts SET provider_ready = ?, updated_at = ? WHERE id = ?').run(ready ? 1 : 0, updatedAt, row.id);
+      prepared(ctx.db, 'UPDATE accounts SET provider_ready = ?, updated_at = ? WHERE id = ?').run(ready ? 1 : 0, updatedAt, row.id);
     }
     return { accountId: row.id, providerReady: ready, updatedAt };
   }).immediate();

@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { hashToken, newAccessToken, SCOPES, TOKEN_LIFETIME_SECONDS, type Scope } from '../../http/auth.js';
 import type { TokenResponse } from './auth.schema.js';
@@ -28,7 +28,7 @@ function issueTokenNow(
   const granted = SCOPES.filter((scope) => (scopes ? scopes.includes(scope) : true) && entitled.has(scope));
   const token = newAccessToken();
   const expiresAtMs = ctx.clock.nowMs() + TOKEN_LIFETIME_SECONDS * 1000;
-  sql(ctx.db, 'INSERT INTO access_tokens (token_hash, programme_id, user_id, scopes, expires_at_ms, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+  prepared(ctx.db, 'INSERT INTO access_tokens (token_hash, programme_id, user_id, scopes, expires_at_ms, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
     hashToken(token),
     caller.programmeId,
     caller.userId,

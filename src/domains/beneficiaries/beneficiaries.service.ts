@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { errors, type ValidationError } from '../../http/errors.js';
 import type { Page } from '../../http/pagination.js';
@@ -107,7 +107,7 @@ function insertBeneficiary(ctx: AppContext, programmeId: string, userId: string,
         country: input.address.country,
       })
     : null;
-  sql(
+  prepared(
     ctx.db,
     `INSERT INTO beneficiaries (id, programme_id, user_id, counterparty_id, type, first_name, last_name, date_of_birth, business_name,
        registration_number, display_name, email, phone_number, address, relationship_to_user, created_at, created_at_ms, updated_at)
@@ -135,7 +135,7 @@ function insertBeneficiary(ctx: AppContext, programmeId: string, userId: string,
   input.instruments.forEach((instrument, position) => {
     const bank = instrument.type === 'BANK_ACCOUNT' ? instrument : null;
     const wallet = instrument.type === 'WALLET' ? instrument : null;
-    sql(
+    prepared(
       ctx.db,
       `INSERT INTO beneficiary_instruments (id, beneficiary_id, position, type, currency, country, account_holder_name, account_number,
          routing_number, iban, bic, network, address, created_at)
@@ -200,11 +200,11 @@ function createBeneficiaryNow(ctx: AppContext, caller: Caller, input: CreateBene
 }
 
 function getBeneficiaryRow(ctx: AppContext, id: string): BeneficiaryRow | undefined {
-  return sql<BeneficiaryRow>(ctx.db, 'SELECT * FROM beneficiaries WHERE id = ?').get(id);
+  return prepared<BeneficiaryRow>(ctx.db, 'SELECT * FROM beneficiaries WHERE id = ?').get(id);
 }
 
 export function instrumentsOf(ctx: AppContext, beneficiaryId: string): BeneficiaryInstrumentRow[] {
-  return sql<BeneficiaryInstrumentRow>(ctx.db, 'SELECT * FROM beneficiary_instruments WHERE beneficiary_id = ? ORDER BY position').all(beneficiaryId);
+  return prepared<BeneficiaryInstrumentRow>(ctx.db, 'SELECT * FROM beneficiary_instruments WHERE beneficiary_id = ? ORDER BY position').all(beneficiaryId);
 }
 
 /**
@@ -220,7 +220,7 @@ export function requireOwnBeneficiary(ctx: AppContext, caller: Caller, beneficia
 
 /** One instrument of a beneficiary; an id of another beneficiary's instrument is 404 like an unknown one. */
 export function requireInstrument(ctx: AppContext, beneficiary: BeneficiaryRow, instrumentId: string): BeneficiaryInstrumentRow {
-  const row = sql<BeneficiaryInstrumentRow>(ctx.db, 'SELECT * FROM beneficiary_instruments WHERE id = ? AND beneficiary_id = ?').get(
+  const row = prepared<BeneficiaryInstrumentRow>(ctx.db, 'SELECT * FROM beneficiary_instruments WHERE id = ? AND beneficiary_id = ?').get(
     instrumentId,
     beneficiary.id,
   );
@@ -231,12 +231,12 @@ export function requireInstrument(ctx: AppContext, beneficiary: BeneficiaryRow, 
 // Listed like accounts (docs/decisions.md#list-orders): createdAt ascending, then id, so pages stay stable as
 // beneficiaries are added.
 export function listBeneficiaries(ctx: AppContext, caller: Caller, page: { pageIndex: number; pageSize: number }): Page<Beneficiary> {
-  const rows = sql<BeneficiaryRow>(ctx.db, 'SELECT * FROM beneficiaries WHERE user_id = ? ORDER BY created_at_ms, id LIMIT ? OFFSET ?').all(
+  const rows = prepared<BeneficiaryRow>(ctx.db, 'SELECT * FROM beneficiaries WHERE user_id = ? ORDER BY created_at_ms, id LIMIT ? OFFSET ?').all(
     caller.userId,
     page.pageSize,
     page.pageIndex * page.pageSize,
   );
-  const total = sql<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM beneficiaries WHERE user_id = ?').get(caller.userId)!;
+  const total = prepared<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM beneficiaries WHERE user_id = ?').get(caller.userId)!;
   return {
     data: rows.map((row) => toBeneficiary(row, instrumentsOf(ctx, row.id))),
     pageIndex: page.pageIndex,
@@ -266,12 +266,12 @@ export function findBankInstrument(
 ): { beneficiary: BeneficiaryRow; instrument: BeneficiaryInstrumentRow } | undefined {
   const instrument =
     account.iban !== undefined
-      ? sql<BeneficiaryInstrumentRow>(
+      ? prepared<BeneficiaryInstrumentRow>(
           ctx.db,
           `SELECT i.* FROM beneficiary_instruments i JOIN beneficiaries b ON b.id = i.beneficiary_id
             WHERE b.user_id = ? AND i.iban = ? ORDER BY b.created_at_ms, b.id, i.position LIMIT 1`,
         ).get(caller.userId, normalizeIban(account.iban))
-      : sql<BeneficiaryInstrumentRow>(
+      : prepared<BeneficiaryInstrumentRow>(
           ctx.db,
           `SELECT i.* FROM beneficiary_instruments i JOIN beneficiaries b ON b.id = i.beneficiary_id
             WHERE b.user_id = ? AND i.account_number = ? ORDER BY b.created_at_ms, b.id, i.position LIMIT 1`,

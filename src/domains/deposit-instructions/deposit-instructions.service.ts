@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../http/errors.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
@@ -45,7 +45,7 @@ export function requestDepositInstruction(
     const account = requireOwnAccount(ctx, caller, accountId);
     // Interface 4.1: a retry with the same key is de-duplicated and keeps the first name. Keys are scoped
     // to the account (the same key on another account is another request).
-    const existing = sql<DepositInstructionRequestRow>(
+    const existing = prepared<DepositInstructionRequestRow>(
       ctx.db,
       'SELECT * FROM deposit_instruction_requests WHERE account_id = ? AND idempotency_key = ?',
     ).get(account.id, body.idempotencyKey);
@@ -59,7 +59,7 @@ export function requestDepositInstruction(
     const plan = planInstruction(ctx, account);
     const id = ctx.ids.id('depositInstruction');
     const now = ctx.clock.nowIso();
-    sql(
+    prepared(
       ctx.db,
       `INSERT INTO deposit_instruction_requests (id, account_id, user_id, name, idempotency_key, status, rail_type, network, details, created_at, created_at_ms)
        VALUES (?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, ?, ?)`,
@@ -72,17 +72,17 @@ export function requestDepositInstruction(
 }
 
 function getRequest(ctx: AppContext, id: string): DepositInstructionRequestRow | undefined {
-  return sql<DepositInstructionRequestRow>(ctx.db, 'SELECT * FROM deposit_instruction_requests WHERE id = ?').get(id);
+  return prepared<DepositInstructionRequestRow>(ctx.db, 'SELECT * FROM deposit_instruction_requests WHERE id = ?').get(id);
 }
 
 function holderName(ctx: AppContext, userId: string): string {
-  return sql<{ name: string }>(ctx.db, 'SELECT name FROM users WHERE id = ?').get(userId)?.name ?? '';
+  return prepared<{ name: string }>(ctx.db, 'SELECT name FROM users WHERE id = ?').get(userId)?.name ?? '';
 }
 
 /** Networks a stablecoin account supports: those it has a sub-balance for, in STABLECOIN_NETWORKS order. */
 function supportedNetworks(ctx: AppContext, accountId: string): string[] {
   const present = new Set(
-    sql<{ network: string }>(ctx.db, "SELECT network FROM accounts WHERE parent_account_id = ? AND kind = 'SUB_BALANCE'")
+    prepared<{ network: string }>(ctx.db, "SELECT network FROM accounts WHERE parent_account_id = ? AND kind = 'SUB_BALANCE'")
       .all(accountId)
       .map((row) => row.network),
   );
@@ -91,7 +91,7 @@ function supportedNetworks(ctx: AppContext, accountId: string): string[] {
 
 /** Networks the account already has an address on, or has one being provisioned for. */
 function takenNetworks(ctx: AppContext, accountId: string): Set<string> {
-  const rows = sql<{ network: string | null }>(
+  const rows = prepared<{ network: string | null }>(
     ctx.db,
     `SELECT network FROM deposit_instructions WHERE account_id = ? AND network IS NOT NULL
      UNION SELECT network FROM deposit_instruction_requests WHERE account_id = ? AND status = 'PENDING' AND network IS NOT NULL`,
@@ -135,7 +135,7 @@ export function insertInstruction(
   input: { id: string; accountId: string; name: string; idempotencyKey: string | null; rail: RailDefinition; details: InstructionDetails; createdAt: string },
 ): void {
   const now = ctx.clock.nowIso();
-  sql(
+  prepared(
     ctx.db,
     `INSERT INTO deposit_instructions (id, account_id, name, idempotency_key, status, rail_type, rail_label, supported_currencies,
        fields, disclosures, network, wallet_address, created_at, created_at_ms, updated_at)
@@ -177,17 +177,17 @@ export function provisionDepositInstruction(ctx: AppContext, payload: Record<str
     details,
     createdAt: request.created_at,
   });
-  sql(ctx.db, "UPDATE deposit_instruction_requests SET status = 'PROVISIONED', provisioned_at = ? WHERE id = ?").run(ctx.clock.nowIso(), request.id);
+  prepared(ctx.db, "UPDATE deposit_instruction_requests SET status = 'PROVISIONED', provisioned_at = ? WHERE id = ?").run(ctx.clock.nowIso(), request.id);
 
   if (rail.kind !== 'STABLECOIN' || !details.walletAddress || !request.network) return;
-  const siblings = sql<AccountRow>(
+  const siblings = prepared<AccountRow>(
     ctx.db,
     `SELECT * FROM accounts WHERE user_id = ? AND kind = 'STABLECOIN' AND parent_account_id IS NULL AND id <> ? AND status = 'ACTIVE'
      ORDER BY created_at_ms, id`,
   ).all(request.user_id, request.account_id);
   for (const sibling of siblings) {
     if (!supportedNetworks(ctx, sibling.id).includes(request.network)) continue;
-    const already = sql<{ id: string }>(ctx.db, 'SELECT id FROM deposit_instructions WHERE account_id = ? AND network = ? AND wallet_address = ?').get(
+    const already = prepared<{ id: string }>(ctx.db, 'SELECT id FROM deposit_instructions WHERE account_id = ? AND network = ? AND wallet_address = ?').get(
       sibling.id,
       request.network,
       details.walletAddress,
@@ -207,7 +207,7 @@ export function provisionDepositInstruction(ctx: AppContext, payload: Record<str
 
 /** An instruction of the account, for the deposit simulator; undefined when there is none by that id. */
 export function instructionOfAccount(ctx: AppContext, accountId: string, instructionId: string): DepositInstructionRow | undefined {
-  return sql<DepositInstructionRow>(ctx.db, 'SELECT * FROM deposit_instructions WHERE id = ? AND account_id = ?').get(instructionId, accountId);
+  return prepared<DepositInstructionRow>(ctx.db, 'SELECT * FROM deposit_instructions WHERE id = ? AND account_id = ?').get(instructionId, accountId);
 }
 
 /** A request still being provisioned under that id (so a 404 can say why). */

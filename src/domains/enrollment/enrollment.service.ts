@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../http/errors.js';
 import { assertTransition } from '../../lib/state-machine.js';
@@ -25,11 +25,11 @@ import { toEnrollment, type Enrollment, type EnrollmentRow } from './enrollment.
 // `enrollmentStatus` / `enrollmentStatusReason` (GET /v1/users) are written with every transition.
 
 export function findEnrollmentRow(ctx: AppContext, userId: string): EnrollmentRow | undefined {
-  return sql<EnrollmentRow>(ctx.db, 'SELECT * FROM enrollments WHERE user_id = ?').get(userId);
+  return prepared<EnrollmentRow>(ctx.db, 'SELECT * FROM enrollments WHERE user_id = ?').get(userId);
 }
 
 function getEnrollmentRow(ctx: AppContext, id: string): EnrollmentRow | undefined {
-  return sql<EnrollmentRow>(ctx.db, 'SELECT * FROM enrollments WHERE id = ?').get(id);
+  return prepared<EnrollmentRow>(ctx.db, 'SELECT * FROM enrollments WHERE id = ?').get(id);
 }
 
 // Fixture users are ACTIVE from the start (docs/decisions.md#fixture-enrollments): they were onboarded before the
@@ -107,13 +107,13 @@ export function ensureEnrollment(ctx: AppContext, caller: Caller): EnrollmentRow
     createdAt: now,
   });
   insertEnrollment(ctx, { id: enrollmentId, user, state: 'INACTIVE', requestId: request.id, createdAt: now });
-  sql(ctx.db, 'UPDATE users SET enrollment_started_at = ? WHERE id = ? AND enrollment_started_at IS NULL').run(now, user.id);
+  prepared(ctx.db, 'UPDATE users SET enrollment_started_at = ? WHERE id = ? AND enrollment_started_at IS NULL').run(now, user.id);
   return findEnrollmentRow(ctx, user.id)!;
 }
 
 function insertEnrollment(ctx: AppContext, input: { id: string; user: UserRow; state: EnrollmentState; requestId: string; createdAt: string }): void {
   const fields = STATE_FIELDS[input.state];
-  sql(
+  prepared(
     ctx.db,
     `INSERT INTO enrollments (id, programme_id, user_id, status, reason, reason_detail, information_request_id, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
@@ -166,14 +166,14 @@ function transition(ctx: AppContext, row: EnrollmentRow, to: EnrollmentState, re
   assertTransition('Enrollment', enrollmentTransitions, stateOf(row.status, row.reason), to);
   const fields = STATE_FIELDS[to];
   const now = ctx.clock.nowIso();
-  sql(ctx.db, 'UPDATE enrollments SET status = ?, reason = ?, reason_detail = ?, updated_at = ? WHERE id = ?').run(
+  prepared(ctx.db, 'UPDATE enrollments SET status = ?, reason = ?, reason_detail = ?, updated_at = ? WHERE id = ?').run(
     fields.status,
     fields.reason,
     reasonDetail,
     now,
     row.id,
   );
-  sql(ctx.db, 'UPDATE users SET enrollment_status = ?, enrollment_status_reason = ?, updated_at = ? WHERE id = ?').run(
+  prepared(ctx.db, 'UPDATE users SET enrollment_status = ?, enrollment_status_reason = ?, updated_at = ? WHERE id = ?').run(
     fields.status,
     fields.reason,
     now,

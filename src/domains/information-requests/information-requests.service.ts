@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { errors, ServiceError, type ValidationError } from '../../http/errors.js';
 import { assertTransition } from '../../lib/state-machine.js';
@@ -53,7 +53,7 @@ const REJECT_WORD = 'REJECT';
 export const MAX_VALUE_JSON_BYTES = 16 * 1024;
 
 export function getInformationRequestRow(ctx: AppContext, id: string): InformationRequestRow | undefined {
-  return sql<InformationRequestRow>(ctx.db, 'SELECT * FROM information_requests WHERE id = ?').get(id);
+  return prepared<InformationRequestRow>(ctx.db, 'SELECT * FROM information_requests WHERE id = ?').get(id);
 }
 
 /** docs/decisions.md#status-codes: an unknown id or one of another programme is 404; another user's request is 403. */
@@ -65,12 +65,12 @@ export function requireOwnRequest(ctx: AppContext, caller: Caller, id: string): 
 }
 
 function entriesOf(ctx: AppContext, requestId: string): Map<string, StoredEntry> {
-  const rows = sql<EntryRow>(ctx.db, 'SELECT * FROM information_request_entries WHERE request_id = ?').all(requestId);
+  const rows = prepared<EntryRow>(ctx.db, 'SELECT * FROM information_request_entries WHERE request_id = ?').all(requestId);
   return new Map(rows.map((row) => [row.key, { value: JSON.parse(row.value) as unknown, source: row.source, confirmed: row.confirmed === 1 }]));
 }
 
 function putEntry(ctx: AppContext, requestId: string, key: string, entry: StoredEntry, now: string): void {
-  sql(
+  prepared(
     ctx.db,
     `INSERT INTO information_request_entries (request_id, key, value, source, confirmed, updated_at) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (request_id, key) DO UPDATE SET value = excluded.value, source = excluded.source, confirmed = excluded.confirmed, updated_at = excluded.updated_at`,
@@ -82,7 +82,7 @@ function today(ctx: AppContext): string {
 }
 
 function storeEvaluation(ctx: AppContext, requestId: string, evaluation: Evaluation, now: string): void {
-  sql(ctx.db, 'UPDATE information_requests SET validation_status = ?, evaluation = ?, updated_at = ? WHERE id = ?').run(
+  prepared(ctx.db, 'UPDATE information_requests SET validation_status = ?, evaluation = ?, updated_at = ? WHERE id = ?').run(
     evaluation.validationStatus,
     JSON.stringify(evaluation.byKey),
     now,
@@ -109,7 +109,7 @@ export interface NewInformationRequest {
 export function createInformationRequest(ctx: AppContext, input: NewInformationRequest): InformationRequestRow {
   const onFile = input.onFile !== undefined;
   const title = `${input.set === 'PERSON' ? 'Personal' : 'Business'} information for the enrollment of ${input.name}`;
-  sql(
+  prepared(
     ctx.db,
     `INSERT INTO information_requests (id, programme_id, user_id, subject_type, subject_id, requirement_set, status, validation_status,
        decision, title, evaluation, submitted_at, decided_at, created_at, created_at_ms, updated_at)
@@ -144,7 +144,7 @@ export function createInformationRequest(ctx: AppContext, input: NewInformationR
 
 /** Interface 4.7: the caller's requests, newest first, as `{ data }`. */
 export function listInformationRequests(ctx: AppContext, caller: Caller): { data: InformationRequest[] } {
-  const rows = sql<InformationRequestRow>(
+  const rows = prepared<InformationRequestRow>(
     ctx.db,
     'SELECT * FROM information_requests WHERE user_id = ? AND programme_id = ? ORDER BY created_at_ms DESC, id DESC',
   ).all(caller.userId, caller.programmeId);
@@ -275,7 +275,7 @@ function writeEntriesNow(
   const entries = entriesOf(ctx, id);
   input.entries.forEach((entry, index) => {
     if (entry.value === null) {
-      sql(ctx.db, 'DELETE FROM information_request_entries WHERE request_id = ? AND key = ?').run(id, entry.key);
+      prepared(ctx.db, 'DELETE FROM information_request_entries WHERE request_id = ? AND key = ?').run(id, entry.key);
       entries.delete(entry.key);
       return;
     }
@@ -296,7 +296,7 @@ function writeEntriesNow(
 function move(ctx: AppContext, row: InformationRequestRow, to: InformationRequestStatus, changes: { decision?: Decision | null; submittedAt?: string; decidedAt?: string } = {}): void {
   assertTransition('Information request', informationRequestTransitions, row.status, to);
   const now = ctx.clock.nowIso();
-  sql(
+  prepared(
     ctx.db,
     `UPDATE information_requests SET status = ?, decision = ?, submitted_at = COALESCE(?, submitted_at), decided_at = COALESCE(?, decided_at), updated_at = ?
      WHERE id = ?`,

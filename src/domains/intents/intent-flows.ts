@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { ServiceError, errors } from '../../http/errors.js';
@@ -51,7 +51,7 @@ export function flowOf(input: CreateIntentInput): 'PAYMENT' | 'REFUND' | 'DIRECT
  * caller's own account is undefined (an own transfer); another programme's or an unknown id is 404.
  */
 export function otherUsersAccount(ctx: AppContext, caller: Caller, accountId: string): AccountRow | undefined {
-  const row = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
+  const row = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
   if (!row || row.programme_id !== caller.programmeId || row.parent_account_id !== null) throw errors.notFound(`Account ${accountId} not found`);
   return row.user_id === caller.userId ? undefined : row;
 }
@@ -61,7 +61,7 @@ export function otherUsersAccount(ctx: AppContext, caller: Caller, accountId: st
  * and name under `business` or `person` by user type, the way a beneficiary is named on a payout.
  */
 export function p2pCreditParty(ctx: AppContext, userId: string): Party {
-  const user = sql<{ id: string; type: 'PERSON' | 'BUSINESS'; name: string }>(ctx.db, 'SELECT id, type, name FROM users WHERE id = ?').get(userId)!;
+  const user = prepared<{ id: string; type: 'PERSON' | 'BUSINESS'; name: string }>(ctx.db, 'SELECT id, type, name FROM users WHERE id = ?').get(userId)!;
   const who = { id: user.id, name: user.name };
   return user.type === 'BUSINESS'
     ? { partyType: 'BENEFICIARY', beneficiary: { beneficiaryType: 'BUSINESS', business: who } }
@@ -76,7 +76,7 @@ function refundOfError(message: string): ServiceError {
 
 /** Sum of the refunds of a deposit that have not failed: completed and in flight alike. */
 export function refundedMinor(ctx: AppContext, depositId: string): bigint {
-  const row = sql<{ total: number | null }>(
+  const row = prepared<{ total: number | null }>(
     ctx.db,
     "SELECT SUM(debit_amount_minor) AS total FROM transactions WHERE related_transaction_id = ? AND type IN ('REFUND', 'PARTIAL_REFUND') AND status <> 'FAILED'",
   ).get(depositId);
@@ -89,7 +89,7 @@ export function refundedMinor(ctx: AppContext, depositId: string): bigint {
  * deposit is 400 on `refundOf`.
  */
 export function requireRefundableDeposit(ctx: AppContext, caller: Caller, account: AccountRow, depositId: string): { deposit: TransactionRow; refundableMinor: bigint } {
-  const deposit = sql<TransactionRow>(ctx.db, 'SELECT * FROM transactions WHERE id = ?').get(depositId);
+  const deposit = prepared<TransactionRow>(ctx.db, 'SELECT * FROM transactions WHERE id = ?').get(depositId);
   if (!deposit || deposit.programme_id !== caller.programmeId) {
     const message = `Transaction ${depositId} not found`;
     throw new ServiceError(404, 'NOT_FOUND', message, [{ type: 'NotFound', fieldRef: 'refundOf', message }]);

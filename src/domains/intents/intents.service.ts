@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { assertEnrollmentActive } from '../enrollment/enrollment.service.js';
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { errors } from '../../http/errors.js';
@@ -50,7 +50,7 @@ export const INTENT_EXPIRY_JOB = 'intent.expire';
 export { accountInstrument };
 
 function getIntentRow(ctx: AppContext, id: string): IntentRow | undefined {
-  return sql<IntentRow>(ctx.db, 'SELECT * FROM transaction_intents WHERE id = ?').get(id);
+  return prepared<IntentRow>(ctx.db, 'SELECT * FROM transaction_intents WHERE id = ?').get(id);
 }
 
 function serialize(ctx: AppContext, row: IntentRow): TransactionIntent {
@@ -81,7 +81,7 @@ function transitionIntent(
 ): IntentRow {
   assertTransition('Transaction intent', intentTransitions, row.status, to);
   const at = change.at ?? ctx.clock.nowIso();
-  sql(
+  prepared(
     ctx.db,
     `UPDATE transaction_intents SET status = ?, status_reason = ?, related_transaction_id = COALESCE(?, related_transaction_id),
        updated_at = ?, updated_at_ms = ? WHERE id = ?`,
@@ -391,7 +391,7 @@ export function createIntent(ctx: AppContext, caller: Caller, input: CreateInten
 
 function createIntentNow(ctx: AppContext, caller: Caller, input: CreateIntentInput): { intent: TransactionIntent; created: boolean } {
   const hash = requestHash(input);
-  const existing = sql<IntentRow>(ctx.db, 'SELECT * FROM transaction_intents WHERE user_id = ? AND idempotency_key = ?').get(
+  const existing = prepared<IntentRow>(ctx.db, 'SELECT * FROM transaction_intents WHERE user_id = ? AND idempotency_key = ?').get(
     caller.userId,
     input.idempotencyKey,
   );
@@ -410,7 +410,7 @@ function createIntentNow(ctx: AppContext, caller: Caller, input: CreateIntentInp
   const createdAt = new Date(now).toISOString();
   const expiresAtMs = now + ctx.fixtures.timeline.intentExpiryMs;
   const expiresAt = new Date(expiresAtMs).toISOString();
-  sql(
+  prepared(
     ctx.db,
     `INSERT INTO transaction_intents (id, programme_id, user_id, idempotency_key, request_hash, type, category, status, status_reason,
        debit_account_id, credit_account_id, beneficiary_id, beneficiary_instrument_id, refund_of_transaction_id, debit_amount_minor,
@@ -476,16 +476,16 @@ export function listIntents(ctx: AppContext, caller: Caller, page: { pageIndex: 
 }
 
 function listIntentsNow(ctx: AppContext, caller: Caller, page: { pageIndex: number; pageSize: number }): Page<TransactionIntent> {
-  const due = sql<IntentRow>(ctx.db, "SELECT * FROM transaction_intents WHERE user_id = ? AND status = 'CREATED' AND expires_at_ms <= ?").all(
+  const due = prepared<IntentRow>(ctx.db, "SELECT * FROM transaction_intents WHERE user_id = ? AND status = 'CREATED' AND expires_at_ms <= ?").all(
     caller.userId,
     ctx.clock.nowMs(),
   );
   for (const row of due) expireIfDue(ctx, row);
-  const rows = sql<IntentRow>(
+  const rows = prepared<IntentRow>(
     ctx.db,
     'SELECT * FROM transaction_intents WHERE user_id = ? ORDER BY created_at_ms DESC, id DESC LIMIT ? OFFSET ?',
   ).all(caller.userId, page.pageSize, page.pageIndex * page.pageSize);
-  const total = sql<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM transaction_intents WHERE user_id = ?').get(caller.userId)!;
+  const total = prepared<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM transaction_intents WHERE user_id = ?').get(caller.userId)!;
   return { data: rows.map((row) => serialize(ctx, row)), pageIndex: page.pageIndex, pageSize: page.pageSize, totalRecords: total.n };
 }
 
@@ -578,7 +578,7 @@ function transactionFor(ctx: AppContext, row: IntentRow): NewTransaction {
     intentId: row.id,
   };
   if (row.category === 'DIRECT_DEBIT') {
-    const account = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(row.credit_account_id!)!;
+    const account = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(row.credit_account_id!)!;
     // An incoming pull: credited when it completes on the incoming timeline; .91 cents come back
     // returned (FAILED, R01) instead (docs/money-out.md#direct-debits). An ACH debit carries no memo.
     const behaviour = railBehaviourFor(BigInt(row.credit_amount_minor), precisionOf(ctx, row.credit_currency));

@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 
 // The ledger (docs/decisions.md#ledger): signed entries in minor units (credits positive, debits negative).
@@ -32,7 +32,7 @@ export interface Balances {
 
 /** The sum of every entry posted to the account (`available`, docs/decisions.md#ledger). */
 export function availableOf(ctx: AppContext, accountId: string): bigint {
-  const last = sql<{ available_after_minor: bigint | null }>(
+  const last = prepared<{ available_after_minor: bigint | null }>(
     ctx.db,
     'SELECT available_after_minor FROM ledger_entries WHERE account_id = ? ORDER BY id DESC LIMIT 1',
   )
@@ -46,7 +46,7 @@ export function availableOf(ctx: AppContext, accountId: string): bigint {
 
 /** The plain sum of an account's entries (the definition; used as a fallback and by tests). */
 export function sumOfEntries(ctx: AppContext, accountId: string): bigint {
-  const row = sql<{ total: bigint }>(ctx.db, 'SELECT COALESCE(SUM(amount_minor), 0) AS total FROM ledger_entries WHERE account_id = ?')
+  const row = prepared<{ total: bigint }>(ctx.db, 'SELECT COALESCE(SUM(amount_minor), 0) AS total FROM ledger_entries WHERE account_id = ?')
     .safeIntegers(true)
     .get(accountId)!;
   return BigInt(row.total);
@@ -56,7 +56,7 @@ export function sumOfEntries(ctx: AppContext, accountId: string): bigint {
 export function postEntry(ctx: AppContext, entry: EntryInput): bigint {
   const postedAt = entry.postedAt ?? ctx.clock.nowIso();
   const availableAfter = availableOf(ctx, entry.accountId) + entry.amountMinor;
-  sql(
+  prepared(
     ctx.db,
     `INSERT INTO ledger_entries (account_id, transaction_id, kind, amount_minor, currency, is_fee, description, posted_at, posted_at_ms, available_after_minor)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -79,7 +79,7 @@ export function balancesOf(ctx: AppContext, accountId: string): Balances {
   const availableMinor = availableOf(ctx, accountId);
   // In-flight transactions are found through the owner's (user_id, status) index, so this stays cheap
   // however many settled transactions the account has.
-  const inFlight = sql<{ total: bigint }>(
+  const inFlight = prepared<{ total: bigint }>(
     ctx.db,
     `SELECT COALESCE(SUM(e.amount_minor), 0) AS total
        FROM accounts a
@@ -104,7 +104,7 @@ export interface LedgerEntryRow {
 
 /** Entries of one transaction, in posting order (used to reverse holds). */
 export function entriesOfTransaction(ctx: AppContext, transactionId: string): LedgerEntryRow[] {
-  return sql<LedgerEntryRow>(
+  return prepared<LedgerEntryRow>(
     ctx.db,
     'SELECT id, account_id, kind, amount_minor, currency, is_fee, description FROM ledger_entries WHERE transaction_id = ? ORDER BY id',
   ).all(transactionId);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { errors, ServiceError } from '../../http/errors.js';
 import { parseOrThrow } from '../../http/validation-errors.js';
@@ -118,7 +118,7 @@ function naming<T>(fieldRef: string, lookup: () => T): T {
 
 /** Accounts of the programme whose deposit instructions show this IBAN (or account number), the caller's first. */
 function accountsShowing(ctx: AppContext, caller: Caller, keys: readonly string[], value: string): Array<{ id: string; user_id: string }> {
-  return sql<{ id: string; user_id: string }>(
+  return prepared<{ id: string; user_id: string }>(
     ctx.db,
     `SELECT DISTINCT a.id, a.user_id, a.user_id = ? AS own, a.created_at_ms
        FROM deposit_instructions d JOIN accounts a ON a.id = d.account_id, json_each(d.fields) f
@@ -136,7 +136,7 @@ function accountsShowing(ctx: AppContext, caller: Caller, keys: readonly string[
 function resolveDebitAccount(ctx: AppContext, caller: Caller, order: PayoutOrder): AccountRow {
   const { debtor, refs } = order;
   if (debtor.by !== 'IBAN') {
-    const exists = sql<{ id: string }>(ctx.db, 'SELECT id FROM accounts WHERE id = ? AND programme_id = ?').get(debtor.value, caller.programmeId);
+    const exists = prepared<{ id: string }>(ctx.db, 'SELECT id FROM accounts WHERE id = ? AND programme_id = ?').get(debtor.value, caller.programmeId);
     if (exists || debtor.by === 'ID') return naming(refs.debitAccountId, () => requireOwnAccount(ctx, caller, debtor.value));
   }
   const keys = debtor.by === 'IBAN' ? ['iban'] : ['iban', 'accountNumber'];
@@ -194,14 +194,14 @@ export function submitPayout(ctx: AppContext, caller: Caller, submission: Payout
 }
 
 function submitPayoutNow(ctx: AppContext, caller: Caller, submission: PayoutSubmission): PayoutSubmissionResponse {
-  const user = sql<{ type: string }>(ctx.db, 'SELECT type FROM users WHERE id = ?').get(caller.userId);
+  const user = prepared<{ type: string }>(ctx.db, 'SELECT type FROM users WHERE id = ?').get(caller.userId);
   if (user?.type !== 'BUSINESS') {
     throw errors.forbidden(`Payout origination is for BUSINESS users; ${caller.userId} is a ${user?.type ?? 'unknown'} user`, 'INVALID_USER_TYPE');
   }
   assertEnrollmentActive(ctx, caller.userId); // activation gates money (docs/decisions.md#enrollment-gate)
 
   const requestHash = createHash('sha256').update(`${submission.format}\n${submission.body ?? ''}`).digest('hex');
-  const previous = sql<{ request_hash: string; response_body: string }>(
+  const previous = prepared<{ request_hash: string; response_body: string }>(
     ctx.db,
     'SELECT request_hash, response_body FROM idempotency_records WHERE scope = ? AND owner = ? AND key = ?',
   ).get(IDEMPOTENCY_SCOPE, idempotencyOwner(caller), submission.idempotencyKey);
@@ -263,7 +263,7 @@ function submitPayoutNow(ctx: AppContext, caller: Caller, submission: PayoutSubm
   );
 
   const response: PayoutSubmissionResponse = { messageId, transactionId: transaction.id, status: 'RECEIVED', receivedAt: ctx.clock.nowIso() };
-  sql(
+  prepared(
     ctx.db,
     `INSERT INTO idempotency_records (scope, owner, key, request_hash, response_status, response_body, created_at) VALUES (?, ?, ?, ?, 202, ?, ?)`,
   ).run(IDEMPOTENCY_SCOPE, idempotencyOwner(caller), submission.idempotencyKey, requestHash, JSON.stringify(response), ctx.clock.nowIso());

@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { errors, ServiceError, type ValidationError } from '../../http/errors.js';
@@ -155,7 +155,7 @@ function finalAtMs(row: StatementEntryRow): number | null {
 }
 
 function holderNameOf(ctx: AppContext, userId: string): string {
-  return sql<{ name: string }>(ctx.db, 'SELECT name FROM users WHERE id = ?').get(userId)?.name ?? '';
+  return prepared<{ name: string }>(ctx.db, 'SELECT name FROM users WHERE id = ?').get(userId)?.name ?? '';
 }
 
 /** Build the statement of interface 2.8 for the caller's account (synchronous reads only). */
@@ -167,7 +167,7 @@ export function buildStatement(ctx: AppContext, caller: Caller, accountId: strin
   // Settlement is judged at the end of the period, or now when the period ends today.
   const asOfMs = Math.min(period.toExclusiveMs - 1, nowMs);
 
-  const opening = sql<{ total: bigint }>(
+  const opening = prepared<{ total: bigint }>(
     ctx.db,
     'SELECT COALESCE(SUM(amount_minor), 0) AS total FROM ledger_entries WHERE account_id = ? AND posted_at_ms < ?',
   )
@@ -175,7 +175,7 @@ export function buildStatement(ctx: AppContext, caller: Caller, accountId: strin
     .get(account.id, period.fromMs)!.total;
 
   // Chronological, ties broken by entry id (the order entries were posted in).
-  const rows = sql<StatementEntryRow>(
+  const rows = prepared<StatementEntryRow>(
     ctx.db,
     `SELECT e.id, e.kind, e.amount_minor, e.is_fee, e.description, e.posted_at_ms,
             t.type, t.direction, t.status, t.reference_number, t.completed_at, t.updated_at_ms,
@@ -295,10 +295,10 @@ export function storeStatementFile(
 ): StoredStatementFile {
   return ctx.db.transaction(() => {
     const nowMs = ctx.clock.nowMs();
-    sql(ctx.db, 'DELETE FROM statement_files WHERE expires_at_ms <= ?').run(nowMs);
+    prepared(ctx.db, 'DELETE FROM statement_files WHERE expires_at_ms <= ?').run(nowMs);
     const fileId = ctx.ids.id('statementFile');
     const expiresAtMs = nowMs + ctx.fixtures.timeline.statementLinkMs;
-    sql(
+    prepared(
       ctx.db,
       `INSERT INTO statement_files (id, programme_id, user_id, account_id, format, file_name, content_type, content, size_bytes,
          created_at, created_at_ms, expires_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -316,14 +316,14 @@ export function storeStatementFile(
       nowMs,
       expiresAtMs,
     );
-    let stored = sql<{ total: number }>(ctx.db, 'SELECT COALESCE(SUM(size_bytes), 0) AS total FROM statement_files').get()!.total;
+    let stored = prepared<{ total: number }>(ctx.db, 'SELECT COALESCE(SUM(size_bytes), 0) AS total FROM statement_files').get()!.total;
     while (stored > MAX_STORED_BYTES) {
-      const oldest = sql<{ id: string; size_bytes: number }>(
+      const oldest = prepared<{ id: string; size_bytes: number }>(
         ctx.db,
         'SELECT id, size_bytes FROM statement_files WHERE id <> ? ORDER BY created_at_ms, rowid LIMIT 1',
       ).get(fileId);
       if (!oldest) break;
-      sql(ctx.db, 'DELETE FROM statement_files WHERE id = ?').run(oldest.id);
+      prepared(ctx.db, 'DELETE FROM statement_files WHERE id = ?').run(oldest.id);
       stored -= oldest.size_bytes;
     }
     return { fileId, expiresAtMs };
@@ -353,7 +353,7 @@ export function openStatementFile(ctx: AppContext, fileId: string, expires: unkn
   if (expiresMs <= ctx.clock.nowMs()) {
     throw errors.forbidden(`The statement link expired at ${new Date(expiresMs).toISOString()}; request a new link`);
   }
-  const row = sql<StatementFileRow>(ctx.db, 'SELECT * FROM statement_files WHERE id = ?').get(fileId);
+  const row = prepared<StatementFileRow>(ctx.db, 'SELECT * FROM statement_files WHERE id = ?').get(fileId);
   if (!row || row.expires_at_ms !== expiresMs) {
     throw errors.notFound(`Statement file ${fileId} is no longer stored; request a new link`);
   }

@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { ServiceError, errors } from '../../http/errors.js';
@@ -39,7 +39,7 @@ function parseMinor(ctx: AppContext, value: string, currency: string, fieldRef: 
 }
 
 function requireTopLevelAccount(ctx: AppContext, accountId: string): AccountRow {
-  const account = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
+  const account = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
   if (!account || account.parent_account_id !== null) throw errors.notFound(`Account ${accountId} not found`);
   return account;
 }
@@ -115,7 +115,7 @@ export function injectTransaction(ctx: AppContext, accountId: string, body: Inje
     let instruction: DepositInstructionRow | undefined;
     if (body.depositInstructionId !== undefined) {
       if (!incoming) throw errors.field('InvalidValue', 'depositInstructionId', 'depositInstructionId applies to INCOMING transactions only (the instruction the funds arrived through)');
-      instruction = sql<DepositInstructionRow>(ctx.db, 'SELECT * FROM deposit_instructions WHERE id = ? AND account_id = ?').get(body.depositInstructionId, account.id);
+      instruction = prepared<DepositInstructionRow>(ctx.db, 'SELECT * FROM deposit_instructions WHERE id = ? AND account_id = ?').get(body.depositInstructionId, account.id);
       if (!instruction) {
         const message = `depositInstructionId ${body.depositInstructionId} is not a deposit instruction of account ${account.id}`;
         throw new ServiceError(400, 'INVALID_REQUEST', message, [{ type: 'NotFound', fieldRef: 'depositInstructionId', message }]);
@@ -231,7 +231,7 @@ function returnableMinor(row: TransactionRow): bigint {
 }
 
 function returnedMinor(ctx: AppContext, original: TransactionRow): bigint {
-  const sum = sql<{ total: number | null }>(
+  const sum = prepared<{ total: number | null }>(
     ctx.db,
     `SELECT SUM(credit_amount_minor) AS total FROM transactions
      WHERE related_transaction_id = ? AND direction = 'INCOMING' AND type IN ('REFUND', 'PARTIAL_REFUND') AND status <> 'FAILED'`,
@@ -266,7 +266,7 @@ export function returnTransaction(ctx: AppContext, transactionId: string, body: 
       throw errors.conflict(`Transaction ${original.id} is ${original.status}; only a COMPLETED transaction can be returned`);
     }
     const account = requireTopLevelAccount(ctx, original.account_id);
-    const ledgerAccount = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(original.debit_account_id)!;
+    const ledgerAccount = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(original.debit_account_id)!;
     const currency = original.debit_currency;
     const precision = precisionOf(ctx, currency);
     const total = returnableMinor(original);

@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { parseAmount } from '../../lib/money.js';
@@ -34,7 +34,7 @@ function fail(entry: { id: string }, message: string): never {
 }
 
 function accountOf(ctx: AppContext, programme: ProgrammeFixture, entry: { id: string }, accountId: string): AccountRow {
-  const row = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ? AND programme_id = ?').get(accountId, programme.id);
+  const row = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ? AND programme_id = ?').get(accountId, programme.id);
   if (!row || row.parent_account_id !== null) fail(entry, `names unknown account ${accountId}`);
   return row;
 }
@@ -190,7 +190,7 @@ function seedEntry(ctx: AppContext, programme: ProgrammeFixture, entry: HistoryE
 
     case 'REFUND':
     case 'PARTIAL_REFUND': {
-      const related = sql<{ account_id: string }>(ctx.db, 'SELECT account_id FROM transactions WHERE id = ?').get(entry.relatedTransactionId);
+      const related = prepared<{ account_id: string }>(ctx.db, 'SELECT account_id FROM transactions WHERE id = ?').get(entry.relatedTransactionId);
       if (!related) fail(entry, `relatedTransactionId ${entry.relatedTransactionId} is not an earlier history entry`);
       const amountMinor = minor(ctx, entry, entry.amount, account.currency, 'amount');
       createTransaction(ctx, {

@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
 import { createTransaction } from './transactions.create.js';
@@ -24,9 +24,9 @@ export const SWEEP_FX_SPREAD = '0';
 export function sweepCompletedDeposit(ctx: AppContext, row: TransactionRow, previousStatus: TransactionStatus): void {
   if (row.status !== 'COMPLETED' || previousStatus === 'COMPLETED') return;
   if (row.type !== 'DEPOSIT' || !row.credit_account_id) return;
-  const sub = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(row.credit_account_id);
+  const sub = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(row.credit_account_id);
   if (!sub || sub.kind !== 'SUB_BALANCE' || !sub.parent_account_id) return;
-  const parent = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(sub.parent_account_id)!;
+  const parent = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(sub.parent_account_id)!;
   const parentInstrument = (currency: string) => ({
     instrumentType: 'ACCOUNT' as const,
     account: { id: parent.id, displayName: parent.display_name, currency },
@@ -55,6 +55,6 @@ export function sweepCompletedDeposit(ctx: AppContext, row: TransactionRow, prev
     relatedTransactionId: row.id,
     railBehaviour: 'NORMAL',
   });
-  sql(ctx.db, 'UPDATE transactions SET related_transaction_id = ? WHERE id = ?').run(sweep.id, row.id);
+  prepared(ctx.db, 'UPDATE transactions SET related_transaction_id = ? WHERE id = ?').run(sweep.id, row.id);
   refreshStoredTransaction(ctx, row.id);
 }

@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
 import { createTransaction } from './transactions.create.js';
@@ -22,13 +22,13 @@ export function createP2pCredit(ctx: AppContext, row: TransactionRow, previousSt
   if (row.category !== 'P2P' || row.direction !== 'OUTGOING' || row.credit_instrument === null) return undefined;
   const instrument = JSON.parse(row.credit_instrument) as Instrument;
   if (instrument.instrumentType !== 'ACCOUNT') return undefined;
-  const account = sql<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(instrument.account.id);
+  const account = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(instrument.account.id);
   if (!account) return undefined;
   return createReceiverTransfer(ctx, row, account);
 }
 
 function createReceiverTransfer(ctx: AppContext, sent: TransactionRow, account: AccountRow): TransactionRow {
-  const sender = sql<{ name: string }>(ctx.db, 'SELECT name FROM users WHERE id = ?').get(sent.user_id)!;
+  const sender = prepared<{ name: string }>(ctx.db, 'SELECT name FROM users WHERE id = ?').get(sent.user_id)!;
   const debitParty: Party = { partyType: 'PAYER', payer: { displayName: sender.name } };
   return createTransaction(ctx, {
     programmeId: account.programme_id,

@@ -1,4 +1,4 @@
-import { sql, type Db } from '../../db/connection.js';
+import { prepared, type Db } from '../../db/connection.js';
 import { readCacheOf } from '../../db/read-cache.js';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../http/errors.js';
@@ -80,31 +80,37 @@ export function listTransactionsJson(ctx: AppContext, caller: ListScope, query: 
       : (caller.userId ?? caller.programmeId);
     const scopeKey: Listing['key'] = byAccount ? 'account_id' : programmeWide ? 'programme_id' : 'user_id';
 
-    // Column names of the scope's table: transactions itself (user, programme) or transaction_accounts (account).
-    const t = byAccount
-      ? { from: 'transaction_accounts m CROSS JOIN transactions t ON t.id = m.transaction_id', key: 'm.account_id', col: 'm.', id: 'm.transaction_id' }
-      : { from: 'transactions t', key: `t.${scopeKey}`, col: 't.', id: 't.id' };
-    const where = [`${t.key} = ?`];
+    // The SQL of the scope's table: transactions itself (user, programme; alias t) or transaction_accounts
+    // (account; alias m, joined to t for the stored JSON). Filter and sort columns are read with `columnPrefix`.
+    const scopeSql = byAccount
+      ? {
+          from: 'transaction_accounts m CROSS JOIN transactions t ON t.id = m.transaction_id',
+          keyColumn: 'm.account_id',
+          columnPrefix: 'm.',
+          idColumn: 'm.transaction_id',
+        }
+      : { from: 'transactions t', keyColumn: `t.${scopeKey}`, columnPrefix: 't.', idColumn: 't.id' };
+    const where = [`${scopeSql.keyColumn} = ?`];
     const params: Array<string | number> = [scopeId];
     if (query.type !== undefined) {
-      where.push(`${t.col}type = ?`);
+      where.push(`${scopeSql.columnPrefix}type = ?`);
       params.push(query.type);
     }
     if (query.status !== undefined) {
-      where.push(`${t.col}status = ?`);
+      where.push(`${scopeSql.columnPrefix}status = ?`);
       params.push(query.status);
     }
     const timeBound = query.minUpdatedAt !== undefined || query.maxUpdatedAt !== undefined || query.minCreatedAt !== undefined;
     if (query.minUpdatedAt !== undefined) {
-      where.push(`${t.col}updated_at_ms >= ?`);
+      where.push(`${scopeSql.columnPrefix}updated_at_ms >= ?`);
       params.push(query.minUpdatedAt);
     }
     if (query.maxUpdatedAt !== undefined) {
-      where.push(`${t.col}updated_at_ms <= ?`);
+      where.push(`${scopeSql.columnPrefix}updated_at_ms <= ?`);
       params.push(query.maxUpdatedAt);
     }
     if (query.minCreatedAt !== undefined) {
-      where.push(`${t.col}created_at_ms >= ?`);
+      where.push(`${scopeSql.columnPrefix}created_at_ms >= ?`);
       params.push(query.minCreatedAt);
     }
     const whereSql = where.join(' AND ');
@@ -126,7 +132,7 @@ export function listTransactionsJson(ctx: AppContext, caller: ListScope, query: 
     } else {
       // Time bounds combined with other filters: count the index range of the query itself.
       const countFrom = byAccount ? 'transaction_accounts m' : 'transactions t';
-      totalRecords = sql<{ n: number }>(ctx.db, `SELECT COUNT(*) AS n FROM ${countFrom} WHERE ${whereSql}`).get(...params)!.n;
+      totalRecords = prepared<{ n: number }>(ctx.db, `SELECT COUNT(*) AS n FROM ${countFrom} WHERE ${whereSql}`).get(...params)!.n;
     }
 
     const offset = query.pageIndex * query.pageSize;
@@ -136,10 +142,10 @@ export function listTransactionsJson(ctx: AppContext, caller: ListScope, query: 
       const direction = query.sortDirection;
       // One text column per row (plucked: no row objects): the stored REST JSON, or the id when it is stale
       // (NULL, migration 002). Stored JSON always starts with "{" and an id never does.
-      const values = sql(
+      const values = prepared(
         ctx.db,
-        `SELECT IFNULL(t.rest_json, t.id) FROM ${t.from} WHERE ${whereSql}
-         ORDER BY ${t.col}${SORT_COLUMN[query.sortBy]} ${direction}, ${t.id} ${direction} LIMIT ? OFFSET ?`,
+        `SELECT IFNULL(t.rest_json, t.id) FROM ${scopeSql.from} WHERE ${whereSql}
+         ORDER BY ${scopeSql.columnPrefix}${SORT_COLUMN[query.sortBy]} ${direction}, ${scopeSql.idColumn} ${direction} LIMIT ? OFFSET ?`,
       )
         .pluck()
         .all(...params, query.pageSize, offset) as string[];
@@ -164,7 +170,7 @@ function countFromCounters(ctx: AppContext, scope: string, type?: string, status
     where.push('status = ?');
     params.push(status);
   }
-  return sql<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM transaction_counts WHERE ${where.join(' AND ')}`).get(...params)!.n;
+  return prepared<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM transaction_counts WHERE ${where.join(' AND ')}`).get(...params)!.n;
 }
 
 // Exact counts over a time range from the hourly counters of migration 002 (transaction_time_counts), or
@@ -202,7 +208,7 @@ function countInRange(ctx: AppContext, listing: Listing, field: 'created' | 'upd
   // A narrow range (the tail a change sync polls) is cheaper to count row by row, up to PROBE rows.
   const column = `${field}_at_ms`;
   const scope = rowsOf(listing);
-  const direct = sql<{ n: number }>(
+  const direct = prepared<{ n: number }>(
     ctx.db,
     `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${listing.table} WHERE ${scope.where} AND ${column} >= ? AND ${column} <= ? LIMIT ?)`,
   ).get(...scope.params, minMs ?? Number.MIN_SAFE_INTEGER, maxMs ?? Number.MAX_SAFE_INTEGER, PROBE)!.n;
@@ -223,7 +229,7 @@ function countBelow(ctx: AppContext, listing: Listing, field: 'created' | 'updat
   const column = `${field}_at_ms`;
   const scope = rowsOf(listing);
   const rows = (from: number, to: number, limit?: number) =>
-    sql<{ n: number }>(
+    prepared<{ n: number }>(
       ctx.db,
       limit === undefined
         ? `SELECT COUNT(*) AS n FROM ${listing.table} WHERE ${scope.where} AND ${column} >= ? AND ${column} < ?`
@@ -236,7 +242,7 @@ function countBelow(ctx: AppContext, listing: Listing, field: 'created' | 'updat
   const bucketStart = bucket * BUCKET_MS;
   // Three index seeks (one aggregate with MIN and MAX together would scan every hour of the scope).
   const edge = (order: 'ASC' | 'DESC') =>
-    sql<{ bucket: number }>(ctx.db, `SELECT bucket FROM ${counters.table} WHERE ${counters.where} ORDER BY bucket ${order} LIMIT 1`).get(
+    prepared<{ bucket: number }>(ctx.db, `SELECT bucket FROM ${counters.table} WHERE ${counters.where} ORDER BY bucket ${order} LIMIT 1`).get(
       ...counters.params,
       fieldCode,
     )?.bucket;
@@ -245,18 +251,18 @@ function countBelow(ctx: AppContext, listing: Listing, field: 'created' | 'updat
   if (lowest === undefined || highest === undefined || bucket < lowest) return 0;
   if (bucket > highest) return total;
   const inBucket =
-    sql<{ n: number }>(ctx.db, `SELECT n FROM ${counters.table} WHERE ${counters.where} AND bucket = ?`).get(...counters.params, fieldCode, bucket)?.n ?? 0;
+    prepared<{ n: number }>(ctx.db, `SELECT n FROM ${counters.table} WHERE ${counters.where} AND bucket = ?`).get(...counters.params, fieldCode, bucket)?.n ?? 0;
   // Whole hours before the bound's hour: summed from the nearer end of the range of hours.
   const before =
     bucket - lowest <= highest - bucket
-      ? sql<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM ${counters.table} WHERE ${counters.where} AND bucket < ?`).get(
+      ? prepared<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM ${counters.table} WHERE ${counters.where} AND bucket < ?`).get(
           ...counters.params,
           fieldCode,
           bucket,
         )!.n
       : total -
         inBucket -
-        sql<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM ${counters.table} WHERE ${counters.where} AND bucket > ?`).get(
+        prepared<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM ${counters.table} WHERE ${counters.where} AND bucket > ?`).get(
           ...counters.params,
           fieldCode,
           bucket,
@@ -271,7 +277,7 @@ function countBelow(ctx: AppContext, listing: Listing, field: 'created' | 'updat
  * unless the call acts for the whole programme (docs/money-in.md#programme-wide-transactions).
  */
 export function getTransactionJson(ctx: AppContext, caller: ListScope, transactionId: string): string {
-  const row = sql<PageRow & { programme_id: string; user_id: string }>(
+  const row = prepared<PageRow & { programme_id: string; user_id: string }>(
     ctx.db,
     'SELECT id, programme_id, user_id, rest_json FROM transactions WHERE id = ?',
   ).get(transactionId);

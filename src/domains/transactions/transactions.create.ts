@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { availableOf, entriesOfTransaction, postEntry } from '../ledger/ledger.service.js';
@@ -109,7 +109,7 @@ function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigi
   if (feeTotal > input.debitAmountMinor) fail(`fees ${feeTotal} exceed the debit amount ${input.debitAmountMinor}`);
   // An entry posted in another currency than its account's would make the balance meaningless.
   const accountOf = (id: string) =>
-    sql<LedgerAccountRow & { parent_account_id: string | null }>(ctx.db, 'SELECT id, user_id, programme_id, currency, parent_account_id FROM accounts WHERE id = ?').get(id);
+    prepared<LedgerAccountRow & { parent_account_id: string | null }>(ctx.db, 'SELECT id, user_id, programme_id, currency, parent_account_id FROM accounts WHERE id = ?').get(id);
   const listed = accountOf(input.accountId);
   if (!listed || listed.parent_account_id !== null || listed.user_id !== input.userId || listed.programme_id !== input.programmeId) {
     fail(`accountId ${input.accountId} must be a top-level account of user ${input.userId} in programme ${input.programmeId}`);
@@ -177,7 +177,7 @@ function createTransactionNow(ctx: AppContext, input: NewTransaction, options: {
   }));
   const completedAt = status === 'COMPLETED' ? (input.history?.completedAt ?? createdAt) : null;
   const updatedAt = input.history ? (input.history.completedAt ?? createdAt) : createdAt;
-  sql(
+  prepared(
     ctx.db,
     `INSERT INTO transactions (
       id, programme_id, user_id, account_id, debit_account_id, credit_account_id, direction, type, status, status_reason,

@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { errors } from '../../http/errors.js';
@@ -13,11 +13,7 @@ export function precisionLookup(ctx: AppContext): (currency: string) => number {
 }
 
 export function getTransactionRow(ctx: AppContext, id: string): TransactionRow | undefined {
-  return sql<TransactionRow>(ctx.db, 'SELECT * FROM transactions WHERE id = ?').get(id);
-}
-
-export function serializeTransaction(ctx: AppContext, row: TransactionRow): Transaction {
-  return toTransaction(row, precisionLookup(ctx));
+  return prepared<TransactionRow>(ctx.db, 'SELECT * FROM transactions WHERE id = ?').get(id);
 }
 
 /**
@@ -27,8 +23,8 @@ export function serializeTransaction(ctx: AppContext, row: TransactionRow): Tran
 export function refreshStoredTransaction(ctx: AppContext, id: string): Transaction {
   const row = getTransactionRow(ctx, id);
   if (!row) throw errors.notFound(`Transaction ${id} not found`);
-  const transaction = serializeTransaction(ctx, row);
-  sql(ctx.db, 'UPDATE transactions SET rest_json = ? WHERE id = ?').run(JSON.stringify(transaction), id);
+  const transaction = toTransaction(row, precisionLookup(ctx));
+  prepared(ctx.db, 'UPDATE transactions SET rest_json = ? WHERE id = ?').run(JSON.stringify(transaction), id);
   return transaction;
 }
 
@@ -37,7 +33,7 @@ export function transactionJson(ctx: AppContext, row: Pick<TransactionRow, 'id'>
   if (row.rest_json) return row.rest_json;
   const full = getTransactionRow(ctx, row.id);
   if (!full) throw errors.notFound(`Transaction ${row.id} not found`);
-  return JSON.stringify(serializeTransaction(ctx, full));
+  return JSON.stringify(toTransaction(full, precisionLookup(ctx)));
 }
 
 /** Record a transaction event in the outbox (same SQLite transaction) with the webhook form of `transaction`. */

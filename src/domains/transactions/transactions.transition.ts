@@ -1,12 +1,12 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { assertTransition } from '../../lib/state-machine.js';
 import { postEntry } from '../ledger/ledger.service.js';
 import { replaceEventPayload } from '../webhooks/outbox.js';
 import { errors } from '../../http/errors.js';
 import { TRANSACTION_STATUSES, transactionTransitions, type TransactionStatus } from './transactions.machine.js';
-import { toWebhookTransaction, type Party, type TransactionRow } from './transactions.schema.js';
-import { emitTransactionEvent, getTransactionRow, refreshStoredTransaction, serializeTransaction } from './transactions.stored.js';
+import { toWebhookTransaction, type Party, type TransactionRow, toTransaction } from './transactions.schema.js';
+import { emitTransactionEvent, getTransactionRow, precisionLookup, refreshStoredTransaction } from './transactions.stored.js';
 import { scheduleNextRailStep } from './transactions.rail.js';
 import { reverseHold, typeLabel } from './transactions.create.js';
 import { sweepCompletedDeposit } from './internal-sweep.js';
@@ -42,7 +42,7 @@ function transitionTransactionNow(
   const now = ctx.clock.nowIso();
   const statusCode = details.statusCode !== undefined ? details.statusCode : to === 'FAILED' ? (row.status_code ?? 'RAIL_REJECTED') : row.status_code;
   const statusReason = details.statusReason !== undefined ? details.statusReason : defaultReason(to, statusCode);
-  sql(
+  prepared(
     ctx.db,
     `UPDATE transactions SET status = ?, status_code = ?, status_reason = ?, updated_at = ?, updated_at_ms = ?,
        completed_at = CASE WHEN ? = 'COMPLETED' THEN ? ELSE completed_at END
@@ -75,13 +75,13 @@ function transitionTransactionNow(
   // relatedTransactionId, interface 2.4): the event written above, not yet sent (the dispatcher sends after
   // commit), is brought to that final form, so the webhook says what GET /v1/transactions/{id} says.
   if (final.related_transaction_id !== updated.related_transaction_id) {
-    replaceEventPayload(ctx, eventId, toWebhookTransaction(serializeTransaction(ctx, final)));
+    replaceEventPayload(ctx, eventId, toWebhookTransaction(toTransaction(final, precisionLookup(ctx))));
   }
   return final;
 }
 
 function ledgerDescription(ctx: AppContext, row: TransactionRow): string {
-  const first = sql<{ description: string }>(ctx.db, 'SELECT description FROM ledger_entries WHERE transaction_id = ? ORDER BY id LIMIT 1').get(row.id);
+  const first = prepared<{ description: string }>(ctx.db, 'SELECT description FROM ledger_entries WHERE transaction_id = ? ORDER BY id LIMIT 1').get(row.id);
   if (first) return first.description;
   const party = row.debit_party ? (JSON.parse(row.debit_party) as Party) : null;
   const label = typeLabel(row.type, row.category);

@@ -1,10 +1,10 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import type { Page } from '../../http/pagination.js';
 import { toUser, type CreateUserInput, type User, type UserRow } from './users.schema.js';
 
 export function getUserRow(ctx: AppContext, userId: string): UserRow | undefined {
-  return sql<UserRow>(ctx.db, 'SELECT * FROM users WHERE id = ?').get(userId);
+  return prepared<UserRow>(ctx.db, 'SELECT * FROM users WHERE id = ?').get(userId);
 }
 
 /**
@@ -18,11 +18,11 @@ export function createUser(ctx: AppContext, programmeId: string, input: CreateUs
 }
 
 function createUserNow(ctx: AppContext, programmeId: string, input: CreateUserInput): { user: User; created: boolean } {
-  const existing = sql<UserRow>(ctx.db, 'SELECT * FROM users WHERE programme_id = ? AND external_id = ?').get(programmeId, input.externalId);
+  const existing = prepared<UserRow>(ctx.db, 'SELECT * FROM users WHERE programme_id = ? AND external_id = ?').get(programmeId, input.externalId);
   if (existing) return { user: toUser(existing), created: false };
   const id = ctx.ids.id('user');
   const now = ctx.clock.nowIso();
-  sql(
+  prepared(
     ctx.db,
     `INSERT INTO users (id, programme_id, external_id, type, name, email, enrollment_status, created_at, created_at_ms, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, 'INACTIVE', ?, ?, ?)`,
@@ -32,11 +32,11 @@ function createUserNow(ctx: AppContext, programmeId: string, input: CreateUserIn
 
 /** Interface 4.11: users whose enrollment has started, newest first (ties by id). */
 export function listUsers(ctx: AppContext, programmeId: string, page: { pageIndex: number; pageSize: number }): Page<User> {
-  const rows = sql<UserRow>(
+  const rows = prepared<UserRow>(
     ctx.db,
     `SELECT * FROM users WHERE programme_id = ? AND enrollment_started_at IS NOT NULL
       ORDER BY created_at_ms DESC, id DESC LIMIT ? OFFSET ?`,
   ).all(programmeId, page.pageSize, page.pageIndex * page.pageSize);
-  const total = sql<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM users WHERE programme_id = ? AND enrollment_started_at IS NOT NULL').get(programmeId)!;
+  const total = prepared<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM users WHERE programme_id = ? AND enrollment_started_at IS NOT NULL').get(programmeId)!;
   return { data: rows.map(toUser), pageIndex: page.pageIndex, pageSize: page.pageSize, totalRecords: total.n };
 }

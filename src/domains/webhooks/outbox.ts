@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 
 // docs/decisions.md#webhook-outbox: events are rows written in the same SQLite transaction as the change that causes
@@ -42,13 +42,13 @@ export function notifyOutbox(ctx: AppContext): void {
 
 /** Rewrite the payload of an event written earlier in the same SQLite transaction (before any delivery). */
 export function replaceEventPayload(ctx: AppContext, eventId: string, payload: unknown): void {
-  sql(ctx.db, 'UPDATE outbox SET payload = ? WHERE event_id = ?').run(JSON.stringify(payload), eventId);
+  prepared(ctx.db, 'UPDATE outbox SET payload = ? WHERE event_id = ?').run(JSON.stringify(payload), eventId);
 }
 
 export function recordEvent(ctx: AppContext, input: OutboxEventInput): string {
   const eventId = ctx.ids.id('event');
   const occurredAt = ctx.clock.nowIso();
-  const result = sql(
+  const result = prepared(
     ctx.db,
     `INSERT INTO outbox (event_id, programme_id, user_id, resource_type, resource_id, event_type, occurred_at, payload)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -56,9 +56,9 @@ export function recordEvent(ctx: AppContext, input: OutboxEventInput): string {
 
   // README "Webhooks": an event written while its programme has no webhook URL is recorded SKIPPED (final,
   // replayable once an endpoint is set) instead of piling up and flooding the endpoint set later.
-  const programme = sql<{ webhook_url: string | null }>(ctx.db, 'SELECT webhook_url FROM programmes WHERE id = ?').get(input.programmeId);
+  const programme = prepared<{ webhook_url: string | null }>(ctx.db, 'SELECT webhook_url FROM programmes WHERE id = ?').get(input.programmeId);
   const status = programme?.webhook_url ? 'PENDING' : 'SKIPPED';
-  sql(
+  prepared(
     ctx.db,
     `INSERT INTO webhook_deliveries (id, event_seq, event_id, programme_id, resource_id, event_type, status, last_error, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -1,4 +1,4 @@
-import { sql } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../http/errors.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
@@ -100,7 +100,7 @@ interface ProgrammeWebhookRow {
  * they were written (docs/decisions.md#webhook-ordering). FAILED and SKIPPED earlier events do not block.
  */
 export function dueDeliveryIds(ctx: AppContext, limit: number): string[] {
-  return sql<{ id: string }>(
+  return prepared<{ id: string }>(
     ctx.db,
     `SELECT d.id FROM webhook_deliveries d
      WHERE d.status = 'PENDING'
@@ -117,7 +117,7 @@ export function dueDeliveryIds(ctx: AppContext, limit: number): string[] {
 /** Job handler: a retry's time has come on the emulated clock; the dispatcher is woken after the job. */
 export function runWebhookRetry(ctx: AppContext, payload: Record<string, unknown>): void {
   const id = String(payload.deliveryId);
-  sql(ctx.db, "UPDATE webhook_deliveries SET status = 'PENDING', updated_at = ? WHERE id = ? AND status = 'RETRYING'").run(ctx.clock.nowIso(), id);
+  prepared(ctx.db, "UPDATE webhook_deliveries SET status = 'PENDING', updated_at = ? WHERE id = ? AND status = 'RETRYING'").run(ctx.clock.nowIso(), id);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -150,14 +150,14 @@ export interface AttemptResult {
 }
 
 function getDelivery(ctx: AppContext, id: string): DeliveryRow | undefined {
-  return sql<DeliveryRow>(ctx.db, 'SELECT * FROM webhook_deliveries WHERE id = ?').get(id);
+  return prepared<DeliveryRow>(ctx.db, 'SELECT * FROM webhook_deliveries WHERE id = ?').get(id);
 }
 
 /** Accept either the delivery id (`dlv_`) or its event id (`evt_`). */
 export function findDelivery(ctx: AppContext, id: string): DeliveryRow {
   const row =
-    sql<DeliveryRow>(ctx.db, 'SELECT * FROM webhook_deliveries WHERE id = ?').get(id) ??
-    sql<DeliveryRow>(ctx.db, 'SELECT * FROM webhook_deliveries WHERE event_id = ?').get(id);
+    prepared<DeliveryRow>(ctx.db, 'SELECT * FROM webhook_deliveries WHERE id = ?').get(id) ??
+    prepared<DeliveryRow>(ctx.db, 'SELECT * FROM webhook_deliveries WHERE event_id = ?').get(id);
   if (!row) throw errors.notFound(`Webhook delivery ${id} not found`);
   return row;
 }
@@ -190,7 +190,7 @@ export function webhookBody(event: OutboxRow): string {
 function scheduledAttemptTime(ctx: AppContext, delivery: DeliveryRow, event: OutboxRow): number {
   const ownDueMs = Date.parse(delivery.attempt_count > 0 && delivery.next_attempt_at ? delivery.next_attempt_at : event.occurred_at);
   const releasedAtMs =
-    sql<{ ms: number | null }>(
+    prepared<{ ms: number | null }>(
       ctx.db,
       `SELECT MAX(a.attempted_at_ms) AS ms FROM webhook_deliveries e JOIN webhook_attempts a ON a.delivery_id = e.id
        WHERE e.resource_id = ? AND e.event_seq < ?`,
@@ -207,14 +207,14 @@ export function prepareAttempt(ctx: AppContext, deliveryId: string, kind: Attemp
     const delivery = getDelivery(ctx, deliveryId);
     if (!delivery) return { skipped: 'delivery no longer exists (reset?)' };
     if (kind === 'SCHEDULED' && delivery.status !== 'PENDING') return { skipped: `delivery is ${delivery.status}` };
-    const event = sql<OutboxRow>(ctx.db, 'SELECT * FROM outbox WHERE seq = ?').get(delivery.event_seq)!;
-    const programme = sql<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes WHERE id = ?').get(
+    const event = prepared<OutboxRow>(ctx.db, 'SELECT * FROM outbox WHERE seq = ?').get(delivery.event_seq)!;
+    const programme = prepared<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes WHERE id = ?').get(
       delivery.programme_id,
     );
     if (!programme?.webhook_url) {
       if (kind === 'SCHEDULED') {
         const now = ctx.clock.nowIso();
-        sql(ctx.db, "UPDATE webhook_deliveries SET status = 'SKIPPED', next_attempt_at = NULL, last_error = ?, updated_at = ? WHERE id = ?").run(
+        prepared(ctx.db, "UPDATE webhook_deliveries SET status = 'SKIPPED', next_attempt_at = NULL, last_error = ?, updated_at = ? WHERE id = ?").run(
           'No webhook URL configured for the programme when the delivery was due',
           now,
           deliveryId,
@@ -268,8 +268,8 @@ export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result:
   return ctx.db.transaction(() => {
     const delivery = getDelivery(ctx, attempt.deliveryId);
     if (!delivery) return false;
-    const number = sql<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM webhook_attempts WHERE delivery_id = ?').get(delivery.id)!.n + 1;
-    sql(
+    const number = prepared<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM webhook_attempts WHERE delivery_id = ?').get(delivery.id)!.n + 1;
+    prepared(
       ctx.db,
       `INSERT INTO webhook_attempts (delivery_id, number, kind, url, attempted_at, attempted_at_ms, signed_at_ms, request_headers,
          request_body, outcome, response_status, response_body, error, latency_ms)
@@ -323,7 +323,7 @@ export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result:
         }
       }
     }
-    sql(
+    prepared(
       ctx.db,
       `UPDATE webhook_deliveries SET status = ?, attempt_count = ?, next_attempt_at = ?, last_attempt_at = ?, last_response_status = ?,
          last_error = ?, delivered_at = ?, updated_at = ? WHERE id = ?`,
@@ -338,7 +338,7 @@ export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result:
 /** Check a replay is possible before any network work; 409 when there is nowhere to send it. */
 export function assertReplayable(ctx: AppContext, id: string): DeliveryRow {
   const delivery = findDelivery(ctx, id);
-  const url = sql<{ webhook_url: string | null }>(ctx.db, 'SELECT webhook_url FROM programmes WHERE id = ?').get(delivery.programme_id)?.webhook_url;
+  const url = prepared<{ webhook_url: string | null }>(ctx.db, 'SELECT webhook_url FROM programmes WHERE id = ?').get(delivery.programme_id)?.webhook_url;
   if (!url) {
     throw errors.conflict(`No webhook URL is configured for programme ${delivery.programme_id}; set one with PUT /_emulator/webhooks/endpoint first`);
   }
@@ -366,8 +366,8 @@ export function listDeliveries(ctx: AppContext, query: ListDeliveriesQuery) {
   }
   const filter = where.length ? `WHERE ${where.join(' AND ')}` : '';
   const direction = query.sortDirection === 'ASC' ? 'ASC' : 'DESC';
-  const totalRecords = sql<{ n: number }>(ctx.db, `SELECT COUNT(*) AS n FROM webhook_deliveries ${filter}`).get(...params)!.n;
-  const rows = sql<DeliveryRow>(ctx.db, `SELECT * FROM webhook_deliveries ${filter} ORDER BY event_seq ${direction} LIMIT ? OFFSET ?`).all(
+  const totalRecords = prepared<{ n: number }>(ctx.db, `SELECT COUNT(*) AS n FROM webhook_deliveries ${filter}`).get(...params)!.n;
+  const rows = prepared<DeliveryRow>(ctx.db, `SELECT * FROM webhook_deliveries ${filter} ORDER BY event_seq ${direction} LIMIT ? OFFSET ?`).all(
     ...params,
     query.pageSize,
     query.pageIndex * query.pageSize,
@@ -381,8 +381,8 @@ export function getDeliveryView(ctx: AppContext, id: string): WebhookDelivery {
 
 /** Row -> control-plane object, with the event's body and every attempt. */
 export function toDelivery(ctx: AppContext, row: DeliveryRow): WebhookDelivery {
-  const event = sql<OutboxRow>(ctx.db, 'SELECT * FROM outbox WHERE seq = ?').get(row.event_seq)!;
-  const attempts = sql<AttemptRow>(ctx.db, 'SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY number').all(row.id);
+  const event = prepared<OutboxRow>(ctx.db, 'SELECT * FROM outbox WHERE seq = ?').get(row.event_seq)!;
+  const attempts = prepared<AttemptRow>(ctx.db, 'SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY number').all(row.id);
   return {
     id: row.id,
     eventId: row.event_id,
@@ -425,8 +425,8 @@ function toAttempt(row: AttemptRow): WebhookAttempt {
 
 export function listEndpoints(ctx: AppContext, programmeId?: string): WebhookEndpoints {
   const rows = programmeId
-    ? sql<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes WHERE id = ?').all(programmeId)
-    : sql<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes ORDER BY id').all();
+    ? prepared<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes WHERE id = ?').all(programmeId)
+    : prepared<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes ORDER BY id').all();
   if (programmeId && rows.length === 0) throw errors.notFound(`Programme ${programmeId} not found`);
   return { endpoints: rows.map((row) => ({ programId: row.id, url: row.webhook_url, apiKey: row.webhook_api_key })) };
 }
@@ -440,10 +440,10 @@ export function setWebhookEndpoint(ctx: AppContext, input: { url?: string | null
   const url = input.url ?? null;
   ctx.db.transaction(() => {
     if (input.programId) {
-      const changed = sql(ctx.db, 'UPDATE programmes SET webhook_url = ? WHERE id = ?').run(url, input.programId).changes;
+      const changed = prepared(ctx.db, 'UPDATE programmes SET webhook_url = ? WHERE id = ?').run(url, input.programId).changes;
       if (changed === 0) throw errors.notFound(`Programme ${input.programId} not found`);
     } else {
-      sql(ctx.db, 'UPDATE programmes SET webhook_url = ?').run(url);
+      prepared(ctx.db, 'UPDATE programmes SET webhook_url = ?').run(url);
     }
   })();
   notifyOutbox(ctx);

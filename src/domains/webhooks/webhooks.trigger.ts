@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../http/errors.js';
-import { getTransactionRow, serializeTransaction } from '../transactions/transactions.stored.js';
-import { toWebhookTransaction } from '../transactions/transactions.schema.js';
+import { getTransactionRow, precisionLookup } from '../transactions/transactions.stored.js';
+import { toWebhookTransaction, toTransaction } from '../transactions/transactions.schema.js';
 import { recordEvent } from './outbox.js';
 import { WEBHOOK_EVENT_TYPES } from './webhooks.schema.js';
 
@@ -29,6 +29,6 @@ function triggerWebhookEventNow(ctx: AppContext, input: z.infer<typeof triggerEv
     resourceType: 'transaction',
     resourceId: row.id,
     eventType: input.eventType,
-    payload: toWebhookTransaction(serializeTransaction(ctx, row)),
+    payload: toWebhookTransaction(toTransaction(row, precisionLookup(ctx))),
   });
 }

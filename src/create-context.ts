@@ -1,4 +1,4 @@
-import { openDatabase, sql, type Db } from './db/connection.js';
+import { openDatabase, prepared, type Db } from './db/connection.js';
 import { databaseCounter } from './db/id-counter.js';
 import { createClock, type Clock, type ClockState } from './lib/clock.js';
 import { planClockStart, readStoredClock, storeClock, type ClockStartPlan } from './emulator/clock.store.js';
@@ -45,7 +45,7 @@ export function createContext(options: ContextOptions = {}): AppContext {
     fixtures,
     jobHandlers,
   };
-  const seeded = sql<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM programmes').get()!.n > 0;
+  const seeded = prepared<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM programmes').get()!.n > 0;
   if (!seeded) seedFixtures(ctx);
   if (startingPoint) setStartingSnapshot(ctx, startingPoint);
   if (startingPoint && options.clock) {
@@ -73,7 +73,7 @@ function startFromSnapshot(db: Db, file: string, warn: (line: string) => void): 
     const reason = error instanceof ServiceError ? error.message.replace(/^Not a snapshot this server can restore: /, '') : (error as Error).message;
     throw new ConfigError(`invalid --snapshot / SNAPSHOT "${file}": not a snapshot this server can start from: ${reason}`);
   }
-  const fresh = sql<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM programmes').get()!.n === 0;
+  const fresh = prepared<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM programmes').get()!.n === 0;
   if (!fresh) {
     warn(`warning: --snapshot ${file} not loaded: the database already holds a sandbox (it is kept); /_emulator/reset goes to the snapshot`);
     return snapshot;
@@ -81,7 +81,7 @@ function startFromSnapshot(db: Db, file: string, warn: (line: string) => void): 
   restoreTables(db, snapshot);
   const state: ClockState =
     snapshot.clockMode === 'frozen' ? { mode: 'frozen', frozenAtMs: snapshot.clockMs } : { mode: 'realtime', offsetMs: snapshot.clockMs - Date.now() };
-  sql(db, "DELETE FROM meta WHERE key = 'clock_high_water_ms'").run(); // the snapshot's instant is the new start
+  prepared(db, "DELETE FROM meta WHERE key = 'clock_high_water_ms'").run(); // the snapshot's instant is the new start
   storeClock(db, state, snapshot.clockMs);
   return snapshot;
 }
