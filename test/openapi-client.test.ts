@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -15,26 +15,33 @@ import { ensureBuilt, PROJECT_ROOT, startServerProcess } from './helpers/server-
 const exec = promisify(execFile);
 const bin = (name: string) => path.join(PROJECT_ROOT, 'node_modules', '.bin', name);
 const CLIENT = path.join(PROJECT_ROOT, 'test', 'client');
-const OUT = path.join(PROJECT_ROOT, '.tap', 'client-journey');
+const WORK = path.join(PROJECT_ROOT, '.tap', 'client-journey');
+const OUT = path.join(WORK, 'out');
 
 t.test('a client generated with openapi-typescript + openapi-fetch compiles under strict tsc and runs the journey', async (t) => {
   await ensureBuilt();
   const server = await startServerProcess({ db: ':memory:' });
   t.teardown(() => server.stop());
 
+  // The client is built in a workspace outside the source trees (generated files are not sources):
+  // journey.ts next to its generated types, compiled with test/client/tsconfig.json's options.
   const document = await (await fetch(`${server.url}/openapi.json`)).text();
-  mkdirSync(path.join(CLIENT, 'generated'), { recursive: true });
-  const documentFile = path.join(CLIENT, 'generated', 'openapi.json');
+  rmSync(WORK, { recursive: true, force: true });
+  mkdirSync(path.join(WORK, 'generated'), { recursive: true });
+  const documentFile = path.join(WORK, 'generated', 'openapi.json');
   writeFileSync(documentFile, document);
+  copyFileSync(path.join(CLIENT, 'journey.ts'), path.join(WORK, 'journey.ts'));
+  const options = JSON.parse(readFileSync(path.join(CLIENT, 'tsconfig.json'), 'utf8'));
+  writeFileSync(path.join(WORK, 'tsconfig.json'), JSON.stringify({ ...options, compilerOptions: { ...options.compilerOptions, outDir: OUT } }));
 
   let started = Date.now();
-  await exec(bin('openapi-typescript'), [documentFile, '-o', path.join(CLIENT, 'generated', 'schema.d.ts')], { cwd: PROJECT_ROOT });
-  const schema = readFileSync(path.join(CLIENT, 'generated', 'schema.d.ts'), 'utf8');
+  await exec(bin('openapi-typescript'), [documentFile, '-o', path.join(WORK, 'generated', 'schema.d.ts')], { cwd: PROJECT_ROOT });
+  const schema = readFileSync(path.join(WORK, 'generated', 'schema.d.ts'), 'utf8');
   t.match(schema, /listTransactions: \{/, `types generated, operations named (${Date.now() - started} ms)`);
   t.match(schema, /pageSize\?: number/, 'pageSize is a number');
 
   started = Date.now();
-  const compiled = await exec(bin('tsc'), ['-p', path.join(CLIENT, 'tsconfig.json'), '--outDir', OUT], { cwd: PROJECT_ROOT }).catch(
+  const compiled = await exec(bin('tsc'), ['-p', path.join(WORK, 'tsconfig.json')], { cwd: PROJECT_ROOT }).catch(
     (error: { stdout: string; stderr: string; code: number }) => error,
   );
   t.equal(compiled.stdout.trim(), '', `strict tsc compiles the journey with no error (${Date.now() - started} ms)`);
