@@ -22,6 +22,9 @@ export const HEADER = {
   signature: 'x-service-signature',
 } as const;
 
+/** The headers that make a request an HMAC-signed one (the programme and user headers are not credentials). */
+const HMAC_CREDENTIAL_HEADERS = [HEADER.apiKey, HEADER.timestamp, HEADER.signature] as const;
+
 export const HMAC_SKEW_MS = 60_000; // interface 5.2
 export const PAYOUT_SKEW_MS = 300_000; // docs/decisions.md#payout-hmac-variant
 export const TOKEN_LIFETIME_SECONDS = 3600; // docs/decisions.md#bearer-tokens
@@ -245,6 +248,13 @@ export function authenticate(ctx: AppContext, request: FastifyRequest, policy: A
   if (policy.modes.includes('none')) return NO_CREDENTIALS;
   if (policy.modes.includes('admin')) return verifyAdmin(ctx, request);
   const authorization = header(request, 'authorization');
+  // interface 5: a request uses one mode. HMAC credentials next to an Authorization header are refused
+  // rather than one of them being silently ignored (docs/decisions.md#one-mode-per-request).
+  if (authorization !== undefined && HMAC_CREDENTIAL_HEADERS.some((name) => request.headers[name] !== undefined)) {
+    throw errors.invalid(
+      'Send one kind of credentials: an Authorization header (bearer token) or the X-Service-Api-Key, X-Service-Timestamp and X-Service-Signature HMAC headers, not both',
+    );
+  }
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) throw errors.unauthorized('Authorization header must be "Bearer <access token>"');

@@ -64,13 +64,19 @@ export const errorBodySchema = z
 export type ErrorBody = z.infer<typeof errorBodySchema>;
 
 export class ServiceError extends Error {
+  readonly errorCode: ErrorCode | undefined;
+
   constructor(
     readonly statusCode: number,
-    readonly errorCode: ErrorCode | undefined,
+    errorCode: ErrorCode | undefined,
     message: string,
     readonly validationErrors?: ValidationError[],
   ) {
     super(message);
+    // interface 7.1: errorCode is absent when validationErrors fully describe the failure. A 400 with at
+    // least one item is such a failure; the generic INVALID_REQUEST stays only on a 400 no item describes
+    // (and specific codes such as PDF_UNREADABLE are kept). docs/decisions.md#validation-error-code
+    this.errorCode = statusCode === 400 && errorCode === 'INVALID_REQUEST' && validationErrors !== undefined && validationErrors.length > 0 ? undefined : errorCode;
   }
 
   toBody(): ErrorBody {
@@ -86,8 +92,9 @@ export const errors = {
   invalid(message: string, validationErrors?: ValidationError[]) {
     return new ServiceError(400, 'INVALID_REQUEST', message, validationErrors);
   },
+  /** A 400 described by one validationErrors item (so it carries no errorCode, interface 7.1). */
   field(type: ValidationErrorType, fieldRef: string, message: string) {
-    return new ServiceError(400, 'INVALID_REQUEST', message, [{ type, fieldRef, message }]);
+    return new ServiceError(400, undefined, message, [{ type, fieldRef, message }]);
   },
   unauthorized(message: string) {
     return new ServiceError(401, 'UNAUTHORIZED', message);

@@ -56,7 +56,8 @@ const STATUS_TEXT: Record<string, string> = {
   '201': 'Created',
   '202': 'Accepted for asynchronous work',
   '204': 'No content',
-  '400': 'Invalid request: errorCode INVALID_REQUEST with validationErrors, or a user-header code (docs/errors.md)',
+  '400':
+    'Invalid request. Described by validationErrors: no errorCode (interface 7.1). Otherwise errorCode INVALID_REQUEST (e.g. HMAC and bearer credentials together), a user-header code or a PDF code (docs/errors.md)',
   '401': 'Missing or invalid authentication (UNAUTHORIZED)',
   '403': 'Not permitted: FORBIDDEN, SINGLE_USER_KEY_NOT_ALLOWED or INVALID_USER_TYPE',
   '404': 'Not found (NOT_FOUND): unknown id or an id of another programme',

@@ -43,13 +43,111 @@ export function zodIssuesToValidationErrors(issues: readonly z.core.$ZodIssue[],
     } else {
       type = 'InvalidValue';
     }
+    const subject = fieldRef || locationLabel(location);
+    const value = valueAt(rawInput, issue.path);
+    // A repeated query parameter (?pageSize=1&pageSize=2) arrives as a list, whatever the schema says of it.
+    const repeated = issue.code === 'invalid_type' && Array.isArray(value) && (location === 'querystring' || location === 'headers');
+    const plain = repeated || isZodDefaultMessage(issue.message) ? plainMessage(issue, subject, value, location) : undefined;
     const message = missing
-      ? `${fieldRef} is required${issue.code === 'invalid_value' ? ` (${issue.message.replace(/^Invalid option: /, '')})` : ''}`
-      : issue.message.startsWith(fieldRef) && fieldRef
-        ? issue.message
-        : `${fieldRef || locationLabel(location)}: ${issue.message}`;
+      ? `${fieldRef} is required${issue.code === 'invalid_value' ? ` (${describeValues(issue)})` : ''}`
+      : plain !== undefined
+        ? plain
+        : issue.message.startsWith(fieldRef) && fieldRef
+          ? issue.message
+          : `${subject}: ${issue.message}`;
     return [fieldRef ? { type, fieldRef, message } : { type: 'Unknown', message }];
   });
+}
+
+// zod's own English messages ("Invalid input: expected string, received array", "Too small: expected string
+// to have >=1 characters") speak of the schema, not of the request. A schema's own message is kept; zod's
+// defaults are rewritten for people, naming the field (docs/errors.md#messages).
+const ZOD_DEFAULT_MESSAGE =
+  /^(Invalid input(: .*)?|Invalid option: .*|Too (small|big): expected .*|Invalid string: must .*|Invalid number: must .*|Invalid discriminator value.*|Invalid key in .*|Invalid value in .*|Invalid [A-Za-z0-9 .-]+)$/;
+
+function isZodDefaultMessage(message: string): boolean {
+  return ZOD_DEFAULT_MESSAGE.test(message);
+}
+
+function describeValues(issue: z.core.$ZodIssue): string {
+  const values = ((issue as { values?: unknown[] }).values ?? []).map((value) => (typeof value === 'string' ? value : JSON.stringify(value)));
+  if (values.length === 0) return issue.message.replace(/^Invalid option: /, '');
+  return values.length === 1 ? `must be ${values[0]}` : `one of ${values.join(', ')}`;
+}
+
+const TYPE_WORDS: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list (JSON array)',
+  bigint: 'an integer',
+  date: 'a date',
+  null: 'null',
+};
+
+function describeInput(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return 'a string';
+  if (typeof value === 'number') return Number.isFinite(value) ? 'a number' : String(value);
+  if (typeof value === 'boolean') return String(value);
+  return `a ${typeof value}`;
+}
+
+/** A message written for people in place of zod's default one; undefined when there is nothing better to say. */
+function plainMessage(issue: z.core.$ZodIssue, subject: string, value: unknown, location: Location): string | undefined {
+  const detail = issue as unknown as Record<string, unknown>;
+  switch (issue.code) {
+    case 'invalid_type': {
+      if (Array.isArray(value) && location === 'querystring') return `${subject} was given more than once; send it once`;
+      if (Array.isArray(value) && location === 'headers') return `${subject} was sent more than once; send it once`;
+      const expected = TYPE_WORDS[String(detail.expected)] ?? String(detail.expected);
+      return value === undefined ? `${subject} must be ${expected}` : `${subject} must be ${expected}, not ${describeInput(value)}`;
+    }
+    case 'invalid_value':
+      return `${subject} must be ${describeValues(issue).replace(/^must be /, '')}`;
+    case 'too_small':
+    case 'too_big': {
+      const small = issue.code === 'too_small';
+      const bound = String(small ? detail.minimum : detail.maximum);
+      const origin = String(detail.origin);
+      const unit = origin === 'string' ? 'characters' : origin === 'array' || origin === 'set' ? 'items' : origin === 'file' ? 'bytes' : '';
+      if (small && origin === 'string' && bound === '1') return `${subject} must not be empty`;
+      if (detail.exact) return `${subject} must be exactly ${bound}${unit ? ` ${unit}` : ''}`;
+      if (unit) return `${subject} must ${origin === 'string' ? 'be' : 'hold'} at ${small ? 'least' : 'most'} ${bound} ${unit}`;
+      const inclusive = detail.inclusive !== false;
+      return `${subject} must be ${small ? (inclusive ? 'at least' : 'greater than') : inclusive ? 'at most' : 'less than'} ${bound}`;
+    }
+    case 'invalid_format': {
+      const format = String(detail.format);
+      if (format === 'starts_with') return `${subject} must start with "${String(detail.prefix)}"`;
+      if (format === 'ends_with') return `${subject} must end with "${String(detail.suffix)}"`;
+      if (format === 'includes') return `${subject} must include "${String(detail.includes)}"`;
+      if (format === 'regex') return `${subject} is not in the accepted format`;
+      const words: Record<string, string> = { email: 'an email address', url: 'a URL', datetime: 'an ISO 8601 date-time', date: 'a date (YYYY-MM-DD)', uuid: 'a UUID' };
+      return `${subject} must be ${words[format] ?? `a valid ${format}`}`;
+    }
+    case 'not_multiple_of':
+      return `${subject} must be a multiple of ${String(detail.divisor)}`;
+    case 'invalid_union': {
+      const discriminator = detail.discriminator;
+      if (typeof discriminator === 'string') {
+        const options = Array.isArray(detail.options) ? (detail.options as unknown[]).map(String) : [];
+        const where = subject === locationLabel(location) ? discriminator : `${subject}.${discriminator}`;
+        return options.length > 0 ? `${where} must be one of ${options.join(', ')}` : `${where} is missing or not one of the accepted values`;
+      }
+      return `${subject} does not match any accepted form`;
+    }
+    case 'invalid_key':
+      return `${subject} has a key that is not accepted`;
+    case 'invalid_element':
+      return `${subject} holds a value that is not accepted`;
+    default:
+      return undefined;
+  }
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {

@@ -37,7 +37,7 @@ const text = (field: string, max: number) =>
     .min(1, `${field} must not be empty`)
     .max(max, `${field} must be at most ${max} characters`);
 
-export const addressInput = z.object({
+export const addressInput = z.strictObject({
   line1: text('address.line1', 140),
   line2: text('address.line2', 140).optional(),
   city: text('address.city', 100),
@@ -47,7 +47,7 @@ export const addressInput = z.object({
 });
 export type AddressInput = z.infer<typeof addressInput>;
 
-export const bankAccountInstrumentInput = z.object({
+export const bankAccountInstrumentInput = z.strictObject({
   type: z.literal('BANK_ACCOUNT'),
   currency: currencyCode,
   country: countryCode('country'),
@@ -73,7 +73,7 @@ export const bankAccountInstrumentInput = z.object({
     .optional(),
 });
 
-export const walletInstrumentInput = z.object({
+export const walletInstrumentInput = z.strictObject({
   type: z.literal('WALLET'),
   network: z.enum(WALLET_NETWORKS, { error: `network must be one of ${WALLET_NETWORKS.join(', ')}` }),
   address: z.string({ error: 'address must be a string' }).regex(EVM_ADDRESS_FORMAT, 'address must be an EVM address: 0x followed by 40 hex characters'),
@@ -101,14 +101,15 @@ const commonFields = {
 
 export const createBeneficiaryBody = z
   .discriminatedUnion('type', [
-    z.object({
+    // Unknown fields are a 400 naming them (docs/decisions.md#unknown-body-fields).
+    z.strictObject({
       type: z.literal('PERSON'),
       firstName: text('firstName', 100),
       lastName: text('lastName', 100),
       dateOfBirth: isoDate.optional(),
       ...commonFields,
     }),
-    z.object({
+    z.strictObject({
       type: z.literal('BUSINESS'),
       businessName: text('businessName', 200),
       registrationNumber: text('registrationNumber', 100).optional(),

@@ -356,7 +356,10 @@ export function seedFixtureBeneficiaries(ctx: AppContext, programme: ProgrammeFi
   programme.beneficiaries.forEach((entry, index) => {
     const where = `programmes[${programme.id}].beneficiaries.${index}`;
     if (!userIds.has(entry.userId)) throw new FixturesError(`invalid fixtures at ${where}: unknown user ${entry.userId}`);
-    const parsed = createBeneficiaryBody.safeParse(entry);
+    // The request body is the entry without its fixture-only keys (the body refuses unknown fields).
+    const { id: _id, userId: _userId, counterpartyId: _counterpartyId, createdAt: _createdAt, instruments, ...rest } = entry;
+    const body = { ...rest, instruments: instruments.map(({ id: _instrumentId, ...instrument }) => instrument) };
+    const parsed = createBeneficiaryBody.safeParse(body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       throw new FixturesError(`invalid fixtures at ${where}.${issue.path.join('.')}: ${issue.message}`);

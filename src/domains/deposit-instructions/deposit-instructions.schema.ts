@@ -54,7 +54,8 @@ export const createDepositInstructionBody = z
     name: z
       .string({ error: 'name must be a string of 1-64 characters' })
       .min(1, 'name must be 1-64 characters')
-      .max(64, 'name must be 1-64 characters (interface 8)'),
+      .max(64, 'name must be 1-64 characters (interface 8)')
+      .refine((value) => value.trim().length > 0, 'name must not be only spaces'), // docs/decisions.md#blank-names
     idempotencyKey: z
       .string({ error: 'idempotencyKey must be a string of 1-128 characters' })
       .min(1, 'idempotencyKey must be 1-128 characters')

@@ -21,21 +21,22 @@ const resourceId = (field: string) =>
 export const purposeSchema = z.enum(PAYMENT_PURPOSES, { error: 'purpose must be one of the payment purposes of interface 2.7, e.g. PAYMENT_FOR_SERVICES' });
 
 export const intentCreditInput = z.discriminatedUnion('instrumentType', [
-  z.object({ instrumentType: z.literal('ACCOUNT'), accountId: resourceId('credit.accountId') }),
-  z.object({ instrumentType: z.literal('BANK_ACCOUNT'), beneficiaryId: resourceId('credit.beneficiaryId'), instrumentId: resourceId('credit.instrumentId') }),
-  z.object({ instrumentType: z.literal('EXTERNAL_WALLET'), beneficiaryId: resourceId('credit.beneficiaryId'), instrumentId: resourceId('credit.instrumentId') }),
+  z.strictObject({ instrumentType: z.literal('ACCOUNT'), accountId: resourceId('credit.accountId') }),
+  z.strictObject({ instrumentType: z.literal('BANK_ACCOUNT'), beneficiaryId: resourceId('credit.beneficiaryId'), instrumentId: resourceId('credit.instrumentId') }),
+  z.strictObject({ instrumentType: z.literal('EXTERNAL_WALLET'), beneficiaryId: resourceId('credit.beneficiaryId'), instrumentId: resourceId('credit.instrumentId') }),
 ]);
 export type IntentCreditInput = z.infer<typeof intentCreditInput>;
 
 // docs/money-out.md#direct-debits: the user's own external bank account, pulled over ACH
-export const intentDebitInput = z.object({
+export const intentDebitInput = z.strictObject({
   instrumentType: z.literal('BANK_ACCOUNT', { error: 'debit.instrumentType must be BANK_ACCOUNT: a direct debit pulls from a bank account' }),
   beneficiaryId: resourceId('debit.beneficiaryId'),
   instrumentId: resourceId('debit.instrumentId'),
 });
 
+// Unknown fields are a 400 naming them, as on every JSON body (docs/decisions.md#unknown-body-fields).
 export const createIntentBody = z
-  .object({
+  .strictObject({
     idempotencyKey: z
       .string({ error: 'idempotencyKey is required: 1-128 characters, reused to commit' })
       .min(1, 'idempotencyKey must be 1-128 characters')
@@ -67,7 +68,7 @@ export const createIntentBody = z
 export type CreateIntentInput = z.infer<typeof createIntentBody>;
 
 export const commitIntentBody = z
-  .object({
+  .strictObject({
     idempotencyKey: z
       .string({ error: 'idempotencyKey is required: the key used to create the intent' })
       .min(1, 'idempotencyKey must be 1-128 characters')

@@ -36,7 +36,7 @@ const idField = (field: string) =>
 
 /** The decoded `json` payload (docs/decisions.md#payout-json-payload; interface 4.12). */
 export const payoutJsonPayload = z
-  .object({
+  .strictObject({
     entityId: idField('entityId').describe('The debit account id'),
     beneficiaryId: idField('beneficiaryId'),
     amount: decimalAmount.describe('Amount to credit, in `currency`'),

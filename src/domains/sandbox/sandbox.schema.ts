@@ -19,7 +19,9 @@ export const simulateDepositBody = z
       .string({ error: 'amount must be a decimal string such as "100.00"' })
       .describe('Decimal string in the account currency, greater than zero, with at most the currency\'s decimals'),
     reference: optionalText('reference').describe('Becomes debitReference (and debitMemo on wire rails: FEDWIRE, SEPA, FPS)'),
-    counterpartyName: optionalText('counterpartyName').describe('Becomes debitParty.payer.displayName'),
+    counterpartyName: optionalText('counterpartyName')
+      .refine((value) => value === null || value === undefined || value.trim().length > 0, 'counterpartyName must not be only spaces (omit it or send null for none)') // docs/decisions.md#blank-names
+      .describe('Becomes debitParty.payer.displayName'),
   })
   .meta({ id: 'MockDepositRequest' });
 export type SimulateDepositBody = z.infer<typeof simulateDepositBody>;

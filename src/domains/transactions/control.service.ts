@@ -59,6 +59,18 @@ export function virtualAccountInstrument(instruction: DepositInstructionRow, cur
   return { instrumentType: 'VIRTUAL_ACCOUNT', virtualAccount: { id: instruction.id, displayName: instruction.name, currency, mask: maskOf(number) } };
 }
 
+/** A party's name must say something: empty or whitespace-only names are refused (docs/decisions.md#blank-names). */
+function requireNamedParty(party: Party | null | undefined, fieldRef: string): void {
+  if (!party) return;
+  const [ref, name] =
+    party.partyType === 'PAYER'
+      ? [`${fieldRef}.payer.displayName`, party.payer.displayName]
+      : party.beneficiary.business
+        ? [`${fieldRef}.beneficiary.business.name`, party.beneficiary.business.name]
+        : [`${fieldRef}.beneficiary.person.name`, party.beneficiary.person?.name];
+  if (name !== undefined && name.trim().length === 0) throw errors.field('InvalidValue', ref, `${ref} must not be empty or only spaces`);
+}
+
 /** The rate the two amounts imply (credit per unit of debit), to 8 decimals, for a cross-currency injection. */
 function impliedRate(debitMinor: bigint, debitPrecision: number, creditMinor: bigint, creditPrecision: number): string {
   const scale = 8;
@@ -131,6 +143,9 @@ export function injectTransaction(ctx: AppContext, accountId: string, body: Inje
     if (body.statusCode !== undefined && body.status === undefined) {
       throw errors.field('InvalidValue', 'statusCode', 'statusCode is recorded with a target status: send status too (e.g. "FAILED")');
     }
+
+    requireNamedParty(body.debitParty, 'debitParty');
+    requireNamedParty(body.creditParty, 'creditParty');
 
     const country = account.country ?? null;
     const debitRail =

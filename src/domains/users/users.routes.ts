@@ -30,9 +30,10 @@ export const usersRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         schema: {
           tags: ['Auth'],
           summary: 'Create a user of the programme',
-          description: 'HMAC with a MULTI_USER key. 201 when created; 200 with the existing user for a known externalId.',
+          description:
+            'HMAC with a MULTI_USER key. 201 when created; 200 with the existing user for a known externalId sent with the same type, name (and email); 409 when any of them differs.',
           body: createUserBody,
-          response: { 200: userSchema, 201: userSchema, ...errorResponses(403) },
+          response: { 200: userSchema, 201: userSchema, ...errorResponses(403, 409) },
         },
       },
       async (request, reply) => {

@@ -1,5 +1,6 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
+import { errors } from '../../http/errors.js';
 import type { Page } from '../../http/pagination.js';
 import { toUser, type CreateUserInput, type User, type UserRow } from './users.schema.js';
 
@@ -19,7 +20,19 @@ export function createUser(ctx: AppContext, programmeId: string, input: CreateUs
 
 function createUserNow(ctx: AppContext, programmeId: string, input: CreateUserInput): { user: User; created: boolean } {
   const existing = prepared<UserRow>(ctx.db, 'SELECT * FROM users WHERE programme_id = ? AND external_id = ?').get(programmeId, input.externalId);
-  if (existing) return { user: toUser(existing), created: false };
+  if (existing) {
+    // The same externalId names the same person or business: a replay with another name, type or email is
+    // a conflict, never a silent 200 with the stored user (docs/decisions.md#users-create).
+    const differs = [
+      existing.type !== input.type ? `type ${existing.type}` : null,
+      existing.name !== input.name ? `name "${existing.name}"` : null,
+      input.email !== undefined && existing.email !== input.email ? `email ${existing.email ?? '(none)'}` : null,
+    ].filter((part): part is string => part !== null);
+    if (differs.length > 0) {
+      throw errors.conflict(`externalId ${input.externalId} already names user ${existing.id} with ${differs.join(', ')}; send the same values to get it back, or use another externalId`);
+    }
+    return { user: toUser(existing), created: false };
+  }
   const id = ctx.ids.id('user');
   const now = ctx.clock.nowIso();
   prepared(
