@@ -22,7 +22,7 @@ t.test('accounts list and detail', async (t) => {
   for (const bad of ['pageSize=0', 'pageSize=101', 'pageIndex=-1', 'pageSize=abc', 'pageSize=0x10', 'pageSize=1e1', 'pageIndex=%2B1', 'pageSize=%205', 'pageSize=', 'pageSize=1.5']) {
     const response = await sandbox.request('GET', `/v1/accounts?${bad}`);
     t.equal(response.statusCode, 400, bad);
-    t.equal(json(response).errorCode, 'INVALID_REQUEST');
+    t.notOk('errorCode' in json(response), 'no errorCode: validationErrors describe it (interface 7.1)');
     t.ok(json(response).validationErrors[0].fieldRef, 'names the parameter');
   }
 

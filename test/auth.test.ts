@@ -12,11 +12,11 @@ import { AS_JANE, AS_OTHER, CREDENTIALS, START, buildTestApp, json, type Identit
 const ACME_ACCOUNTS = ['acct_acme_usd', 'acct_acme_eur', 'acct_acme_usdc', 'acct_acme_gbp'];
 const MULTI: Identity = { apiKey: CREDENTIALS.multi.apiKey, secret: CREDENTIALS.multi.secret };
 
-function expectError(t: Test, response: LightMyRequestResponse, status: number, errorCode: string, message?: RegExp): void {
+function expectError(t: Test, response: LightMyRequestResponse, status: number, errorCode: string | undefined, message?: RegExp): void {
   t.equal(response.statusCode, status, `status ${status}`);
   const body = json(response);
   t.ok(errorBodySchema.safeParse(body).success, 'interface 7.1 error body');
-  t.equal(body.errorCode, errorCode, `errorCode ${errorCode}`);
+  t.equal(body.errorCode, errorCode, `errorCode ${errorCode ?? 'absent'}`);
   if (message) t.match(body.message, message);
 }
 
@@ -196,10 +196,10 @@ t.test('bearer tokens (interface 5.1, docs/decisions.md#bearer-tokens)', async (
 
   t.test('an unknown scope is a 400 naming it', async (t) => {
     const response = await sandbox.request('POST', '/v1/auth/token', { scopes: ['accounts:read', 'root'] });
-    expectError(t, response, 400, 'INVALID_REQUEST');
+    expectError(t, response, 400, undefined);
     t.equal(json(response).validationErrors[0].fieldRef, 'scopes.1');
-    expectError(t, await sandbox.request('POST', '/v1/auth/token', { scopes: [] }), 400, 'INVALID_REQUEST');
-    expectError(t, await sandbox.request('POST', '/v1/auth/token', { scope: 'accounts:read' }), 400, 'INVALID_REQUEST');
+    expectError(t, await sandbox.request('POST', '/v1/auth/token', { scopes: [] }), 400, undefined);
+    expectError(t, await sandbox.request('POST', '/v1/auth/token', { scope: 'accounts:read' }), 400, undefined);
   });
 
   t.test('bearer tokens are refused on HMAC-only routes', async (t) => {
@@ -288,7 +288,7 @@ t.test('payout HMAC variant: sha256=, RFC 3339, 300 s skew, header lengths (inte
     ['x-service-program-id', 'p'.repeat(129)],
   ] as const) {
     const response = await post({ ...headers(), [header]: value });
-    expectError(t, response, 400, 'INVALID_REQUEST');
+    expectError(t, response, 400, undefined);
     t.equal(json(response).validationErrors[0].type, 'InvalidFormat');
     t.match(json(response).validationErrors[0].fieldRef, new RegExp(header, 'i'), `${header} length ${value.length}`);
   }

@@ -91,7 +91,7 @@ t.test('errors: 409 provider not ready, 404, 403, body validation', async (t) =>
   ];
   for (const [label, payload, fieldRef] of cases) {
     const error = expectStatus(await sandbox.request('POST', url, payload), 400);
-    t.equal(error.errorCode, 'INVALID_REQUEST', label);
+    t.notOk('errorCode' in error, `${label}: no errorCode (interface 7.1)`);
     t.ok(error.validationErrors.some((item: any) => item.fieldRef === fieldRef), `${label}: names ${fieldRef}`);
   }
   const ok = await sandbox.request('POST', url, { name: 'n'.repeat(64), idempotencyKey: 'k64' });

@@ -10,7 +10,7 @@ import { CREDENTIALS, START, buildTestApp, json, type Identity, type TestApp } f
 const MULTI: Identity = { apiKey: CREDENTIALS.multi.apiKey, secret: CREDENTIALS.multi.secret };
 const at = (offsetMs: number) => new Date(Date.parse(START) + offsetMs).toISOString();
 
-function expectError(t: Test, response: LightMyRequestResponse, status: number, errorCode: string): Record<string, any> {
+function expectError(t: Test, response: LightMyRequestResponse, status: number, errorCode: string | undefined): Record<string, any> {
   t.equal(response.statusCode, status, `status ${status}`);
   const body = json(response);
   t.ok(errorBodySchema.safeParse(body).success, 'interface 7.1 error body');
@@ -52,7 +52,7 @@ t.test('clock: read, freeze, advance, realtime', async (t) => {
   t.match(json(frozen), { now: '2026-03-01T22:00:00.000Z', mode: 'frozen' }, 'an offset is accepted and normalised to UTC');
 
   const backwards = await clock(sandbox, { freezeAt: START });
-  const body = expectError(t, backwards, 400, 'INVALID_REQUEST');
+  const body = expectError(t, backwards, 400, undefined);
   t.match(body.validationErrors, [{ type: 'InvalidValue', fieldRef: 'freezeAt' }]);
   t.match(body.message, /forward/);
   t.equal(json(await clock(sandbox)).now, '2026-03-01T22:00:00.000Z', 'a refused change changes nothing');
@@ -91,7 +91,7 @@ t.test('clock: bad bodies give 400 with the error body', async (t) => {
   ];
   for (const [payload, fieldRef] of cases) {
     const response = await clock(sandbox, typeof payload === 'string' ? payload : payload);
-    const body = expectError(t, response, 400, 'INVALID_REQUEST');
+    const body = expectError(t, response, 400, undefined);
     t.ok(body.validationErrors.length > 0, JSON.stringify(payload));
     if (fieldRef) t.equal(body.validationErrors[0].fieldRef, fieldRef, `${JSON.stringify(payload)} names ${fieldRef}`);
   }
@@ -100,7 +100,7 @@ t.test('clock: bad bodies give 400 with the error body', async (t) => {
   const unknownField = json(await clock(sandbox, { nothing: true }));
   t.match(unknownField.validationErrors, [{ type: 'InvalidValue', fieldRef: 'nothing' }]);
   const noBody = await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock' });
-  t.match(expectError(t, noBody, 400, 'INVALID_REQUEST').validationErrors, [{ type: 'MissingRequestBody' }]);
+  t.match(expectError(t, noBody, 400, undefined).validationErrors, [{ type: 'MissingRequestBody' }]);
   t.equal(json(await clock(sandbox)).now, START, 'no bad request moved the clock');
 });
 

@@ -11,7 +11,7 @@ import { CREDENTIALS, buildTestApp, json, type Identity } from './helper.js';
 
 const MULTI: Identity = { apiKey: CREDENTIALS.multi.apiKey, secret: CREDENTIALS.multi.secret };
 
-function expectError(t: Test, response: LightMyRequestResponse, status: number, errorCode: string): Record<string, any> {
+function expectError(t: Test, response: LightMyRequestResponse, status: number, errorCode: string | undefined): Record<string, any> {
   t.equal(response.statusCode, status, `status ${status}`);
   t.match(response.headers['content-type'], /^application\/json/);
   const body = json(response);
@@ -75,7 +75,7 @@ t.test('error bodies', async (t) => {
         headers: { ...sandbox.sign('POST', '/v1/auth/users', payload, MULTI), 'content-type': 'application/json' },
         payload,
       });
-      const body = expectError(t, response, 400, 'INVALID_REQUEST');
+      const body = expectError(t, response, 400, undefined);
       t.match(body.validationErrors, [{ type: 'InvalidFormat', fieldRef: 'body' }], payload);
       t.match(body.message, /not valid JSON/);
     }
@@ -85,13 +85,13 @@ t.test('error bodies', async (t) => {
       headers: { 'content-type': 'application/json; charset=utf-8' },
       payload: '{"advanceMs":',
     });
-    expectError(t, charset, 400, 'INVALID_REQUEST');
+    expectError(t, charset, 400, undefined);
   });
 
   t.test('prototype-poisoning keys are refused as malformed', async (t) => {
     const payload = '{"advanceMs":1,"__proto__":{"polluted":true}}';
     const response = await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', headers: { 'content-type': 'application/json' }, payload });
-    const body = expectError(t, response, 400, 'INVALID_REQUEST');
+    const body = expectError(t, response, 400, undefined);
     t.match(body.validationErrors, [{ type: 'InvalidFormat', fieldRef: 'body' }]);
     t.equal(({} as Record<string, unknown>).polluted, undefined);
     const harmless = await sandbox.app.inject({
@@ -147,7 +147,7 @@ t.test('error bodies', async (t) => {
   });
 
   t.test('a required body that is missing: 400 MissingRequestBody', async (t) => {
-    const body = expectError(t, await sandbox.request('POST', '/v1/auth/users', undefined, MULTI), 400, 'INVALID_REQUEST');
+    const body = expectError(t, await sandbox.request('POST', '/v1/auth/users', undefined, MULTI), 400, undefined);
     t.match(body.validationErrors, [{ type: 'MissingRequestBody' }]);
   });
 

@@ -8,7 +8,7 @@ import { AS_OTHER, CREDENTIALS, START, buildTestApp, json, type Identity, type T
 const MULTI: Identity = { apiKey: CREDENTIALS.multi.apiKey, secret: CREDENTIALS.multi.secret };
 const OTHER_PROGRAMME: Identity = { apiKey: AS_OTHER.apiKey, secret: AS_OTHER.secret, programmeId: AS_OTHER.programmeId };
 
-function expectError(t: Test, response: LightMyRequestResponse, status: number, errorCode: string): Record<string, any> {
+function expectError(t: Test, response: LightMyRequestResponse, status: number, errorCode: string | undefined): Record<string, any> {
   t.equal(response.statusCode, status, `status ${status}`);
   const body = json(response);
   t.ok(errorBodySchema.safeParse(body).success, 'interface 7.1 error body');
@@ -94,7 +94,7 @@ t.test('POST /v1/auth/users', async (t) => {
     ];
     for (const [payload, expected] of cases) {
       const response = await sandbox.request('POST', '/v1/auth/users', payload, MULTI);
-      const body = expectError(t, response, 400, 'INVALID_REQUEST');
+      const body = expectError(t, response, 400, undefined);
       t.match(body.validationErrors, expected, JSON.stringify(payload).slice(0, 60));
       t.equal(body.validationErrors.length, expected.length);
       for (const item of body.validationErrors) t.match(item.message, new RegExp(item.fieldRef), 'the message names the field');
@@ -102,9 +102,9 @@ t.test('POST /v1/auth/users', async (t) => {
     const typeError = json(await sandbox.request('POST', '/v1/auth/users', { ...ann, type: 'ROBOT' }, MULTI));
     t.match(typeError.validationErrors[0].message, /PERSON/, 'an enum failure lists the accepted values');
 
-    const noBody = expectError(t, await sandbox.request('POST', '/v1/auth/users', undefined, MULTI), 400, 'INVALID_REQUEST');
+    const noBody = expectError(t, await sandbox.request('POST', '/v1/auth/users', undefined, MULTI), 400, undefined);
     t.equal(noBody.validationErrors[0].type, 'MissingRequestBody');
-    const array = expectError(t, await sandbox.request('POST', '/v1/auth/users', [ann], MULTI), 400, 'INVALID_REQUEST');
+    const array = expectError(t, await sandbox.request('POST', '/v1/auth/users', [ann], MULTI), 400, undefined);
     t.ok(array.validationErrors.length > 0);
     const count = sandbox.ctx.db.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number };
     t.equal(count.n, 6, 'fixtures (3) + ann + biz + ann in prg_other; no failed request wrote a row');
@@ -141,7 +141,7 @@ t.test('GET /v1/users', async (t) => {
     t.same(beyond.data, []);
     t.equal(beyond.totalRecords, 4);
     for (const bad of ['pageSize=0', 'pageSize=26', 'pageSize=-1', 'pageSize=2.5', 'pageSize=ten', 'pageIndex=-1', 'pageIndex=x']) {
-      const body = expectError(t, await sandbox.request('GET', `/v1/users?${bad}`, undefined, MULTI), 400, 'INVALID_REQUEST');
+      const body = expectError(t, await sandbox.request('GET', `/v1/users?${bad}`, undefined, MULTI), 400, undefined);
       t.equal(body.validationErrors[0].fieldRef, bad.split('=')[0], bad);
       if (bad.startsWith('pageSize')) t.match(body.validationErrors[0].message, /1-25/, 'says what is accepted');
     }

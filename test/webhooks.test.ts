@@ -281,7 +281,7 @@ t.test('delivery log: filters, paging, order, validation', async (t) => {
   ] as const) {
     const response = await get(query);
     t.equal(response.statusCode, 400, query);
-    t.equal(json(response).errorCode, 'INVALID_REQUEST');
+    t.notOk('errorCode' in json(response), `${query}: no errorCode (interface 7.1)`);
     t.equal(json(response).validationErrors[0].fieldRef, fieldRef, query);
   }
 
