@@ -49,9 +49,12 @@ t.test('POST /v1/auth/users', async (t) => {
   });
 
   t.test('the same externalId returns the existing user with 200 and creates nothing', async (t) => {
-    const again = await sandbox.request('POST', '/v1/auth/users', { ...ann, name: 'Another Name', type: 'BUSINESS' }, MULTI);
+    const again = await sandbox.request('POST', '/v1/auth/users', ann, MULTI);
     t.equal(again.statusCode, 200);
-    t.same(json(again), user, 'the first request wins');
+    t.same(json(again), user, 'the stored user');
+    // docs/decisions.md#users-create: with another name or type it is a conflict (deliberate change)
+    const other = await sandbox.request('POST', '/v1/auth/users', { ...ann, name: 'Another Name', type: 'BUSINESS' }, MULTI);
+    expectError(t, other, 409, 'INVALID_REQUEST');
     const count = sandbox.ctx.db.prepare("SELECT COUNT(*) AS n FROM users WHERE external_id = 'ext-ann-1'").get() as { n: number };
     t.equal(count.n, 1);
   });
