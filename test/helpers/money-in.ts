@@ -5,6 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { DEFAULT_FIXTURES } from '../../src/config.js';
 import type { AppContext } from '../../src/context.js';
 import { createTransaction, type FeeInput } from '../../src/domains/transactions/transactions.create.js';
+import { railBehaviourFor } from '../../src/domains/transactions/transactions.rail.js';
 import type { TransactionRow } from '../../src/domains/transactions/transactions.schema.js';
 import { json, type Identity, type TestApp } from '../helper.js';
 
@@ -66,6 +67,8 @@ export function createWithdrawal(
     creditRail: 'US.USD.ACH',
     creditInstrument: { instrumentType: 'BANK_ACCOUNT', bankAccount: { id: 'bi_test', displayName: null, currency, mask: '****0001' } },
     fees,
+    // the amount this helper is given is the one "written": its magic cents apply (docs/decisions.md#magic-amounts)
+    railBehaviour: railBehaviourFor(input.amountMinor, 2),
   });
 }
 

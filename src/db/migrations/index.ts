@@ -8,6 +8,7 @@ import { migration006Enrollment } from './006-enrollment.js';
 import { migration007ProgrammeTransactions } from './007-programme-transactions.js';
 import { migration008IntentFlows } from './008-intent-flows.js';
 import { migration009DeliveryStatusOnce } from './009-delivery-status-once.js';
+import { migration010WrittenAmount } from './010-written-amount.js';
 
 export interface Migration {
   version: number;
@@ -19,5 +20,5 @@ export interface Migration {
 // Add new migrations here with the next number; never edit one that has shipped.
 export const migrations: Migration[] = [
   migration001Core, migration002MoneyIn, migration003MoneyOut, migration004Webhooks, migration005Statements, migration006Enrollment,
-  migration007ProgrammeTransactions, migration008IntentFlows, migration009DeliveryStatusOnce,
+  migration007ProgrammeTransactions, migration008IntentFlows, migration009DeliveryStatusOnce, migration010WrittenAmount,
 ];

@@ -130,6 +130,8 @@ export interface IntentRow {
   debit_party: string | null;
   debit_rail_type: string | null;
   amount_written: number;
+  /** The amount the caller wrote (magic cents read it); null when none, or an intent stored before migration 010. */
+  written_amount: 'DEBIT' | 'CREDIT' | null;
   beneficiary_id: string | null;
   beneficiary_instrument_id: string | null;
   debit_amount_minor: number;

@@ -24,7 +24,7 @@ import { parsePositiveAmount, quote } from '../fees-fx/fees-fx.service.js';
 import { availableOf } from '../ledger/ledger.service.js';
 import { createTransaction, InsufficientFundsError, type NewTransaction } from '../transactions/transactions.create.js';
 import { getTransactionRow, precisionLookup } from '../transactions/transactions.stored.js';
-import { railBehaviourFor } from '../transactions/transactions.rail.js';
+import { railBehaviourFor, type RailBehaviour } from '../transactions/transactions.rail.js';
 import {
   accountInstrument,
   DIRECT_DEBIT_RAIL,
@@ -220,7 +220,8 @@ interface IntentPlan {
   fxSpread: string;
   creditRail: CreditRail | null;
   creditRailType: string | null;
-  amountWritten: boolean;
+  /** The amount the caller wrote, or null when the emulator chose it (docs/decisions.md#magic-amounts). */
+  writtenAmount: 'DEBIT' | 'CREDIT' | null;
 }
 
 function exactlyOneAmount(input: CreateIntentInput): { hasDebit: boolean } {
@@ -279,7 +280,7 @@ function planPayment(ctx: AppContext, caller: Caller, input: CreateIntentInput):
     fxSpread: priced.fxSpread,
     creditRail: credit.rail,
     creditRailType: credit.railType,
-    amountWritten: true,
+    writtenAmount: amount.side,
   };
 }
 
@@ -327,7 +328,7 @@ function planRefund(ctx: AppContext, caller: Caller, input: CreateIntentInput): 
     fxSpread: priced.fxSpread,
     creditRail: refundCreditRail(deposit.debit_rail),
     creditRailType: deposit.debit_rail,
-    amountWritten: written,
+    writtenAmount: written ? 'DEBIT' : null,
   };
 }
 
@@ -377,7 +378,7 @@ function planDirectDebit(ctx: AppContext, caller: Caller, input: CreateIntentInp
     fxSpread: priced.fxSpread,
     creditRail: null,
     creditRailType: null,
-    amountWritten: true,
+    writtenAmount: hasDebit ? 'DEBIT' : 'CREDIT',
   };
 }
 
@@ -416,8 +417,8 @@ function createIntentNow(ctx: AppContext, caller: Caller, input: CreateIntentInp
        debit_account_id, credit_account_id, beneficiary_id, beneficiary_instrument_id, refund_of_transaction_id, debit_amount_minor,
        principal_minor, debit_currency, credit_amount_minor, credit_currency, debit_instrument, credit_instrument, debit_party,
        debit_rail_type, credit_party, fees, exchange_rate, base_exchange_rate, fx_spread, credit_rail, credit_rail_type, debit_memo,
-       purpose, amount_written, related_transaction_id, expires_at, expires_at_ms, created_at, created_at_ms, updated_at, updated_at_ms)
-     VALUES (?, ?, ?, ?, ?, ?, ?, 'CREATED', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)`,
+       purpose, amount_written, written_amount, related_transaction_id, expires_at, expires_at_ms, created_at, created_at_ms, updated_at, updated_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'CREATED', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)`,
   ).run(
     id,
     caller.programmeId,
@@ -450,7 +451,8 @@ function createIntentNow(ctx: AppContext, caller: Caller, input: CreateIntentInp
     plan.creditRailType,
     input.debitMemo ?? null,
     input.purpose ?? null,
-    plan.amountWritten ? 1 : 0,
+    plan.writtenAmount !== null ? 1 : 0,
+    plan.writtenAmount,
     expiresAt,
     expiresAtMs,
     createdAt,
@@ -552,12 +554,16 @@ function commitIntentNow(ctx: AppContext, caller: Caller, intentId: string, idem
 }
 
 /**
- * Magic cents (docs/decisions.md#magic-amounts) read on the amount the caller wrote; an amount the emulator chose is
- * never magic.
+ * Magic cents read only on the amount the caller wrote: the intent's debitAmount or creditAmount as written,
+ * never the other side the emulator converted or derived, and never an amount the emulator chose (a refund
+ * of what is still refundable) (docs/decisions.md#magic-amounts).
  */
-function writtenRailBehaviour(ctx: AppContext, row: IntentRow): NewTransaction['railBehaviour'] {
-  if (row.amount_written === 0) return 'NORMAL';
-  return railBehaviourFor(BigInt(row.debit_amount_minor), precisionOf(ctx, row.debit_currency));
+function writtenRailBehaviour(ctx: AppContext, row: IntentRow): RailBehaviour {
+  const side = row.written_amount ?? (row.amount_written === 0 ? null : row.refund_of_transaction_id !== null || row.category === 'DIRECT_DEBIT' ? 'DEBIT' : 'CREDIT');
+  if (side === null) return 'NORMAL';
+  return side === 'DEBIT'
+    ? railBehaviourFor(BigInt(row.debit_amount_minor), precisionOf(ctx, row.debit_currency))
+    : railBehaviourFor(BigInt(row.credit_amount_minor), precisionOf(ctx, row.credit_currency));
 }
 
 /** The transaction a committed intent creates, per flow (docs/money-out.md#intent-flows). */
@@ -581,7 +587,7 @@ function transactionFor(ctx: AppContext, row: IntentRow): NewTransaction {
     const account = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(row.credit_account_id!)!;
     // An incoming pull: credited when it completes on the incoming timeline; .91 cents come back
     // returned (FAILED, R01) instead (docs/money-out.md#direct-debits). An ACH debit carries no memo.
-    const behaviour = railBehaviourFor(BigInt(row.credit_amount_minor), precisionOf(ctx, row.credit_currency));
+    const behaviour = writtenRailBehaviour(ctx, row);
     return {
       ...common,
       accountId: account.id,
@@ -613,7 +619,6 @@ function transactionFor(ctx: AppContext, row: IntentRow): NewTransaction {
     return { ...outgoing, creditAccountId: null, type: row.type, relatedTransactionId: row.refund_of_transaction_id, railBehaviour: writtenRailBehaviour(ctx, row) };
   }
   // own transfer: the target is credited when the transaction completes (docs/decisions.md#ledger); P2P: the other
-  // user's account is credited by its own incoming transfer (transactions/p2p.ts); payouts: railBehaviour
-  // omitted, the core applies the magic amounts to the amount sent
-  return { ...outgoing, creditAccountId: row.credit_account_id, type: row.type, category: row.category ?? undefined };
+  // user's account is credited by its own incoming transfer (transactions/p2p.ts)
+  return { ...outgoing, creditAccountId: row.credit_account_id, type: row.type, category: row.category ?? undefined, railBehaviour: writtenRailBehaviour(ctx, row) };
 }

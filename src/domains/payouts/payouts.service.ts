@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { prepared } from '../../db/connection.js';
-import type { AppContext } from '../../context.js';
+import { precisionOf, type AppContext } from '../../context.js';
 import { errors, ServiceError } from '../../http/errors.js';
 import { parseOrThrow } from '../../http/validation-errors.js';
 import { requireOwnAccount, type Caller } from '../accounts/accounts.service.js';
@@ -22,6 +22,7 @@ import { parsePositiveAmount, quote } from '../fees-fx/fees-fx.service.js';
 import { accountInstrument } from '../intents/intents.service.js';
 import { assertEnrollmentActive } from '../enrollment/enrollment.service.js';
 import { createTransaction } from '../transactions/transactions.create.js';
+import { railBehaviourFor } from '../transactions/transactions.rail.js';
 import { parsePacs008 } from './pacs008.js';
 import { payoutJsonPayload, type PayoutFormat, type PayoutOrder, type PayoutSubmissionResponse } from './payouts.schema.js';
 
@@ -258,6 +259,8 @@ function submitPayoutNow(ctx: AppContext, caller: Caller, submission: PayoutSubm
       fxSpread: priced.fxSpread,
       purpose: order.purpose,
       externalId: order.externalId,
+      // Magic cents on the payout's amount as written, never on its converted debit (docs/decisions.md#magic-amounts).
+      railBehaviour: railBehaviourFor(creditAmountMinor, precisionOf(ctx, order.currency)),
     },
     { failOnInsufficientFunds: true },
   );

@@ -6,7 +6,7 @@ import { formatAmount } from '../../lib/money.js';
 import type { TransactionStatus } from './transactions.machine.js';
 import type { Fee, Instrument, Party, Transaction, TransactionRow } from './transactions.schema.js';
 import { emitTransactionEvent, getTransactionRow, refreshStoredTransaction } from './transactions.stored.js';
-import { outgoingRailBehaviour, scheduleNextRailStep, type RailBehaviour } from './transactions.rail.js';
+import { scheduleNextRailStep, type RailBehaviour } from './transactions.rail.js';
 
 // Creating a transaction, with the ledger rules every caller must keep and the hold on its debit. It runs
 // in its own SQLite transaction (a savepoint when the caller already has one), so a failure half-way
@@ -64,8 +64,9 @@ export interface NewTransaction {
   statusReason?: string | null;
   statusCode?: string | null;
   /**
-   * How the sandbox rail treats the transaction. Omitted on an OUTGOING transaction: the magic amounts of
-   * docs/decisions.md#magic-amounts decide (see `outgoingRailBehaviour`). INCOMING transactions are never magic.
+   * How the sandbox rail treats the transaction (default NORMAL). The flow that knows which amount the caller
+   * wrote passes `railBehaviourFor(thatAmount)`: magic cents are never read on a converted or derived amount
+   * (docs/decisions.md#magic-amounts).
    */
   railBehaviour?: RailBehaviour;
   /** Fixture history only: a settled record with given instants, no events and no timeline. */
@@ -168,7 +169,7 @@ function createTransactionNow(ctx: AppContext, input: NewTransaction, options: {
   const netDebitAmountMinor = input.netDebitAmountMinor !== undefined ? input.netDebitAmountMinor : fees.length > 0 ? input.debitAmountMinor - feeTotal : null;
   const railBehaviour: RailBehaviour = input.history
     ? 'NONE'
-    : (input.railBehaviour ?? (input.direction === 'OUTGOING' ? outgoingRailBehaviour(ctx, input) : 'NORMAL'));
+    : (input.railBehaviour ?? 'NORMAL');
   const feesJson: Fee[] = fees.map((fee) => ({
     type: fee.type,
     label: fee.label,

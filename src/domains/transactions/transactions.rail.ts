@@ -1,5 +1,4 @@
 import type { AppContext } from '../../context.js';
-import { precisionOf } from '../../context.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
 import type { TransactionRow } from './transactions.schema.js';
 
@@ -13,7 +12,7 @@ export type RailBehaviour = TransactionRow['rail_behaviour'];
 
 /**
  * Magic amounts (docs/decisions.md#magic-amounts): cents .91 fail at processing (RAIL_REJECTED), .92 hold in
- * PROCESSING.
+ * PROCESSING. The flow that knows which amount the caller wrote calls it on that amount only.
  */
 export function railBehaviourFor(amountMinor: bigint, precision: number): RailBehaviour {
   if (precision < 2) return 'NORMAL';
@@ -23,21 +22,7 @@ export function railBehaviourFor(amountMinor: bigint, precision: number): RailBe
   return 'NORMAL';
 }
 
-/**
- * The magic amount (docs/decisions.md#magic-amounts) of an outgoing transaction: the amount sent (credit), else debit
- * net of fees.
- */
-export function outgoingRailBehaviour(
-  ctx: AppContext,
-  input: { creditAmountMinor: bigint; creditCurrency: string; debitAmountMinor: bigint; debitCurrency: string; fees?: Array<{ amountMinor: bigint }> },
-): RailBehaviour {
-  const byCredit = railBehaviourFor(input.creditAmountMinor, precisionOf(ctx, input.creditCurrency));
-  if (byCredit !== 'NORMAL') return byCredit;
-  const feeTotal = (input.fees ?? []).reduce((sum, fee) => sum + fee.amountMinor, 0n);
-  return railBehaviourFor(input.debitAmountMinor - feeTotal, precisionOf(ctx, input.debitCurrency));
-}
-
-/** The rail timeline (docs/decisions.md#rail-timeline), as jobs on the emulated clock. */
+/** The rail timeline of contract 4, as jobs on the emulated clock. */
 export function scheduleNextRailStep(ctx: AppContext, row: TransactionRow): void {
   if (row.rail_behaviour === 'NONE') return;
   const timeline = ctx.fixtures.timeline;
