@@ -53,7 +53,7 @@ export const createDepositInstructionBody = z
   .strictObject({
     name: z
       .string({ error: 'name must be a string of 1-64 characters' })
-      .min(1, 'name must be 1-64 characters')
+      .min(1, { message: 'name must be 1-64 characters', abort: true })
       .max(64, 'name must be 1-64 characters (interface 8)')
       .refine((value) => value.trim().length > 0, 'name must not be only spaces'), // docs/decisions.md#blank-names
     idempotencyKey: z

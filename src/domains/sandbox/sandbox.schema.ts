@@ -4,7 +4,7 @@ import { z } from 'zod';
 const optionalText = (field: string) =>
   z
     .string({ error: `${field} must be a string of 1-255 characters, or null` })
-    .min(1, `${field} must be 1-255 characters (omit it or send null for none)`)
+    .min(1, { message: `${field} must be 1-255 characters (omit it or send null for none)`, abort: true })
     .max(255, `${field} must be at most 255 characters (interface 8)`)
     .nullable()
     .optional();

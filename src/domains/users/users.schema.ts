@@ -21,7 +21,7 @@ export type User = z.infer<typeof userSchema>;
 // POST /v1/auth/users (docs/decisions.md#users-create)
 export const createUserBody = z
   .object({
-    externalId: z.string().min(1).max(128).refine((value) => value.trim().length > 0, 'externalId must not be blank'),
+    externalId: z.string().min(1).max(128),
     type: z.enum(['PERSON', 'BUSINESS']),
     // Whitespace-only names are refused; surrounding spaces are dropped (docs/decisions.md#blank-names).
     name: z.string().trim().min(1, 'name must not be empty or only spaces').max(200),
