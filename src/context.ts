@@ -17,6 +17,11 @@ export interface AppContext {
   fixtures: Fixtures;
   /** Handlers of deferred jobs by type (each domain's descriptor, src/domains/index.ts). */
   jobHandlers: Record<string, (ctx: AppContext, payload: Record<string, unknown>) => void>;
+  /**
+   * What to do, by job type, when a job's handler throws (scheduler/job-handlers.ts): for example move the
+   * job's transaction to FAILED (docs/decisions.md#failed-jobs). Absent: the job is only recorded FAILED.
+   */
+  jobFailureHandlers?: Record<string, (ctx: AppContext, payload: Record<string, unknown>, error: string) => void>;
 }
 
 /** Decimal places of a currency (docs/decisions.md#exact-money); unknown currencies are a 400 naming the field. */

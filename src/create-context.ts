@@ -11,7 +11,7 @@ import { seedFixtures } from './fixtures/fixtures.seed.js';
 import { parseSnapshotFile, restoreTables, setStartingSnapshot, type Snapshot } from './emulator/snapshots.service.js';
 import { ServiceError } from './http/errors.js';
 import { readFileSync } from 'node:fs';
-import { jobHandlers } from './domains/index.js';
+import { jobFailureHandlers, jobHandlers } from './domains/index.js';
 import type { AppContext } from './context.js';
 
 export interface ContextOptions {
@@ -44,6 +44,7 @@ export function createContext(options: ContextOptions = {}): AppContext {
     config,
     fixtures,
     jobHandlers,
+    jobFailureHandlers,
   };
   const seeded = prepared<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM programmes').get()!.n > 0;
   if (!seeded) seedFixtures(ctx);

@@ -661,6 +661,7 @@ async function setup(): Promise<Fixture> {
     'PUT /_emulator/webhooks/endpoint': { body: { url: null, programId: 'prg_other' } },
     'GET /_emulator/webhooks/endpoint': { query: 'programId=prg_sandbox' },
     'GET /_emulator/webhooks/deliveries': { query: 'status=SKIPPED&eventType=transaction_created' },
+    'GET /_emulator/jobs': { query: 'status=FAILED&type=transaction.rail-step&pageSize=10' },
     'POST /_emulator/webhooks/trigger': { body: { transactionId: 'txn_hist_acme_usd_002', eventType: 'transaction_status_updated' } },
     'POST /_emulator/act-as': { body: { userId: 'usr_acme', method: 'GET', path: '/v1/accounts?pageSize=1' } },
     'POST /_emulator/information-requests/:informationRequestId/decision': { params: { informationRequestId: enrollment.informationRequest.id }, body: { decision: 'APPROVED' } },

@@ -13,7 +13,7 @@ import { payoutsDomain } from './payouts/payouts.domain.js';
 import { webhooksDomain } from './webhooks/webhooks.domain.js';
 import { emulatorDomain } from '../emulator/emulator.domain.js';
 import type { BackgroundService, DomainDescriptor } from './domain.js';
-import type { JobHandler } from '../scheduler/scheduler.js';
+import type { JobFailureHandler, JobHandler } from '../scheduler/scheduler.js';
 
 /**
  * Every domain's descriptor: the one list a new domain adds itself to. Routes register in this order (the
@@ -41,6 +41,9 @@ export const routeModules = domains.flatMap((domain) => domain.routes ?? []);
 
 /** Every job type and its handler. */
 export const jobHandlers: Record<string, JobHandler> = Object.assign({}, ...domains.map((domain) => domain.jobs ?? {}));
+
+/** What a job's failure does, by job type (docs/decisions.md#failed-jobs); a type without one is only recorded FAILED. */
+export const jobFailureHandlers: Record<string, JobFailureHandler> = Object.assign({}, ...domains.map((domain) => domain.jobFailures ?? {}));
 
 /** Long-running services started with the server (the webhook dispatcher, the clock's high-water mark). */
 export const backgroundServices: BackgroundService[] = domains.flatMap((domain) => domain.services ?? []);

@@ -8,10 +8,11 @@ import { emulatorEnrollmentRoutes } from './enrollment.routes.js';
 import { emulatorTransactionsRoutes } from './transactions.routes.js';
 import { emulatorAccountsRoutes } from './accounts.routes.js';
 import { snapshotsRoutes } from './snapshots.routes.js';
+import { emulatorJobsRoutes } from './jobs.routes.js';
 import { clockHighWaterService } from './clock.high-water.js';
 
 export const emulatorDomain: DomainDescriptor = {
   name: 'emulator',
-  routes: [emulatorRoutes, webhooksRoutes, overviewRoutes, actAsRoutes, dashboardRoutes, emulatorEnrollmentRoutes, emulatorTransactionsRoutes, emulatorAccountsRoutes, snapshotsRoutes],
+  routes: [emulatorRoutes, webhooksRoutes, overviewRoutes, actAsRoutes, dashboardRoutes, emulatorEnrollmentRoutes, emulatorTransactionsRoutes, emulatorAccountsRoutes, snapshotsRoutes, emulatorJobsRoutes],
   services: [clockHighWaterService],
 };

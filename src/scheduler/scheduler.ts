@@ -7,6 +7,8 @@ import { notifyOutbox } from '../domains/webhooks/outbox.js';
 // step due at T is stamped T even when the clock was advanced past it in one call (docs/decisions.md#emulated-clock).
 
 export type JobHandler = (ctx: AppContext, payload: Record<string, unknown>) => void;
+/** Runs after a job's handler threw and its writes were rolled back (docs/decisions.md#failed-jobs). */
+export type JobFailureHandler = (ctx: AppContext, payload: Record<string, unknown>, error: string) => void;
 
 interface JobRow {
   id: number;
@@ -60,13 +62,38 @@ function runJob(ctx: AppContext, job: JobRow): boolean {
     }).immediate();
   } catch (error) {
     if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) return false;
-    // A failing job must not wedge the queue: record it and move on.
-    prepared(ctx.db, "UPDATE jobs SET status = 'FAILED', attempts = attempts + 1, last_error = ? WHERE id = ? AND status = 'PENDING'").run(
-      error instanceof Error ? error.message : String(error),
-      job.id,
-    );
+    recordJobFailure(ctx, job, error instanceof Error ? error.message : String(error));
   }
   return true;
+}
+
+/**
+ * A failing job must not wedge the queue, nor leave what it worked on in flight forever: the job is recorded
+ * FAILED and, in the same SQLite transaction, its type's failure handler runs (a rail step's transaction moves
+ * to FAILED with PROCESSING_ERROR, its hold released, its webhook written). The handler's writes and the
+ * job's record commit together or not at all: if the handler throws too, it is rolled back and the job alone
+ * is recorded FAILED with both errors, so nothing is half-written (docs/decisions.md#failed-jobs).
+ */
+function recordJobFailure(ctx: AppContext, job: JobRow, message: string): void {
+  const markFailed = (lastError: string) =>
+    prepared(ctx.db, "UPDATE jobs SET status = 'FAILED', attempts = attempts + 1, last_error = ? WHERE id = ? AND status = 'PENDING'").run(lastError, job.id).changes;
+  const onFailure = ctx.jobFailureHandlers?.[job.type];
+  if (onFailure) {
+    try {
+      ctx.db.transaction(() => {
+        if (markFailed(message) === 0) return; // another process recorded or ran it meanwhile
+        onFailure(ctx, JSON.parse(job.payload) as Record<string, unknown>, message);
+      }).immediate();
+      return;
+    } catch (handlerError) {
+      message = `${message}; then its failure handling failed: ${handlerError instanceof Error ? handlerError.message : String(handlerError)}`;
+    }
+  }
+  try {
+    markFailed(message);
+  } catch {
+    // the database may be closing or locked; the job stays PENDING and is tried again on a later pass
+  }
 }
 
 /**

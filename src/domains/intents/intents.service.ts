@@ -21,7 +21,7 @@ import {
 } from '../beneficiaries/beneficiaries.service.js';
 import type { CreditRail } from '../fees-fx/fees-fx.schema.js';
 import { parsePositiveAmount, quote } from '../fees-fx/fees-fx.service.js';
-import { availableOf } from '../ledger/ledger.service.js';
+import { assertCreditFits, availableOf } from '../ledger/ledger.service.js';
 import { createTransaction, InsufficientFundsError, type NewTransaction } from '../transactions/transactions.create.js';
 import { getTransactionRow, precisionLookup } from '../transactions/transactions.stored.js';
 import { railBehaviourFor, type RailBehaviour } from '../transactions/transactions.rail.js';
@@ -256,6 +256,9 @@ function planPayment(ctx: AppContext, caller: Caller, input: CreateIntentInput):
     amount,
     fieldRefs: { amount: hasDebit ? 'debitAmount' : 'creditAmount', currency: input.creditCurrency ? 'creditCurrency' : 'credit' },
   });
+  // A credit to an account of the programme must fit the ledger (docs/decisions.md#amount-bounds).
+  const creditedAccountId = creditedAccountOf(credit.creditAccountId, credit.category, credit.instrument);
+  if (creditedAccountId !== null) assertCreditFits(ctx, creditedAccountId, priced.creditAmountMinor, hasDebit ? 'debitAmount' : 'creditAmount');
   return {
     type: credit.type,
     category: credit.category,
@@ -354,6 +357,7 @@ function planDirectDebit(ctx: AppContext, caller: Caller, input: CreateIntentInp
   const field = hasDebit ? 'debitAmount' : 'creditAmount';
   const amountMinor = parsePositiveAmount(ctx, (hasDebit ? input.debitAmount : input.creditAmount)!, account.currency, field);
   const priced = quote(ctx, { debitCurrency: account.currency, creditCurrency: account.currency, feeRail: null, amount: { side: 'DEBIT', minor: amountMinor }, fieldRefs: { amount: field, currency: 'credit' } });
+  assertCreditFits(ctx, account.id, amountMinor, field); // docs/decisions.md#amount-bounds
   return {
     type: 'DEPOSIT',
     category: 'DIRECT_DEBIT',
@@ -380,6 +384,13 @@ function planDirectDebit(ctx: AppContext, caller: Caller, input: CreateIntentInp
     creditRailType: null,
     writtenAmount: hasDebit ? 'DEBIT' : 'CREDIT',
   };
+}
+
+/** The account of the programme an intent credits: an own account, or the receiver's account of a P2P transfer. */
+function creditedAccountOf(creditAccountId: string | null, category: string | null, instrument: Instrument | null): string | null {
+  if (creditAccountId !== null) return creditAccountId;
+  if (category === 'P2P' && instrument?.instrumentType === 'ACCOUNT') return instrument.account.id;
+  return null;
 }
 
 /**
@@ -541,6 +552,17 @@ function commitIntentNow(ctx: AppContext, caller: Caller, intentId: string, idem
       const reason = `Refund exceeds what is still refundable on deposit ${deposit.id}: ${formatAmount(refundable > 0n ? refundable : 0n, debitPrecision)} ${row.debit_currency}`;
       return serialize(ctx, transitionIntent(ctx, row, 'FAILED', { statusReason: reason }));
     }
+  }
+
+  // The credit was checked against the ledger's bound when the intent was priced; balances may have moved
+  // since, so it is checked again before anything is written (docs/decisions.md#amount-bounds).
+  const creditedAccountId = creditedAccountOf(
+    row.credit_account_id,
+    row.category,
+    row.credit_instrument === null ? null : (JSON.parse(row.credit_instrument) as Instrument),
+  );
+  if (creditedAccountId !== null) {
+    assertCreditFits(ctx, creditedAccountId, BigInt(row.credit_amount_minor), row.written_amount === 'DEBIT' ? 'debitAmount' : 'creditAmount');
   }
 
   let transactionId: string;

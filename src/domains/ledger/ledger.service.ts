@@ -1,5 +1,7 @@
 import { prepared } from '../../db/connection.js';
-import type { AppContext } from '../../context.js';
+import { precisionOf, type AppContext } from '../../context.js';
+import { errors } from '../../http/errors.js';
+import { formatAmount } from '../../lib/money.js';
 
 // The ledger (docs/decisions.md#ledger): signed entries in minor units (credits positive, debits negative).
 // - `available` = every posted entry, so in-flight debits are held;
@@ -108,4 +110,53 @@ export function entriesOfTransaction(ctx: AppContext, transactionId: string): Le
     ctx.db,
     'SELECT id, account_id, kind, amount_minor, currency, is_fee, description FROM ledger_entries WHERE transaction_id = ? ORDER BY id',
   ).all(transactionId);
+}
+
+/**
+ * The most an account may hold, in minor units: amounts and balances are read back as JS numbers in places
+ * (docs/decisions.md#amount-bounds), so nothing may take a balance past 2^53 - 1.
+ */
+export const LEDGER_MAX_MINOR = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The largest balance an account (with its network sub-balances, whose funds are swept into it) reaches if
+ * every credit still in flight towards it lands: its settled balances plus the credit amounts of PENDING and
+ * PROCESSING transactions that will credit it (own transfers and deposits by `credit_account_id`, transfers
+ * from another user by their credit instrument). In-flight debits only lower it.
+ */
+export function reachableBalanceOf(ctx: AppContext, accountId: string): bigint {
+  const account = prepared<{ programme_id: string }>(ctx.db, 'SELECT programme_id FROM accounts WHERE id = ?').get(accountId);
+  if (!account) return 0n;
+  const ids = [accountId, ...prepared<{ id: string }>(ctx.db, 'SELECT id FROM accounts WHERE parent_account_id = ?').all(accountId).map((row) => row.id)];
+  let total = 0n;
+  for (const id of ids) total += balancesOf(ctx, id).currentMinor;
+  const placeholders = ids.map(() => '?').join(', ');
+  const pending = prepared<{ total: bigint }>(
+    ctx.db,
+    `SELECT COALESCE(SUM(credit_amount_minor), 0) AS total FROM transactions
+      WHERE programme_id = ? AND status IN ('PENDING', 'PROCESSING')
+        AND (credit_account_id IN (${placeholders})
+             OR (category = 'P2P' AND direction = 'OUTGOING' AND json_extract(credit_instrument, '$.account.id') = ?))`,
+  )
+    .safeIntegers(true)
+    .get(account.programme_id, ...ids, accountId)!;
+  return total + BigInt(pending.total);
+}
+
+/**
+ * Refuse, at request time, a credit that would take the account past what the ledger holds, counting every
+ * credit still in flight towards it: a 400 InvalidValue on the caller's amount field, before anything is
+ * written, so no accepted transaction can fail to settle later (docs/decisions.md#amount-bounds).
+ */
+export function assertCreditFits(ctx: AppContext, accountId: string, amountMinor: bigint, fieldRef: string): void {
+  const reachable = reachableBalanceOf(ctx, accountId);
+  if (reachable + amountMinor <= LEDGER_MAX_MINOR) return;
+  const currency = prepared<{ currency: string }>(ctx.db, 'SELECT currency FROM accounts WHERE id = ?').get(accountId)!.currency;
+  const precision = precisionOf(ctx, currency);
+  const room = LEDGER_MAX_MINOR - reachable > 0n ? LEDGER_MAX_MINOR - reachable : 0n;
+  throw errors.field(
+    'InvalidValue',
+    fieldRef,
+    `${fieldRef} would take the balance of account ${accountId} beyond what the ledger holds (${formatAmount(LEDGER_MAX_MINOR, precision)} ${currency}, counting credits still in flight); at most ${formatAmount(room, precision)} ${currency} more can be credited`,
+  );
 }

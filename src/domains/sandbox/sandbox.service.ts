@@ -7,6 +7,7 @@ import { instructionOfAccount, pendingRequestOfAccount } from '../deposit-instru
 import { NETWORK_TOKEN_CURRENCY, RAILS } from '../deposit-instructions/rails.js';
 import { subBalanceId } from '../../fixtures/fixtures.seed.js';
 import { createTransaction } from '../transactions/transactions.create.js';
+import { assertCreditFits } from '../ledger/ledger.service.js';
 import type { Party } from '../transactions/transactions.schema.js';
 import type { SimulateDepositBody, SimulateDepositResponse } from './sandbox.schema.js';
 import { notifyOutbox } from '../webhooks/outbox.js';
@@ -57,6 +58,9 @@ export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: stri
         : `Deposit instruction ${body.depositInstructionId} is not an instruction of account ${account.id}; use an id from the depositInstructions of GET /v1/accounts/${account.id}`;
       throw new ServiceError(404, 'NOT_FOUND', message, [{ type: 'NotFound', fieldRef: 'depositInstructionId', message }]);
     }
+    // Nothing accepted may fail to settle: the balance this deposit would produce must fit the ledger
+    // (docs/decisions.md#amount-bounds).
+    assertCreditFits(ctx, account.id, amountMinor, 'amount');
     const rail = RAILS[instruction.rail_type];
     const reference = body.reference ?? null;
     const payerName = body.counterpartyName ?? SERVICE_PAYER_NAME;

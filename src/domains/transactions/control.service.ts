@@ -4,7 +4,7 @@ import { precisionOf } from '../../context.js';
 import { ServiceError, errors } from '../../http/errors.js';
 import { MoneyFormatError, formatAmount, parseAmount } from '../../lib/money.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
-import { balancesOf } from '../ledger/ledger.service.js';
+import { assertCreditFits } from '../ledger/ledger.service.js';
 import type { DepositInstructionRow } from '../deposit-instructions/deposit-instructions.schema.js';
 import { maskOf } from '../beneficiaries/bank-validation.js';
 import type { InjectTransactionBody, ReturnTransactionBody } from './control.schema.js';
@@ -120,9 +120,7 @@ export function injectTransaction(ctx: AppContext, accountId: string, body: Inje
     const [debitMinor, debitCurrency, creditMinor, creditCurrency] = incoming
       ? [otherMinor, otherCurrency, ownMinor, account.currency]
       : [ownMinor, account.currency, otherMinor, otherCurrency];
-    if (incoming && balancesOf(ctx, account.id).currentMinor + ownMinor > MAX_MINOR) {
-      throw errors.field('InvalidValue', 'creditAmount', `creditAmount would take the balance of account ${account.id} beyond what the ledger holds`);
-    }
+    if (incoming) assertCreditFits(ctx, account.id, ownMinor, 'creditAmount'); // docs/decisions.md#amount-bounds
 
     let instruction: DepositInstructionRow | undefined;
     if (body.depositInstructionId !== undefined) {
@@ -297,6 +295,7 @@ export function returnTransaction(ctx: AppContext, transactionId: string, body: 
         `amount ${formatAmount(amount, precision)} ${currency} is more than the ${formatAmount(remaining, precision)} ${currency} still returnable on transaction ${original.id}`,
       );
     }
+    assertCreditFits(ctx, original.account_id, amount, 'amount'); // docs/decisions.md#amount-bounds
     const type = amount === total ? 'REFUND' : 'PARTIAL_REFUND';
     const reason = RETURN_REASONS[body.reasonCode];
     const ownInstrument: Instrument = {

@@ -109,3 +109,22 @@ export function runRailStep(ctx: AppContext, payload: Record<string, unknown>): 
   transitionTransaction(ctx, id, to, to === 'FAILED' ? { statusCode } : {});
 }
 
+
+/** statusCode of a transaction whose scheduled step failed inside the emulator (docs/decisions.md#failed-jobs). */
+export const PROCESSING_ERROR = 'PROCESSING_ERROR';
+
+/**
+ * The failure handler of the rail-step job (transactions.domain.ts): the step threw and was rolled back, so
+ * the transaction would otherwise stay PENDING or PROCESSING forever. It moves to FAILED with statusCode
+ * PROCESSING_ERROR through the ordinary transition (hold released, webhook written). Runs inside the
+ * scheduler's transaction (scheduler.ts recordJobFailure); a final transaction is left as it is.
+ */
+export function failTransactionOfJob(ctx: AppContext, payload: Record<string, unknown>): void {
+  const id = String(payload.transactionId);
+  const row = getTransactionRow(ctx, id);
+  if (!row || !transactionTransitions[row.status].includes('FAILED')) return;
+  transitionTransactionNow(ctx, id, 'FAILED', {
+    statusCode: PROCESSING_ERROR,
+    statusReason: 'A scheduled step of this transaction failed inside the sandbox; the failed job is listed by GET /_emulator/jobs?status=FAILED',
+  });
+}

@@ -1,0 +1,27 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../context.js';
+import { errorResponses } from '../http/errors.js';
+import { CONTROL_PLANE } from './emulator.routes.js';
+import { jobListSchema, listJobs, listJobsQuery } from './jobs.service.js';
+
+// The control plane's view of the scheduler (docs/control-plane.md#jobs): every scheduled job, so a failed
+// one is visible with its error and the transaction it failed (docs/decisions.md#failed-jobs).
+export const emulatorJobsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.get(
+      '/_emulator/jobs',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator'],
+          summary: 'Scheduled jobs (rail steps, reviews, retries, ...), newest first; ?status=FAILED shows the failed ones',
+          description:
+            'Filters: status (PENDING, DONE, FAILED, CANCELED), type, transactionId. A FAILED job carries lastError; a failed rail step ' +
+            'has moved its transaction to FAILED with statusCode PROCESSING_ERROR.',
+          querystring: listJobsQuery,
+          response: { 200: jobListSchema, ...errorResponses() },
+        },
+      },
+      async (request) => listJobs(ctx, request.query),
+    );
+  };

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { prepared } from '../db/connection.js';
+import type { AppContext } from '../context.js';
+import { envelopeSchema, pageQuery, type Page } from '../http/pagination.js';
+
+// GET /_emulator/jobs (docs/control-plane.md#jobs): the scheduled work on the emulated clock, so a job that
+// failed is seen rather than lost (docs/decisions.md#failed-jobs).
+
+export const JOB_STATUSES = ['PENDING', 'DONE', 'FAILED', 'CANCELED'] as const;
+
+export const listJobsQuery = z.strictObject({
+  status: z.enum(JOB_STATUSES, { error: `status must be one of ${JOB_STATUSES.join(', ')}` }).optional(),
+  type: z.string().min(1).max(64).optional().describe('A job type, e.g. transaction.rail-step'),
+  transactionId: z.string().min(1).max(128).optional().describe('Jobs whose payload names this transaction'),
+  ...pageQuery(200, 50),
+});
+export type ListJobsQuery = z.infer<typeof listJobsQuery>;
+
+export const jobSchema = z
+  .object({
+    id: z.number().int(),
+    type: z.string(),
+    status: z.enum(JOB_STATUSES),
+    dueAt: z.string().describe('Emulated time the job is (or was) due'),
+    createdAt: z.string().describe('Emulated time the job was scheduled'),
+    attempts: z.number().int(),
+    lastError: z.string().nullable().describe('Why the job failed (FAILED only)'),
+    transactionId: z.string().nullable().describe('The transaction the job works on, if any'),
+    payload: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'EmulatorJob' });
+export type Job = z.infer<typeof jobSchema>;
+
+export const jobListSchema = envelopeSchema(jobSchema).meta({ id: 'EmulatorJobList' });
+
+interface JobRow {
+  id: number;
+  type: string;
+  due_at_ms: number;
+  payload: string;
+  status: Job['status'];
+  attempts: number;
+  last_error: string | null;
+  created_at_ms: number;
+}
+
+function toJob(row: JobRow): Job {
+  const payload = JSON.parse(row.payload) as Record<string, unknown>;
+  return {
+    id: row.id,
+    type: row.type,
+    status: row.status,
+    dueAt: new Date(row.due_at_ms).toISOString(),
+    createdAt: new Date(row.created_at_ms).toISOString(),
+    attempts: row.attempts,
+    lastError: row.last_error,
+    transactionId: typeof payload.transactionId === 'string' ? payload.transactionId : null,
+    payload,
+  };
+}
+
+/** Jobs newest first (by id), filtered by status, type and the transaction they work on. */
+export function listJobs(ctx: AppContext, query: ListJobsQuery): Page<Job> {
+  const where: string[] = [];
+  const params: Array<string | number> = [];
+  if (query.status) {
+    where.push('status = ?');
+    params.push(query.status);
+  }
+  if (query.type) {
+    where.push('type = ?');
+    params.push(query.type);
+  }
+  if (query.transactionId) {
+    where.push("json_extract(payload, '$.transactionId') = ?");
+    params.push(query.transactionId);
+  }
+  const filter = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+  const rows = prepared<JobRow>(ctx.db, `SELECT * FROM jobs ${filter} ORDER BY id DESC LIMIT ? OFFSET ?`).all(...params, query.pageSize, query.pageIndex * query.pageSize);
+  const total = prepared<{ n: number }>(ctx.db, `SELECT COUNT(*) AS n FROM jobs ${filter}`).get(...params)!.n;
+  return { data: rows.map(toJob), pageIndex: query.pageIndex, pageSize: query.pageSize, totalRecords: total };
+}
