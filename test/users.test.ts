@@ -169,7 +169,8 @@ t.test('determinism: same seed, frozen clock and requests give byte-identical re
       for (let i = 0; i < 5; i += 1) {
         await record(sandbox.request('POST', '/v1/auth/users', { externalId: `det-${i}`, type: i % 2 ? 'PERSON' : 'BUSINESS', name: `User ${i}` }, MULTI));
       }
-      await record(sandbox.request('POST', '/v1/auth/users', { externalId: 'det-0', type: 'PERSON', name: 'Again' }, MULTI));
+      // a replay with the same values (another name would be a 409: docs/decisions.md#users-create)
+      await record(sandbox.request('POST', '/v1/auth/users', { externalId: 'det-0', type: 'BUSINESS', name: 'User 0' }, MULTI));
       await record(sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: 1500 } }));
       await record(sandbox.request('POST', '/v1/auth/users', { externalId: 'det-late', type: 'PERSON', name: 'Late' }, MULTI));
       sandbox.ctx.db.prepare('UPDATE users SET enrollment_started_at = created_at').run();
