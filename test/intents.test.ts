@@ -173,8 +173,10 @@ t.test('FX: inverses and crosses via USD are exact, rounded half up to 10 decima
   t.match(priced('EUR', 'USD', 'DEBIT', 10000n), { baseExchangeRate: '1.0869565217', exchangeRate: '1.0815217391', creditAmountMinor: 10815n });
   // EUR -> GBP = 0.79 / 0.92 = 0.858695652173913...
   t.match(priced('EUR', 'GBP', 'CREDIT', 10000n), { baseExchangeRate: '0.8586956522', exchangeRate: '0.8544021739', principalMinor: 11704n, debitAmountMinor: 11704n });
-  // JPY has no decimals: 100.00 USD at 150.49375 -> 15049.375 -> 15049
-  t.match(priced('USD', 'JPY', 'DEBIT', 10000n), { exchangeRate: '150.49375', creditAmountMinor: 15049n });
+  // JPY has no decimals: 100.00 USD at 150.49375 -> 15049.375; 15049 and 15050 JPY are both priced at
+  // 100.00 USD, and the debit credits the largest (docs/decisions.md#amounts-both-directions; was 15049)
+  t.match(priced('USD', 'JPY', 'DEBIT', 10000n), { exchangeRate: '150.49375', creditAmountMinor: 15050n });
+  t.match(priced('USD', 'JPY', 'CREDIT', 15050n), { principalMinor: 10000n });
   t.match(priced('USD', 'USD', 'DEBIT', 10000n), { exchangeRate: '1', baseExchangeRate: '1', fxSpread: '0', creditAmountMinor: 10000n });
   let noRate: unknown;
   try {

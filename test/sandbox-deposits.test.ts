@@ -158,10 +158,12 @@ t.test('a stablecoin deposit: DEPOSIT into the sub-balance, then the INTERNAL_SW
     .map((row) => `${row.resource_id === depositId ? 'deposit' : 'sweep'}:${row.event_type}`);
   t.same(order, ['deposit:transaction_created', 'deposit:transaction_status_updated', 'sweep:transaction_created', 'sweep:transaction_status_updated']);
 
-  // A supplied reference wins over the generated hash (interface 2.16).
+  // On-chain, debitReference is the chain hash and a supplied reference is the debitMemo
+  // (docs/decisions.md#on-chain-deposit-reference; before, the reference replaced the hash).
   expectStatus(await sandbox.request('POST', url('acct_acme_usdc'), { depositInstructionId: 'di_acme_usdc_base', amount: '1', reference: 'client-ref-9' }), 202);
   const base = (await getJson(sandbox, '/v1/transactions?pageSize=1&accountId=acct_acme_usdc')).data[0];
-  t.equal(base.debitReference, 'client-ref-9');
+  t.match(base.debitReference, /^0x[0-9a-f]{64}$/);
+  t.equal(base.debitMemo, 'client-ref-9');
   t.equal(base.debitCurrency, 'USDC_BASE');
   t.equal(base.debitRail, 'BASE.USDC');
 });

@@ -154,16 +154,19 @@ export function quote(ctx: AppContext, input: QuoteInput): Quote {
       throw errors.field('InvalidValue', fieldRefs.amount, `${fieldRefs.amount} must be larger than the fees of the ${input.feeRail} rail`);
     }
     creditAmountMinor = convertMinor(principalMinor, debitPrecision, applied, creditPrecision);
+    // When the credit currency's unit is finer than what one debit unit buys (1 US cent buys 1.5 JPY), several
+    // credit amounts are priced at this principal: credit the largest, so that a creditAmount priced to
+    // this debit comes back from it (1000 JPY -> 31.65 USD -> 1000 JPY, not 999;
+    // docs/decisions.md#amounts-both-directions).
+    const most = largestCreditPricedAt(principalMinor, appliedUnits, debitPrecision, creditPrecision);
+    if (most !== null) creditAmountMinor = most;
     if (creditAmountMinor <= 0n) {
       throw errors.field('InvalidValue', fieldRefs.amount, `${fieldRefs.amount} is too small: it converts to zero ${creditCurrency}`);
     }
   } else {
     creditAmountMinor = input.amount.minor;
     // principal = credit / rate, in the debit currency's minor units, rounded half up
-    principalMinor = divideRounded(
-      creditAmountMinor * 10n ** BigInt(debitPrecision + RATE_SCALE),
-      appliedUnits * 10n ** BigInt(creditPrecision),
-    );
+    principalMinor = principalOf(creditAmountMinor, appliedUnits, debitPrecision, creditPrecision);
     if (principalMinor <= 0n) {
       throw errors.field('InvalidValue', fieldRefs.amount, `${fieldRefs.amount} is too small: it costs less than the smallest ${debitCurrency} unit`);
     }
@@ -181,6 +184,23 @@ export function quote(ctx: AppContext, input: QuoteInput): Quote {
     baseExchangeRate: formatRate(baseUnits, RATE_SCALE),
     fxSpread: formatRate(spreadBasisPoints, 4),
   };
+}
+
+/** The principal (debit minor units) a credit amount is priced at: credit / rate, rounded half up. */
+function principalOf(creditMinor: bigint, appliedUnits: bigint, debitPrecision: number, creditPrecision: number): bigint {
+  return divideRounded(creditMinor * 10n ** BigInt(debitPrecision + RATE_SCALE), appliedUnits * 10n ** BigInt(creditPrecision));
+}
+
+/**
+ * The largest credit amount whose price (principalOf) is exactly `principalMinor`, or null when none is (the
+ * credit unit is coarser than the debit unit there). With r the rate in credit minor units per debit minor
+ * unit, principalOf(c) = P exactly when c < (P + 1/2) r, so the largest is ceil((2P + 1) r / 2) - 1.
+ */
+function largestCreditPricedAt(principalMinor: bigint, appliedUnits: bigint, debitPrecision: number, creditPrecision: number): bigint | null {
+  const numerator = (2n * principalMinor + 1n) * appliedUnits * 10n ** BigInt(creditPrecision);
+  const denominator = 2n * 10n ** BigInt(debitPrecision + RATE_SCALE);
+  const candidate = (numerator - 1n) / denominator;
+  return candidate > 0n && principalOf(candidate, appliedUnits, debitPrecision, creditPrecision) === principalMinor ? candidate : null;
 }
 
 /** A fee's fixed part, set in the rule's currency, converted to the debit currency at the mid rate (no spread). */

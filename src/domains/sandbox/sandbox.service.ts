@@ -87,8 +87,10 @@ export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: stri
         debitCurrency: tokenCurrency,
         debitParty,
         debitRail: instruction.rail_type,
-        // interface 2.16: the reference becomes debitReference; without one, the settling chain hash
-        debitReference: reference ?? `0x${ctx.ids.hex(64)}`,
+        // interface 2.4: an on-chain debit's debitReference is the settling chain hash; the caller's
+        // reference travels as debitMemo (docs/decisions.md#on-chain-deposit-reference)
+        debitReference: `0x${ctx.ids.hex(64)}`,
+        debitMemo: reference,
         creditAmountMinor: amountMinor,
         creditCurrency: tokenCurrency,
         creditInstrument: creditInstrument(tokenCurrency),

@@ -148,6 +148,10 @@ export function injectTransaction(ctx: AppContext, accountId: string, body: Inje
     const country = account.country ?? null;
     const debitRail =
       body.debitRail ?? instruction?.rail_type ?? (country ? `${country}.${debitCurrency}.INTERNAL` : `INTERNAL.${debitCurrency}`);
+    // interface 2.4: debitMemo is absent on ACH (docs/decisions.md#ach-debit-memo)
+    if (body.debitMemo !== undefined && /\.ACH$/.test(debitRail)) {
+      throw errors.field('InvalidValue', 'debitMemo', `debitMemo does not travel on ACH (debitRail ${debitRail}): an ACH debit carries no remittance memo; use debitReference or debitEntryDescriptor`);
+    }
     const exchangeRate =
       body.exchangeRate ?? (debitCurrency === creditCurrency ? '1' : impliedRate(debitMinor, precisionOf(ctx, debitCurrency), creditMinor, precisionOf(ctx, creditCurrency)));
     const input: NewTransaction = {

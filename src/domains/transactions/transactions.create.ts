@@ -86,6 +86,18 @@ export class InsufficientFundsError extends Error {
 }
 
 /** A caller of the core broke one of its rules (a programming error, not bad client input). */
+/**
+ * The rail of a debit leg that moves on the platform's own books (a payment out of an account, a funding
+ * without an outside payer): `<COUNTRY>.<CURRENCY>.INTERNAL`, or `INTERNAL.<CURRENCY>` for an account without
+ * a country (stablecoin). debitRail is never null (interface 2.4 types it as a string;
+ * docs/decisions.md#debit-rail).
+ */
+export function bookRailOf(ctx: AppContext, accountId: string, currency: string): string {
+  const account = sql<{ country: string | null }>(ctx.db, 'SELECT country FROM accounts WHERE id = ?').get(accountId);
+  const country = account?.country ?? null;
+  return country ? `${country}.${currency}.INTERNAL` : `INTERNAL.${currency}`;
+}
+
 export class LedgerRuleError extends Error {
   override name = 'LedgerRuleError';
 }
@@ -209,7 +221,7 @@ function createTransactionNow(ctx: AppContext, input: NewTransaction, options: {
     netDebitAmountMinor,
     input.debitCurrency,
     json(input.debitParty),
-    input.debitRail ?? null,
+    input.debitRail ?? bookRailOf(ctx, input.debitAccountId ?? input.accountId, input.debitCurrency),
     input.debitMemo ?? null,
     input.debitReference ?? null,
     input.debitEntryDescriptor ?? null,

@@ -94,7 +94,7 @@ export const transactionSchema = z
     netDebitAmount: decimalString.optional().describe('Absent when no net figure is stored (absent is not zero)'),
     debitCurrency: z.string(),
     debitParty: partySchema.nullable(),
-    debitRail: z.string().nullable(),
+    debitRail: z.string().describe('Never null (docs/decisions.md#debit-rail): the rail of the debit leg; <COUNTRY>.<CURRENCY>.INTERNAL for a debit on the platform\'s own books'),
     debitMemo: z.string().optional(),
     debitReference: z.string().optional(),
     debitEntryDescriptor: z.string().optional(),
@@ -170,6 +170,7 @@ function parseJson<T>(text: string | null): T | null {
  * Row -> REST object (interface 2.4). Nullable fields are present as null (docs/decisions.md#nulls-rest-vs-webhook).
  */
 export function toTransaction(row: TransactionRow, precision: PrecisionLookup): Transaction {
+  const sameCurrency = row.debit_currency === row.credit_currency;
   const transaction: Transaction = {
     id: row.id,
     type: row.type,
@@ -186,7 +187,7 @@ export function toTransaction(row: TransactionRow, precision: PrecisionLookup): 
     debitAmount: formatAmount(BigInt(row.debit_amount_minor), precision(row.debit_currency)),
     debitCurrency: row.debit_currency,
     debitParty: parseJson<Party>(row.debit_party),
-    debitRail: row.debit_rail,
+    debitRail: row.debit_rail ?? `INTERNAL.${row.debit_currency}`, // a row stored before debitRail was always set (docs/decisions.md#debit-rail)
     debitInstrument: parseJson<Instrument>(row.debit_instrument),
     creditAmount: formatAmount(BigInt(row.credit_amount_minor), precision(row.credit_currency)),
     creditCurrency: row.credit_currency,
@@ -195,10 +196,11 @@ export function toTransaction(row: TransactionRow, precision: PrecisionLookup): 
     creditInstrument: parseJson<Instrument>(row.credit_instrument),
     fees: JSON.parse(row.fees) as Fee[],
     // interface 2.4 lists exchangeRate as a decimal string (the rate applied): a movement within one
-    // currency applied rate 1, rather than null
-    exchangeRate: row.exchange_rate ?? (row.debit_currency === row.credit_currency ? '1' : null),
-    baseExchangeRate: row.base_exchange_rate,
-    fxSpread: row.fx_spread,
+    // currency applied rate 1 before and after a spread of 0, live or from the fixture history alike
+    // (docs/decisions.md#same-currency-rates)
+    exchangeRate: row.exchange_rate ?? (sameCurrency ? '1' : null),
+    baseExchangeRate: row.base_exchange_rate ?? (sameCurrency ? '1' : null),
+    fxSpread: row.fx_spread ?? (sameCurrency ? '0' : null),
     tags: JSON.parse(row.tags) as unknown[],
     purpose: row.purpose,
   };
