@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { readFileSync } from 'node:fs';
 import { RAIL_STEP_JOB } from '../src/domains/transactions/transactions.rail.js';
 import { formatAmount, parseAmount } from '../src/lib/money.js';
 import { buildTestApp, json, type Identity, type TestApp } from './helper.js';
@@ -259,4 +260,31 @@ t.test('GET /_emulator/jobs: query validation', async (t) => {
   t.equal(all.data.length, Math.min(50, all.totalRecords));
   const ids = all.data.map((job: { id: number }) => job.id);
   t.same(ids, [...ids].sort((a: number, b: number) => b - a), 'newest first');
+});
+
+t.test('amounts the ledger cannot hold are refused on payouts (json and pacs.008) and intents, converted side included', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  fund(sandbox.ctx, 'acct_acme_usd', '1000.00');
+  const before = counts(sandbox);
+  const tooLarge = '10000000000000.01'; // 10^15 + 1 minor units
+  const payout = await postPayout(sandbox, {
+    body: base64(JSON.stringify({ entityId: 'acct_acme_usd', beneficiaryId: 'ben_globex', amount: tooLarge, currency: 'USD', reference: 'BIG' })),
+  });
+  t.equal(payout.statusCode, 400, payout.body);
+  t.match(json(payout).validationErrors, [{ type: 'InvalidValue', fieldRef: 'amount', message: /too large/ }]);
+
+  const xml = readFileSync(new URL('../fixtures/pacs008-usd-ach.xml', import.meta.url), 'utf8').replace(/(<IntrBkSttlmAmt[^>]*>)[^<]*</, `$1${tooLarge}<`);
+  const pacs = await postPayout(sandbox, { format: 'pacs008', body: base64(xml) });
+  t.equal(pacs.statusCode, 400, pacs.body);
+  t.match(json(pacs).validationErrors, [{ type: 'InvalidValue', fieldRef: /IntrBkSttlmAmt$/ }]);
+
+  const toGlobex = { debitAccountId: 'acct_acme_usd', credit: { instrumentType: 'BANK_ACCOUNT', beneficiaryId: 'ben_globex', instrumentId: 'bi_globex_usd' } };
+  const intent = await sandbox.request('POST', '/v1/transaction-intents', { idempotencyKey: 'big-1', ...toGlobex, creditAmount: tooLarge });
+  t.equal(intent.statusCode, 400, intent.body);
+  t.match(json(intent).validationErrors, [{ type: 'InvalidValue', fieldRef: 'creditAmount' }]);
+  // USD -> EUR by debitAmount: the debit fits, the converted credit is checked too (here it is smaller)
+  const fits = await sandbox.request('POST', '/v1/transaction-intents', { idempotencyKey: 'big-2', debitAccountId: 'acct_acme_usd', credit: { instrumentType: 'ACCOUNT', accountId: 'acct_acme_eur' }, debitAmount: '10000000000000.00' });
+  t.equal(fits.statusCode, 201, 'the largest debit prices (its commit then fails for funds, not for the ledger)');
+  t.same({ ...counts(sandbox), intents: before.intents }, before, 'no refused request wrote anything');
 });
