@@ -100,6 +100,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     description: 'A transaction of any programme, with the user and programme that own it.',
   },
   'POST /_emulator/transactions/{transactionId}/status': { operationId: 'emulatorForceTransactionStatus' },
+  'GET /_emulator/jobs': { operationId: 'emulatorListJobs' },
   'POST /_emulator/transactions/{transactionId}/return': { operationId: 'emulatorReturnTransaction' },
   'POST /_emulator/accounts/{accountId}/transactions': { operationId: 'emulatorInjectTransaction' },
   'POST /_emulator/accounts/{accountId}/provider-ready': { operationId: 'emulatorSetProviderReady' },
