@@ -22,7 +22,7 @@ export function railBehaviourFor(amountMinor: bigint, precision: number): RailBe
   return 'NORMAL';
 }
 
-/** The rail timeline of contract 4, as jobs on the emulated clock. */
+/** The rail timeline (docs/decisions.md#rail-timeline), as jobs on the emulated clock. */
 export function scheduleNextRailStep(ctx: AppContext, row: TransactionRow): void {
   if (row.rail_behaviour === 'NONE') return;
   const timeline = ctx.fixtures.timeline;
