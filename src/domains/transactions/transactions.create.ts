@@ -93,7 +93,7 @@ export class InsufficientFundsError extends Error {
  * docs/decisions.md#debit-rail).
  */
 export function bookRailOf(ctx: AppContext, accountId: string, currency: string): string {
-  const account = sql<{ country: string | null }>(ctx.db, 'SELECT country FROM accounts WHERE id = ?').get(accountId);
+  const account = prepared<{ country: string | null }>(ctx.db, 'SELECT country FROM accounts WHERE id = ?').get(accountId);
   const country = account?.country ?? null;
   return country ? `${country}.${currency}.INTERNAL` : `INTERNAL.${currency}`;
 }
