@@ -471,19 +471,19 @@ async function coldStarts(runs, db = ':memory:') {
   return { medianMs: round(median(times), 0), runsMs: times.map((t) => round(t, 0)), peakRssMb: round(median(rss), 1), runs };
 }
 
-async function resets(runs) {
-  const server = await startSandboxServer();
+/** POST `path` `runs` times (after `before()` each time), timed by the client and by the answer's `durationMs`. */
+async function timedPosts(server, path, runs, before = async () => {}) {
   const client = [];
   const reported = [];
   for (let i = 0; i < runs; i += 1) {
+    await before();
     const t0 = performance.now();
-    const response = await fetch(`${server.url}/_emulator/reset`, { method: 'POST' });
+    const response = await fetch(`${server.url}${path}`, { method: 'POST' });
     const body = await response.json();
     client.push(performance.now() - t0);
-    if (response.status !== 200) throw new Error(`reset answered ${response.status}`);
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status}`);
     reported.push(body.durationMs);
   }
-  await server.stop();
   const sorted = [...client].sort((a, b) => a - b);
   return {
     medianMs: round(median(client), 2),
@@ -494,31 +494,23 @@ async function resets(runs) {
   };
 }
 
+async function resets(runs) {
+  const server = await startSandboxServer();
+  const result = await timedPosts(server, '/_emulator/reset', runs);
+  await server.stop();
+  return result;
+}
+
 // docs/control-plane.md#snapshots: restore of the default state, measured as the client sees it and as the
-// server reports it (`durationMs`), after a few changes so each restore has something to undo.
+// server reports it (`durationMs`), after a clock move each time so each restore has something to undo.
 async function restores(runs) {
   const server = await startSandboxServer();
-  const saved = await fetch(`${server.url}/_emulator/snapshots`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"bench"}' });
+  const post = (path, body) => fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const saved = await post('/_emulator/snapshots', '{"name":"bench"}');
   if (saved.status !== 201) throw new Error(`snapshot save answered ${saved.status}`);
-  const client = [];
-  const reported = [];
-  for (let i = 0; i < runs; i += 1) {
-    await fetch(`${server.url}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"advanceMs":1000}' });
-    const t0 = performance.now();
-    const response = await fetch(`${server.url}/_emulator/snapshots/bench/restore`, { method: 'POST' });
-    const body = await response.json();
-    client.push(performance.now() - t0);
-    if (response.status !== 200) throw new Error(`restore answered ${response.status}`);
-    reported.push(body.durationMs);
-  }
+  const result = await timedPosts(server, '/_emulator/snapshots/bench/restore', runs, () => post('/_emulator/clock', '{"advanceMs":1000}'));
   await server.stop();
-  const sorted = [...client].sort((a, b) => a - b);
-  return {
-    medianMs: round(median(client), 2),
-    p90Ms: round(sorted[Math.floor(runs * 0.9) - 1], 2),
-    serverReportedMedianMs: round(median(reported), 2),
-    runs,
-  };
+  return result;
 }
 
 function childJson(script, args) {

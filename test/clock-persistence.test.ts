@@ -6,9 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { createContext } from '../src/create-context.js';
 import { planClockStart } from '../src/emulator/clock.store.js';
-import { signRequest } from '../src/lib/hmac.js';
-import { CREDENTIALS } from './helper.js';
-import { ensureBuilt, startServerProcess, type ServerProcess } from './helpers/server-process.js';
+import { ensureBuilt, signedCall, startServerProcess, type ServerProcess } from './helpers/server-process.js';
 
 // The emulated clock never runs backwards, across restarts included (docs/configuration.md#clock): every
 // move is stored in the database file; a later --clock moves it forward at start-up, running the jobs due on
@@ -23,20 +21,7 @@ function tempDb(t: Test): string {
   return path.join(dir, 'state.db');
 }
 
-async function signed(server: ServerProcess, method: string, target: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const payload = body === undefined ? '' : JSON.stringify(body);
-  const timestamp = String(Date.now());
-  const { apiKey, secret } = CREDENTIALS.single;
-  const headers: Record<string, string> = {
-    'x-service-api-key': apiKey,
-    'x-service-timestamp': timestamp,
-    'x-service-program-id': CREDENTIALS.programmeId,
-    'x-service-signature': signRequest({ apiKey, secret, timestamp, method, target, body: payload }),
-  };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${server.url}${target}`, { method, headers, body: body === undefined ? undefined : payload });
-  return { status: response.status, body: await response.json() };
-}
+const signed = signedCall;
 
 async function control(server: ServerProcess, method: string, target: string, body?: unknown): Promise<any> {
   const response = await fetch(`${server.url}${target}`, {

@@ -3,10 +3,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { signRequest } from '../src/lib/hmac.js';
 import { startSandbox } from '../src/index.js';
-import { buildTestApp, CREDENTIALS, json } from './helper.js';
-import { CLI, ensureBuilt, startServerProcess, type ServerProcess } from './helpers/server-process.js';
+import { buildTestApp, json } from './helper.js';
+import { CLI, ensureBuilt, signedCall, startServerProcess, type ServerProcess } from './helpers/server-process.js';
 
 // `--snapshot FILE` (docs/configuration.md#snapshot) on the built server, and the test kit's snapshot()/restore().
 
@@ -16,20 +15,7 @@ function tempDir(t: Test): string {
   return dir;
 }
 
-async function signed(server: ServerProcess, method: string, target: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const payload = body === undefined ? '' : JSON.stringify(body);
-  const timestamp = String(Date.now());
-  const { apiKey, secret } = CREDENTIALS.single;
-  const headers: Record<string, string> = {
-    'x-service-api-key': apiKey,
-    'x-service-timestamp': timestamp,
-    'x-service-program-id': CREDENTIALS.programmeId,
-    'x-service-signature': signRequest({ apiKey, secret, timestamp, method, target, body: payload }),
-  };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${server.url}${target}`, { method, headers, body: body === undefined ? undefined : payload });
-  return { status: response.status, body: await response.json() };
-}
+const signed = signedCall;
 
 async function control(server: ServerProcess, method: string, target: string, body?: unknown): Promise<any> {
   const response = await fetch(`${server.url}${target}`, {

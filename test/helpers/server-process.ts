@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
+import { signRequest } from '../../src/lib/hmac.js';
 
 // The built server (dist/service-sandbox.mjs, the bundle `npm start` runs) as a child process, for the crash and multi-process concurrency tests
 // (docs/robustness.md). `npm test` builds before tap runs; run on their own, these tests build first when dist/ is
@@ -120,4 +121,20 @@ export async function startServerProcess(options: ServerOptions): Promise<Server
       clearTimeout(timer);
     },
   };
+}
+
+/** An HMAC-signed request to a server process as usr_acme (the SINGLE_USER fixture key); the JSON answer. */
+export async function signedCall(server: ServerProcess, method: string, target: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const payload = body === undefined ? '' : JSON.stringify(body);
+  const timestamp = String(Date.now());
+  const apiKey = 'pk_sandbox_single';
+  const headers: Record<string, string> = {
+    'x-service-api-key': apiKey,
+    'x-service-timestamp': timestamp,
+    'x-service-program-id': 'prg_sandbox',
+    'x-service-signature': signRequest({ apiKey, secret: 'sk_sandbox_single_secret', timestamp, method, target, body: payload }),
+  };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${server.url}${target}`, { method, headers, body: body === undefined ? undefined : payload });
+  return { status: response.status, body: await response.json() };
 }
