@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
 import { envelopeSchema, pageQuery, type Page } from '../http/pagination.js';
+import { instant } from '../http/formats.js';
 
 // GET /_emulator/jobs (docs/control-plane.md#jobs): the scheduled work on the emulated clock, so a job that
 // failed is seen rather than lost (docs/decisions.md#failed-jobs).
@@ -21,8 +22,8 @@ export const jobSchema = z
     id: z.number().int(),
     type: z.string(),
     status: z.enum(JOB_STATUSES),
-    dueAt: z.string().describe('Emulated time the job is (or was) due'),
-    createdAt: z.string().describe('Emulated time the job was scheduled'),
+    dueAt: instant().describe('Emulated time the job is (or was) due'),
+    createdAt: instant().describe('Emulated time the job was scheduled'),
     attempts: z.number().int(),
     lastError: z.string().nullable().describe('Why the job failed (FAILED only)'),
     transactionId: z.string().nullable().describe('The transaction the job works on, if any'),
