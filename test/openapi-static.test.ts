@@ -7,6 +7,7 @@ import addFormatsModule from 'ajv-formats';
 import { startWebhookDispatcher } from '../src/domains/webhooks/webhooks.dispatcher.js';
 import { buildTestApp, json } from './helper.js';
 import { startReceiver } from './helpers/receiver.js';
+import { webhookSandbox } from './helpers/webhook-sandbox.js';
 
 // Where the OpenAPI document lives (docs/openapi.md#where-it-lives): /openapi.json, the same as YAML at
 // /openapi.yaml, the committed copy openapi/openapi.json that must equal what the server serves, and the
@@ -50,14 +51,7 @@ t.test('GET /openapi.yaml is the same document as YAML', async (t) => {
 });
 
 t.test('the transaction webhook under `webhooks` matches real deliveries', async (t) => {
-  const receiver = await startReceiver();
-  const sandbox = await buildTestApp({ config: { webhookUrl: receiver.url } });
-  const dispatcher = startWebhookDispatcher(sandbox.ctx);
-  t.teardown(async () => {
-    await dispatcher.stop();
-    await receiver.close();
-    await sandbox.close();
-  });
+  const { receiver, sandbox, dispatcher } = await webhookSandbox(t);
   const document = json(await sandbox.app.inject({ method: 'GET', url: '/openapi.json' }));
   const webhook = document.webhooks?.transaction?.post;
   t.ok(webhook, 'webhooks.transaction.post is documented');

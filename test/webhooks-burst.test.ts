@@ -5,19 +5,13 @@ import { startWebhookDispatcher } from '../src/domains/webhooks/webhooks.dispatc
 import { RETRY_DELAYS_MS } from '../src/domains/webhooks/webhooks.service.js';
 import { advanceClock } from '../src/scheduler/scheduler.js';
 import { prepared } from '../src/db/connection.js';
+import { webhookSandbox } from './helpers/webhook-sandbox.js';
 
 // Webhooks (docs/decisions.md#webhook-ordering): a burst of 1,000 events delivered exactly once each, and
 // per-transaction ordering while other transactions' events flow.
 
 t.test('1,000 events in a burst are all delivered exactly once to a healthy receiver', async (t) => {
-  const receiver = await startReceiver();
-  const sandbox = await buildTestApp({ config: { webhookUrl: receiver.url } });
-  const dispatcher = startWebhookDispatcher(sandbox.ctx);
-  t.teardown(async () => {
-    await dispatcher.stop();
-    await receiver.close();
-    await sandbox.close();
-  });
+  const { receiver, sandbox, dispatcher } = await webhookSandbox(t);
 
   const writeStarted = performance.now();
   const ids = sandbox.ctx.db.transaction(() => Array.from({ length: 1000 }, (_, i) => createTestDeposit(sandbox.ctx, BigInt(100 + i)).id))();

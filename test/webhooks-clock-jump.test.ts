@@ -3,6 +3,7 @@ import { buildTestApp, CREDENTIALS, json, START, type TestApp } from './helper.j
 import { createTestDeposit, freePort, startReceiver } from './helpers/receiver.js';
 import { startWebhookDispatcher } from '../src/domains/webhooks/webhooks.dispatcher.js';
 import { verifyWebhookSignature } from '../src/webhook-verify.js';
+import { webhookSandbox } from './helpers/webhook-sandbox.js';
 
 // Webhook attempts made after a clock jump are stamped with their own due time in emulated time, as every
 // other job (docs/decisions.md#webhook-attempt-times): a jump past several retries makes each of them, in order, each
@@ -24,14 +25,7 @@ async function deliveryOf(sandbox: TestApp, transactionId: string, eventType = '
 const stamps = (delivery: { attempts: Array<{ attemptedAt: string }> }) => delivery.attempts.map((a) => a.attemptedAt);
 
 t.test('a jump past three retries: each attempt stamped with its own due time, reckoned from the previous one', async (t) => {
-  const receiver = await startReceiver({ answer: (_request, index) => (index < 3 ? 500 : 200) });
-  const sandbox = await buildTestApp({ config: { webhookUrl: receiver.url } });
-  const dispatcher = startWebhookDispatcher(sandbox.ctx);
-  t.teardown(async () => {
-    await dispatcher.stop();
-    await receiver.close();
-    await sandbox.close();
-  });
+  const { receiver, sandbox, dispatcher } = await webhookSandbox(t, { answer: (_request, index) => (index < 3 ? 500 : 200) });
 
   const deposit = createTestDeposit(sandbox.ctx);
   await dispatcher.drain();
@@ -117,14 +111,7 @@ t.test('receiver down: a 1 h jump makes the attempts due within it, the rest wai
 });
 
 t.test('no jump: attempts are stamped when they are made, as before', async (t) => {
-  const receiver = await startReceiver({ answer: (_request, index) => (index < 1 ? 503 : 200) });
-  const sandbox = await buildTestApp({ config: { webhookUrl: receiver.url } });
-  const dispatcher = startWebhookDispatcher(sandbox.ctx);
-  t.teardown(async () => {
-    await dispatcher.stop();
-    await receiver.close();
-    await sandbox.close();
-  });
+  const { receiver, sandbox, dispatcher } = await webhookSandbox(t, { answer: (_request, index) => (index < 1 ? 503 : 200) });
   const deposit = createTestDeposit(sandbox.ctx);
   await dispatcher.drain();
   await control(sandbox, 'POST', '/_emulator/clock', { advanceMs: 5000 });

@@ -8,6 +8,7 @@ import { startWebhookDispatcher } from '../src/domains/webhooks/webhooks.dispatc
 import { RETRY_DELAYS_MS } from '../src/domains/webhooks/webhooks.service.js';
 import { verifyWebhookSignature } from '../src/webhook-verify.js';
 import { advanceClock } from '../src/scheduler/scheduler.js';
+import { webhookSandbox } from './helpers/webhook-sandbox.js';
 
 // Retries on the emulated clock (docs/decisions.md#webhook-retries: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h,
 // 8 h, then FAILED), timeouts, replay, and delivery after a restart on a database file.
@@ -34,14 +35,7 @@ function verified(request: { headers: Record<string, unknown>; url: string; rawB
 }
 
 t.test('500, 500, then 200: three attempts at the scheduled emulated times, one success', async (t) => {
-  const receiver = await startReceiver({ answer: (_request, index) => (index < 2 ? 500 : 200) });
-  const sandbox = await buildTestApp({ config: { webhookUrl: receiver.url } });
-  const dispatcher = startWebhookDispatcher(sandbox.ctx);
-  t.teardown(async () => {
-    await dispatcher.stop();
-    await receiver.close();
-    await sandbox.close();
-  });
+  const { receiver, sandbox, dispatcher } = await webhookSandbox(t, { answer: (_request, index) => (index < 2 ? 500 : 200) });
 
   const deposit = createTestDeposit(sandbox.ctx);
   await dispatcher.drain();
