@@ -31,7 +31,9 @@ export async function servedDocument() {
   const { createContext } = await import(path.join(root, 'dist/src/create-context.js'));
   const { createClock } = await import(path.join(root, 'dist/src/lib/clock.js'));
   const ctx = createContext({ config: { logLevel: 'silent', db: ':memory:' }, clock: createClock({ mode: 'frozen', atMs: Date.parse('2026-03-01T12:00:00.000Z') }) });
-  const app = await buildApp(ctx);
+  const { openSandbox } = await import(path.join(root, 'dist/src/sandbox.js'));
+  const { createSessionRegistry } = await import(path.join(root, 'dist/src/sessions/sessions.registry.js'));
+  const app = await buildApp(ctx, { sessions: (rootCtx) => createSessionRegistry(rootCtx, openSandbox) });
   try {
     const answer = await app.inject({ method: 'GET', url: '/openapi.json' });
     return `${JSON.stringify(JSON.parse(answer.body), null, 2)}\n`;

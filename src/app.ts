@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
-import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
+import { createServer } from 'node:http';
+import Fastify, { type FastifyInstance, type FastifyServerFactory, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { z } from 'zod';
 import {
@@ -23,6 +24,8 @@ import { noteArrival } from './db/read-cache.js';
 import { journalRoutes, registerJournal } from './emulator/journal.js';
 import { VERSION } from './version.js';
 import { routeModules } from './domains/index.js';
+import type { SessionRegistry } from './sessions/sessions.registry.js';
+import { sessionsRoutes } from './sessions/sessions.routes.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024; // docs/decisions.md#status-codes: 1 MiB
 
@@ -31,10 +34,16 @@ export interface BuildAppOptions {
   logStream?: Writable;
   /** Extra plugins registered after the domain routes (tests use this for probe routes). */
   plugins?: FastifyPluginAsync[];
+  /**
+   * The server's root sandbox serves sessions (docs/sessions.md): their control-plane routes, and its listener
+   * hands every /_sessions/{id}/... request to that session's app. A session's own app has none.
+   */
+  sessions?: (ctx: AppContext) => SessionRegistry;
 }
 
 /** Build the Fastify app around a context (routes are thin; domains hold the logic). */
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const sessions = options.sessions?.(ctx);
   const app = Fastify({
     logger:
       ctx.config.logLevel === 'silent'
@@ -62,6 +71,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     // Requests Node's HTTP parser refuses before routing still get the error body (http/client-errors.ts).
     clientErrorHandler: writeClientError,
     return503OnClosing: false,
+    // One listener for the root sandbox and every session: a session's requests go to its own app, with the
+    // server's timeouts as Fastify would set them (docs/sessions.md#addresses-and-signing).
+    serverFactory: sessions ? sessionAwareServer(sessions) : undefined,
     // A URL that does not percent-decode or an over-long path parameter fails in the router, before any
     // hook or error handler: answer it with the error body of interface 7.1 too (found by fuzzing: docs/robustness.md).
     frameworkErrors: frameworkErrorHandler,
@@ -125,6 +137,10 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerAuth(app, ctx); // before any route: it gives each route its policy's hook
   journalRoutes(app, journal);
   for (const module of routeModules) await app.register(module(ctx));
+  if (sessions) {
+    await app.register(sessionsRoutes(ctx, sessions));
+    app.addHook('onClose', () => sessions.close());
+  }
   for (const plugin of options.plugins ?? []) await app.register(plugin);
 
   await app.ready();
@@ -139,6 +155,20 @@ const optionalBodyAware: typeof validatorCompiler = (route) => {
   if (route.httpPart !== 'body' || !(route.schema instanceof z.ZodType) || !route.schema.safeParse(undefined).success) return validate;
   return (data) => (data === null ? { value: undefined } : validate(data));
 };
+
+/** The root's listener: session paths to their apps, the rest to the root app; timeouts as Fastify sets them. */
+function sessionAwareServer(sessions: SessionRegistry): FastifyServerFactory {
+  return (handler, serverOptions) => {
+    const server = createServer((req, res) => {
+      if (!sessions.dispatch(req, res)) handler(req, res);
+    });
+    const { keepAliveTimeout, requestTimeout, connectionTimeout } = serverOptions as { keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number };
+    server.keepAliveTimeout = keepAliveTimeout;
+    server.requestTimeout = requestTimeout;
+    server.setTimeout(connectionTimeout);
+    return server;
+  };
+}
 
 function serializeRequest(request: FastifyRequest) {
   return { method: request.method, url: redactUrl(request.url), remoteAddress: request.ip };

@@ -90,14 +90,15 @@ Usage:
   service-sandbox [serve] [--port 4010] [--host 127.0.0.1] [--db :memory:|FILE] [--fixtures FILE]
                   [--seed TEXT] [--clock realtime|ISO-INSTANT] [--webhook-url URL] [--log-level LEVEL]
                   [--admin-token TOKEN] [--journal-size N] [--webhook-timeout-ms MS] [--read-cache on|off]
-                  [--snapshot FILE]
+                  [--snapshot FILE] [--max-sessions N] [--session-idle-timeout SECONDS] [--session-pool N]
   service-sandbox sign METHOD TARGET [--body TEXT | --body-file FILE] [--key API_KEY] [--secret SECRET]
                   [--program PRG] [--user USR] [--fixtures FILE] [--format curl|json]
                   prints curl -H arguments for an HMAC-signed request (defaults: the SINGLE_USER sandbox key);
                   a /v1/payout-origination/ target gets the payout variant (RFC 3339 timestamp, sha256=)
 
 Every flag also reads an environment variable (PORT, HOST, DB_PATH, FIXTURES, SEED, CLOCK, WEBHOOK_URL,
-LOG_LEVEL, ADMIN_TOKEN, JOURNAL_SIZE, WEBHOOK_TIMEOUT_MS, READ_CACHE, SNAPSHOT). See docs/configuration.md.
+LOG_LEVEL, ADMIN_TOKEN, JOURNAL_SIZE, WEBHOOK_TIMEOUT_MS, READ_CACHE, SNAPSHOT, MAX_SESSIONS,
+SESSION_IDLE_TIMEOUT, SESSION_POOL). See docs/configuration.md.
 `;
 
 main(process.argv.slice(2)).catch((error: unknown) => {

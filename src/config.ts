@@ -69,6 +69,25 @@ export const configSchema = z.object({
     .min(1, 'accepts the path of a file exported by GET /_emulator/snapshots/{name}/export')
     .refine((value) => isFile(value), { message: 'accepts the path of a file exported by GET /_emulator/snapshots/{name}/export; no such file' })
     .optional(),
+  // Sessions (docs/sessions.md#limits): isolated sandboxes under /_sessions/{id} on the same port.
+  maxSessions: z.coerce
+    .number({ error: 'accepts an integer 0-1000' })
+    .int('accepts an integer 0-1000')
+    .min(0, 'accepts an integer 0-1000')
+    .max(1000, 'accepts an integer 0-1000')
+    .default(64),
+  sessionIdleTimeout: z.coerce
+    .number({ error: 'accepts an integer number of seconds 1-86400' })
+    .int('accepts an integer number of seconds 1-86400')
+    .min(1, 'accepts an integer number of seconds 1-86400')
+    .max(86400, 'accepts an integer number of seconds 1-86400')
+    .default(900),
+  sessionPool: z.coerce
+    .number({ error: 'accepts an integer 0-16' })
+    .int('accepts an integer 0-16')
+    .min(0, 'accepts an integer 0-16')
+    .max(16, 'accepts an integer 0-16')
+    .default(2),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -119,6 +138,9 @@ export const OPTIONS = [
   { flag: '--webhook-timeout-ms', env: 'WEBHOOK_TIMEOUT_MS', key: 'webhookTimeoutMs' },
   { flag: '--read-cache', env: 'READ_CACHE', key: 'readCache' },
   { flag: '--snapshot', env: 'SNAPSHOT', key: 'snapshot' },
+  { flag: '--max-sessions', env: 'MAX_SESSIONS', key: 'maxSessions' },
+  { flag: '--session-idle-timeout', env: 'SESSION_IDLE_TIMEOUT', key: 'sessionIdleTimeout' },
+  { flag: '--session-pool', env: 'SESSION_POOL', key: 'sessionPool' },
 ] as const;
 
 export class ConfigError extends Error {

@@ -23,6 +23,9 @@ t.test('defaults', async (t) => {
     journalSize: 1000,
     webhookTimeoutMs: 10000,
     readCache: 'on',
+    maxSessions: 64,
+    sessionIdleTimeout: 900,
+    sessionPool: 2,
   });
   t.ok(existsSync(DEFAULT_FIXTURES), 'the default fixtures file exists');
 });
@@ -43,6 +46,9 @@ const GOOD: Record<(typeof OPTIONS)[number]['key'], [string, unknown]> = {
   readCache: ['off', 'off'],
   // any existing file passes the flag check; whether it is a snapshot is checked at start-up (snapshots-startup.test.ts)
   snapshot: [DEFAULT_FIXTURES, DEFAULT_FIXTURES],
+  maxSessions: ['0', 0],
+  sessionIdleTimeout: ['30', 30],
+  sessionPool: ['4', 4],
 };
 
 // Values each option refuses.
@@ -74,6 +80,9 @@ const BAD: Record<(typeof OPTIONS)[number]['key'], string[]> = {
   webhookTimeoutMs: ['0', '1.5', '600001'],
   readCache: ['no', 'OFF', 'true'],
   snapshot: ['', '/nonexistent-directory/state.sandbox-snapshot', tmpdir()],
+  maxSessions: ['-1', '1001', 'lots', '2.5'],
+  sessionIdleTimeout: ['0', '86401', '1.5', 'never'],
+  sessionPool: ['-1', '17', 'x'],
 };
 
 t.test('every option as a flag, as --flag=value and as an environment variable', async (t) => {

@@ -3,6 +3,8 @@ import tap from 'tap';
 import type { FastifyInstance, FastifyPluginAsync, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { createContext } from '../src/create-context.js';
+import { openSandbox } from '../src/sandbox.js';
+import { createSessionRegistry } from '../src/sessions/sessions.registry.js';
 import type { AppContext } from '../src/context.js';
 import { createClock } from '../src/lib/clock.js';
 import { signRequest } from '../src/lib/hmac.js';
@@ -75,7 +77,7 @@ export interface TestAppOptions {
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const clock = createClock({ mode: 'frozen', atMs: Date.parse(options.start ?? START) });
   const ctx = createContext({ config: { logLevel: 'silent', db: options.db ?? ':memory:', ...options.config }, clock });
-  const build = () => buildApp(ctx, { logStream: options.logStream, plugins: options.plugins });
+  const build = () => buildApp(ctx, { logStream: options.logStream, plugins: options.plugins, sessions: (root) => createSessionRegistry(root, openSandbox) });
   const built = options.conformance === false ? { result: build(), recorder: () => undefined } : withConformance(build);
   const app = await built.result;
   const conformance: ConformanceRecorder = built.recorder() ?? { mismatches: [], checked: 0, enabled: false };

@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../config.js';
+import { pathPrefixOf } from '../http/public-url.js';
 import type { AppContext } from '../context.js';
 import { errorResponses, errors } from '../http/errors.js';
 import { CONTROL_PLANE, OPEN } from './emulator.routes.js';
@@ -109,11 +110,13 @@ export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: z.string().describe('text/html'), ...errorResponses() },
         },
       },
-      async (_request, reply) => {
+      async (request, reply) => {
         if (dashboard instanceof Error) {
           throw errors.internal(`Dashboard files are missing from ${DASHBOARD_DIR}; the install must include src/emulator/dashboard/`);
         }
-        return send(reply, 'text/html; charset=utf-8', dashboard.page);
+        // A session's page loads its files from the session (docs/sessions.md#the-dashboard).
+        const prefix = pathPrefixOf(request);
+        return send(reply, 'text/html; charset=utf-8', prefix ? dashboard.page.replaceAll('"/_emulator/ui/', `"${prefix}/_emulator/ui/`) : dashboard.page);
       },
     );
     // The page's modules and style sheet, one route each; not API operations, so left out of the OpenAPI document.

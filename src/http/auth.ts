@@ -4,6 +4,7 @@ import { prepared } from '../db/connection.js';
 import { readCacheOf } from '../db/read-cache.js';
 import type { AppContext } from '../context.js';
 import { hexDigestsEqual, hmacSha256Hex } from '../lib/hmac.js';
+import { pathPrefixOf } from './public-url.js';
 import { errors, ServiceError } from './errors.js';
 import { SCOPES, type Scope } from './scopes.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
@@ -89,8 +90,9 @@ function lookupKey(ctx: AppContext, apiKey: string): ApiKeyRow | undefined {
   return readCacheOf<ApiKeyRow | null>(ctx.db, 'api-keys', KEY_CACHE, () => 1).get(apiKey, read) ?? undefined;
 }
 
+/** The request target as sent: under a session's path prefix, the prefix included (http/path-prefix.ts). */
 function requestTarget(request: FastifyRequest): string {
-  return request.raw.url ?? request.url;
+  return request.originalUrl;
 }
 
 const NO_BODY = Buffer.alloc(0);
@@ -192,7 +194,11 @@ function verifySignedRequest(ctx: AppContext, request: FastifyRequest, format: H
   const givenHex = format.signature.hexOf(signature);
   if (givenHex === undefined) throw errors.unauthorized(format.signature.malformed);
   if (!programmeHeader) throw errors.unauthorized('Missing X-Service-Program-Id header');
-  if (!hexDigestsEqual(canonicalSignature(key.secret, apiKey, timestamp, request), givenHex)) throw errors.unauthorized(format.signature.mismatch);
+  if (!hexDigestsEqual(canonicalSignature(key.secret, apiKey, timestamp, request), givenHex)) {
+    // Under a session the path signed is the one sent, prefix included: say so, it is the usual slip (docs/sessions.md#addresses-and-signing).
+    const prefix = pathPrefixOf(request);
+    throw errors.unauthorized(prefix ? `${format.signature.mismatch}; path?query is the path as sent, ${prefix} included` : format.signature.mismatch);
+  }
   if (programmeHeader !== key.programme_id) throw errors.forbidden('X-Service-Program-Id does not match the programme of this API key');
   return key;
 }

@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'PDF_PAGE_LIMIT_EXCEEDED',
   'PDF_PASSWORD_PROTECTED',
   'PDF_UNREADABLE',
+  'TOO_MANY_REQUESTS',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -121,6 +121,16 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'PUT /_emulator/snapshots/{name}': { operationId: 'emulatorUploadSnapshot' },
   'POST /_emulator/snapshots/{name}/restore': { operationId: 'emulatorRestoreSnapshot' },
   'GET /_emulator/snapshots/{name}/export': { operationId: 'emulatorExportSnapshot' },
+  'POST /_emulator/sessions': { operationId: 'emulatorCreateSession' },
+  'GET /_emulator/sessions': {
+    operationId: 'emulatorListSessions',
+    description: 'Every live session, oldest first, with its base URL, credentials and when it expires if left idle; the limit and idle timeout of this server (docs/sessions.md).',
+  },
+  'GET /_emulator/sessions/{id}': {
+    operationId: 'emulatorGetSession',
+    description: 'One live session, described as in the list. 404 once it has ended or expired.',
+  },
+  'DELETE /_emulator/sessions/{id}': { operationId: 'emulatorEndSession' },
   'GET /_emulator/ui': {
     operationId: 'emulatorDashboard',
     description: 'The dashboard page (HTML): state, live transactions, webhook deliveries, the request journal and actions (docs/dashboard.md).',
@@ -148,4 +158,5 @@ export const TAGS: Array<{ name: string; description: string }> = [
   { name: 'Emulator', description: 'The /_emulator control plane: clock, reset, forced outcomes, dashboard (docs/control-plane.md)' },
   { name: 'Emulator: webhooks', description: 'Webhook endpoint, delivery log, replay and trigger (docs/webhooks.md)' },
   { name: 'Emulator: snapshots', description: 'Save, restore, export and upload the whole state (docs/control-plane.md#snapshots)' },
+  { name: 'Emulator: sessions', description: 'Isolated sandboxes under /_sessions/{id} on the same port, one per test (docs/sessions.md)' },
 ];

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
@@ -13,18 +12,9 @@ import {
   statementSchema,
 } from './statements.schema.js';
 import { openStatementFile, requestStatement } from './statements.service.js';
+import { publicBaseUrl } from '../../http/public-url.js';
 
 // interface 4.3 and docs/statements.md: the statement, and the credential-free download behind its signed link.
-
-const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
-
-/** Absolute base of download links: the request's own Host, else the configured address. */
-function baseUrlOf(ctx: AppContext, request: FastifyRequest): string {
-  const host = request.host;
-  if (host && HOST_HEADER.test(host)) return `${request.protocol ?? 'http'}://${host}`;
-  const configured = ctx.config.host === '0.0.0.0' ? '127.0.0.1' : ctx.config.host;
-  return `http://${configured}:${ctx.config.port}`;
-}
 
 export const statementsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {
@@ -45,7 +35,7 @@ export const statementsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           response: { 200: z.union([statementSchema, statementLinkSchema]), ...errorResponses(403, 404) },
         },
       },
-      async (request) => requestStatement(ctx, userOf(request), request.params.accountId, request.query, baseUrlOf(ctx, request)),
+      async (request) => requestStatement(ctx, userOf(request), request.params.accountId, request.query, publicBaseUrl(ctx, request)),
     );
 
     app.get(

@@ -8,6 +8,11 @@ import { $ } from './dom.js';
 const REQUEST_TIMEOUT_MS = 30_000;
 const TOKEN_KEY = 'service-sandbox-admin-token';
 
+// The page may belong to a session (/_sessions/{id}/_emulator/ui): every call goes to the same sandbox as the page
+// (docs/sessions.md#the-dashboard). ROOT is the server's root sandbox, where sessions are listed.
+export const BASE = location.pathname.replace(/\/_emulator\/ui\/?$/, '');
+export const ROOT = BASE.replace(/\/_sessions\/[^/]+$/, '');
+
 // Kept in the tab's session storage only (docs/dashboard.md#read-endpoints-behind-the-dashboard).
 let adminToken = sessionStorage.getItem(TOKEN_KEY);
 
@@ -16,7 +21,7 @@ export async function call(method, path, body) {
   const headers = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (adminToken) headers['x-admin-token'] = adminToken;
-  const response = await fetch(path, {
+  const response = await fetch(path.startsWith('/_emulator/sessions') ? ROOT + path : BASE + path, {
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),

@@ -16,6 +16,7 @@ import { initDetail, renderSelected, selectTransaction } from './panels/detail.j
 import { initJournal } from './panels/journal.js';
 import { fillPayoutChoices, initPayout } from './panels/payout.js';
 import { renderProgrammes } from './panels/programmes.js';
+import { initSessionPicker } from './panels/sessions.js';
 import { fillTransactionsFilter, initTransactions, renderTransactions } from './panels/transactions.js';
 
 /** Draw one answer of GET /_emulator/ui/state. */
@@ -41,6 +42,7 @@ function render(feed) {
 
 initAdminToken(refreshSoon);
 initClock();
+initSessionPicker();
 initDeposit();
 initPayout();
 initBeneficiary();

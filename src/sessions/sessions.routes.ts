@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../context.js';
+import { errorResponses } from '../http/errors.js';
+import { originOf } from '../http/public-url.js';
+import { CONTROL_PLANE } from '../emulator/emulator.routes.js';
+import { createSessionBody, sessionListSchema, sessionParams, sessionSchema } from './sessions.schema.js';
+import { sessionOptionsOf, sessionOrThrow, sessionView } from './sessions.service.js';
+import { SessionLimitError, type SessionRegistry } from './sessions.registry.js';
+
+// docs/sessions.md: the root sandbox's control plane creates, lists and ends sessions. A session's own control
+// plane ({baseUrl}/_emulator/...) has every other route but these: sessions do not nest.
+
+export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.post(
+      '/_emulator/sessions',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator: sessions'],
+          summary: 'Create an isolated sandbox for one test',
+          description:
+            'A whole sandbox of its own (database, clock, scheduler, webhooks, journal, snapshots) at baseUrl on this port. ' +
+            'Sign requests over the path as sent, the /_sessions/{id} prefix included. 429 with Retry-After when --max-sessions are live.',
+          body: createSessionBody,
+          response: { 201: sessionSchema, ...errorResponses(404, 429) },
+        },
+      },
+      async (request, reply) => {
+        const options = sessionOptionsOf(root, request.body);
+        try {
+          const session = await registry.create(options);
+          return reply.status(201).send(sessionView(registry, session, originOf(root, request)));
+        } catch (error) {
+          if (error instanceof SessionLimitError) reply.header('retry-after', String(error.retryAfterSeconds));
+          throw error;
+        }
+      },
+    );
+
+    app.get(
+      '/_emulator/sessions',
+      {
+        config: CONTROL_PLANE,
+        schema: { tags: ['Emulator: sessions'], summary: 'The live sessions, oldest first', response: { 200: sessionListSchema, ...errorResponses() } },
+      },
+      async (request) => ({
+        data: registry.list().map((session) => sessionView(registry, session, originOf(root, request))),
+        limit: registry.limit,
+        idleTimeoutSeconds: registry.idleTimeoutMs / 1000,
+      }),
+    );
+
+    app.get(
+      '/_emulator/sessions/:id',
+      {
+        config: CONTROL_PLANE,
+        schema: { tags: ['Emulator: sessions'], summary: 'One live session', params: sessionParams, response: { 200: sessionSchema, ...errorResponses(404) } },
+      },
+      async (request) => sessionView(registry, sessionOrThrow(registry, request.params.id), originOf(root, request)),
+    );
+
+    app.delete(
+      '/_emulator/sessions/:id',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator: sessions'],
+          summary: 'End a session',
+          description: 'Its requests get 404 from now on; requests already inside finish first. Its database, clock and deliveries are gone.',
+          params: sessionParams,
+          response: { 204: z.null(), ...errorResponses(404) },
+        },
+      },
+      async (request, reply) => {
+        sessionOrThrow(registry, request.params.id);
+        await registry.end(request.params.id);
+        return reply.status(204).send(null);
+      },
+    );
+  };

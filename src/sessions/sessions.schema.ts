@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { instant } from '../http/formats.js';
+import { isIsoInstant } from '../config.js';
+import { snapshotName } from '../emulator/snapshots.schema.js';
+
+// docs/sessions.md
+
+const CLOCK_RULE = '"realtime" or an ISO 8601 instant such as 2026-03-01T12:00:00.000Z (the session starts frozen there)';
+
+export const createSessionBody = z
+  .strictObject({
+    fixtures: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('A fixtures object (the schema of a --fixtures file) for this session instead of the server\'s; see docs/configuration.md#fixtures-file-format'),
+    snapshot: snapshotName.optional().describe('Start from this snapshot of the root sandbox (POST /_emulator/snapshots or PUT an exported file); reset goes back to it'),
+    clock: z
+      .string()
+      .refine((value) => value === 'realtime' || isIsoInstant(value), { message: `clock accepts ${CLOCK_RULE}` })
+      .optional()
+      .describe(`${CLOCK_RULE}; default: the server's --clock`),
+    webhookUrl: z
+      .string()
+      .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), { message: 'webhookUrl accepts an http:// or https:// URL' })
+      .nullable()
+      .optional()
+      .describe('Where this session sends its webhooks; default none (events are recorded SKIPPED)'),
+  })
+  .optional();
+
+export const sessionParams = z.strictObject({
+  id: z.string().min(1).max(64).describe('A session id (ses_...)'),
+});
+
+const credential = z.object({ apiKey: z.string(), secret: z.string() });
+
+export const sessionSchema = z
+  .object({
+    id: z.string().describe('ses_ and 16 hexadecimal digits'),
+    baseUrl: z.string().describe('Where the session answers: {baseUrl}/v1/... and {baseUrl}/_emulator/...; the HMAC canonical string covers the path as sent, prefix included'),
+    createdAt: instant(),
+    lastUsedAt: instant().describe('Real time of the last request to the session'),
+    expiresAt: instant().describe('Real time the session ends if no request comes before (--session-idle-timeout after lastUsedAt)'),
+    webhookUrl: z.string().nullable().describe('The webhook endpoint of the session\'s first programme'),
+    startedFrom: z.object({
+      fixtures: z.enum(['server', 'given']).describe('The server\'s fixtures or the ones given at creation'),
+      snapshot: z.string().nullable(),
+      clock: z.string().describe('"realtime" or the ISO instant the clock started frozen at'),
+    }),
+    credentials: z
+      .object({
+        programmeId: z.string(),
+        single: credential.extend({ userId: z.string() }).nullable().describe('The first SINGLE_USER key of the first programme'),
+        multi: credential.nullable().describe('The first MULTI_USER key of the first programme'),
+        webhook: credential.describe('The key and secret that sign the session\'s webhooks'),
+      })
+      .describe('The first programme\'s keys, as in the fixtures'),
+  })
+  .meta({ id: 'Session' });
+
+export const sessionListSchema = z.object({
+  data: z.array(sessionSchema),
+  limit: z.number().int().describe('--max-sessions: the most live sessions at once'),
+  idleTimeoutSeconds: z.number().int().describe('--session-idle-timeout'),
+});
