@@ -111,13 +111,13 @@ def test_a_bad_signature_is_401_with_the_error_body_and_changes_nothing(sandbox)
     tampered = sandbox.send("POST", path, dict(DEPOSIT, amount="9999.00"), sandbox.signature_headers("POST", path, DEPOSIT))
     assert tampered.status == 401, tampered
 
-    # Signed over the path without the session's prefix: the target signed must be the one sent.
-    if urlsplit(sandbox.base_url).path:
-        key = sandbox.credentials["single"]
-        headers = sandbox.signature_headers("POST", path, DEPOSIT)
-        ts = headers["X-Service-Timestamp"]
-        headers["X-Service-Signature"] = sign(key["secret"], key["apiKey"], ts, "POST", path, json.dumps(DEPOSIT))
-        assert sandbox.send("POST", path, DEPOSIT, headers).status == 401
+    # Signed over /v1/... without the session's prefix (/_sessions/ses_...): the target signed is the one sent.
+    assert urlsplit(sandbox.base_url).path.startswith("/_sessions/")
+    key = sandbox.credentials["single"]
+    headers = sandbox.signature_headers("POST", path, DEPOSIT)
+    ts = headers["X-Service-Timestamp"]
+    headers["X-Service-Signature"] = sign(key["secret"], key["apiKey"], ts, "POST", path, json.dumps(DEPOSIT))
+    assert sandbox.send("POST", path, DEPOSIT, headers).status == 401
 
     assert sandbox.signed("GET", listing).json()["data"][0]["id"] == newest  # no deposit was written
     assert sandbox.webhooks.deliveries == []
