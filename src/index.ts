@@ -19,4 +19,6 @@ export {
   type WebhookDispatcher,
   type WebhookDispatcherOptions,
 } from './domains/webhooks/webhooks.dispatcher.js';
-export { startSandbox, type Sandbox, type SandboxOptions, type ReceivedWebhook } from './testkit/start-sandbox.js';
+export { startSandbox, type Sandbox, type SandboxOptions } from './testkit/start-sandbox.js';
+export { startSession, type SessionSandbox, type SessionSandboxOptions } from './testkit/start-session.js';
+export type { ReceivedWebhook, SandboxClient, SandboxCredentials } from './testkit/kit-parts.js';

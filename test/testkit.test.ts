@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startSandbox } from '../src/index.js';
+import { startSandbox, startSession, startServer } from '../src/index.js';
 import { checkWebhookSignatureForTest } from './helpers/testkit.js';
 
 // The in-process test kit used exactly as the README shows it (docs/test-kit.md#in-process-test-kit).
@@ -56,4 +56,58 @@ t.test('startSandbox with a fixtures object and node:test style usage', async (t
   const clock = (await (await fetch(`${sandbox.url}/_emulator/clock`)).json()) as { now: string; mode: string };
   t.equal(clock.mode, 'frozen');
   t.equal(clock.now, '2026-03-02T09:00:00.000Z');
+});
+
+// docs/test-kit.md#sessions-from-node: one running server, a fresh session per test, tests in parallel.
+t.test('startSession: parallel tests each in their own session of one running server', async (t) => {
+  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: '2026-03-02T09:00:00.000Z' } as never });
+  t.teardown(() => server.close());
+  process.env.SANDBOX_URL = server.url;
+  t.teardown(() => {
+    delete process.env.SANDBOX_URL;
+  });
+
+  const references = ['PAR-1', 'PAR-2', 'PAR-3', 'PAR-4'];
+  const seen = await Promise.all(
+    references.map(async (reference) => {
+      const sandbox = await startSession(); // SANDBOX_URL
+      try {
+        t.match(sandbox.url, new RegExp(`^${server.url}/_sessions/ses_[0-9a-f]{16}$`));
+        const deposit = await sandbox.signedFetch('POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', {
+          depositInstructionId: 'di_acme_usd_wire',
+          amount: '10.00',
+          reference,
+        });
+        t.equal(deposit.status, 202, `${reference}: deposit accepted`);
+        await sandbox.advanceClock(1000);
+        const completed = await sandbox.webhooks.waitFor((w) => w.body.transaction.status === 'COMPLETED');
+        t.ok(checkWebhookSignatureForTest(completed, sandbox.credentials.webhook), `${reference}: the session's webhook verifies`);
+        t.same(
+          sandbox.webhooks.received().map((w) => w.body.transaction.debitReference),
+          sandbox.webhooks.received().map(() => reference),
+          `${reference}: only its own webhooks`,
+        );
+        await sandbox.snapshot('after-deposit');
+        await sandbox.reset();
+        const afterReset = (await (await sandbox.signedFetch('GET', '/v1/transactions?pageSize=200')).json()) as { data: Array<{ debitReference?: string }> };
+        t.notOk(afterReset.data.some((tx) => tx.debitReference === reference), `${reference}: reset forgets it`);
+        await sandbox.restore('after-deposit');
+        const restored = (await (await sandbox.signedFetch('GET', '/v1/transactions?pageSize=200')).json()) as { data: Array<{ debitReference?: string }> };
+        return restored.data.filter((tx) => references.includes(tx.debitReference ?? '')).map((tx) => tx.debitReference);
+      } finally {
+        await sandbox.close();
+      }
+    }),
+  );
+  t.same(seen, references.map((reference) => [reference]), 'each session saw its own deposit and no other');
+  const live = (await (await fetch(`${server.url}/_emulator/sessions`)).json()) as { data: unknown[] };
+  t.same(live.data, [], 'close() ended every session');
+
+  const guarded = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', adminToken: 'kit-token', sessionPool: 0 } as never });
+  t.teardown(() => guarded.close());
+  await t.rejects(startSession({ url: guarded.url, webhooks: false }), /401/, 'a refusal says what the server answered');
+  const withToken = await startSession({ url: guarded.url, adminToken: 'kit-token', webhooks: false });
+  t.equal((await withToken.signedFetch('GET', '/v1/accounts')).status, 200);
+  await withToken.close();
+  await withToken.close(); // twice is harmless
 });

@@ -1,0 +1,136 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { signRequest } from '../lib/hmac.js';
+
+// What the in-process sandbox and the session mode of the test kit share (docs/test-kit.md): the credentials,
+// the signed fetch and the attached webhook receiver.
+
+export interface SandboxCredentials {
+  programmeId: string;
+  single: { apiKey: string; secret: string; userId: string };
+  multi: { apiKey: string; secret: string };
+  webhook: { apiKey: string; secret: string };
+}
+
+export interface ReceivedWebhook {
+  path: string;
+  headers: Record<string, string>;
+  rawBody: string;
+  body: { transaction: Record<string, unknown>; metadata: Record<string, unknown> };
+  receivedAt: number;
+}
+
+export type SignedFetch = (method: string, path: string, body?: unknown, options?: { user?: string; apiKey?: string; secret?: string }) => Promise<Response>;
+
+export interface WebhookInbox {
+  received(): ReceivedWebhook[];
+  waitFor(predicate: (webhook: ReceivedWebhook) => boolean, timeoutMs?: number): Promise<ReceivedWebhook>;
+  clear(): void;
+}
+
+/** What both kinds of sandbox offer a test. */
+export interface SandboxClient {
+  /** Base address: `http://127.0.0.1:53121`, or a session's `http://127.0.0.1:4010/_sessions/ses_...`. */
+  url: string;
+  credentials: SandboxCredentials;
+  /** HMAC-signed fetch; `user` sets X-Service-User-Id and switches to the MULTI_USER key. */
+  signedFetch: SignedFetch;
+  /** Advance the emulated clock, running every job due by then (rail steps, reviews, retries). */
+  advanceClock(ms: number): Promise<void>;
+  /** Back to the start (fixtures or snapshot, and the start clock); forgets received webhooks. */
+  reset(): Promise<void>;
+  /** Save the whole state under a name (docs/control-plane.md#snapshots); the same name again replaces it. */
+  snapshot(name: string): Promise<void>;
+  /** Bring a saved state back, its clock included; forgets received webhooks, as reset does. */
+  restore(name: string): Promise<void>;
+  webhooks: WebhookInbox;
+  close(): Promise<void>;
+}
+
+/**
+ * A fetch signed as the fixtures' keys, over the path of the URL as sent (a session's prefix included:
+ * docs/sessions.md#addresses-and-signing).
+ */
+export function signedFetcher(baseUrl: string, credentials: SandboxCredentials): SignedFetch {
+  return (method, path, body, options = {}) => {
+    const useMulti = options.user !== undefined && !options.apiKey;
+    const apiKey = options.apiKey ?? (useMulti ? credentials.multi.apiKey : credentials.single.apiKey);
+    const secret = options.secret ?? (useMulti ? credentials.multi.secret : credentials.single.secret);
+    const payload = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+    const url = new URL(baseUrl + path);
+    const timestamp = String(Date.now());
+    const headers: Record<string, string> = {
+      'X-Service-Api-Key': apiKey,
+      'X-Service-Timestamp': timestamp,
+      'X-Service-Program-Id': credentials.programmeId,
+      'X-Service-Signature': signRequest({ apiKey, secret, timestamp, method, target: url.pathname + url.search, body: payload }),
+    };
+    if (options.user) headers['X-Service-User-Id'] = options.user;
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    return fetch(url, { method, headers, body: body === undefined ? undefined : payload });
+  };
+}
+
+/** A webhook receiver on a random 127.0.0.1 port, keeping what it gets for the test to read. */
+export async function startWebhookInbox(): Promise<WebhookInbox & { url: string; close(): Promise<void> }> {
+  const received: ReceivedWebhook[] = [];
+  const waiters = new Set<() => void>();
+  const server = await listen((webhook) => {
+    received.push(webhook);
+    for (const wake of waiters) wake();
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`,
+    received: () => [...received],
+    clear: () => {
+      received.length = 0;
+    },
+    waitFor(predicate, timeoutMs = 5000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = received.find(predicate);
+          if (found) {
+            cleanup();
+            resolve(found);
+          }
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`no matching webhook within ${timeoutMs} ms (received ${received.length})`));
+        }, timeoutMs);
+        const cleanup = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+function listen(onWebhook: (webhook: ReceivedWebhook) => void): Promise<Server> {
+  const server = createServer((request: IncomingMessage, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const rawBody = Buffer.concat(chunks).toString('utf8');
+      let body: ReceivedWebhook['body'];
+      try {
+        body = JSON.parse(rawBody) as ReceivedWebhook['body'];
+      } catch {
+        response.writeHead(400).end();
+        return;
+      }
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string') headers[name] = value;
+      onWebhook({ path: request.url ?? '/', headers, rawBody, body, receivedAt: Date.now() });
+      response.writeHead(204).end();
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}

@@ -1,0 +1,104 @@
+import type { Fixtures } from '../fixtures/fixtures.schema.js';
+import { signedFetcher, startWebhookInbox, type SandboxClient, type SandboxCredentials } from './kit-parts.js';
+
+// The test kit's session mode (docs/test-kit.md#sessions-from-node): a fresh, isolated session of an emulator
+// that is already running (npm start, Docker, a CI service), with a webhook receiver attached. Tests running
+// in parallel each take their own.
+//
+//   const sandbox = await startSession({ url: 'http://127.0.0.1:4010' });
+//   const res = await sandbox.signedFetch('GET', '/v1/accounts');
+//   await sandbox.close(); // ends the session
+
+export interface SessionSandboxOptions {
+  /** The running emulator (default: SANDBOX_URL, else http://127.0.0.1:4010). */
+  url?: string;
+  /** The server's --admin-token, when it has one (default: ADMIN_TOKEN). */
+  adminToken?: string;
+  /** Fixtures for this session instead of the server's. */
+  fixtures?: Fixtures;
+  /** Start from this snapshot of the server's root sandbox. */
+  snapshot?: string;
+  /** `realtime` or an ISO instant to start frozen at (default: the server's --clock). */
+  clock?: string;
+  /** Attach a webhook receiver and set it as the session's endpoint (default true). */
+  webhooks?: boolean;
+}
+
+export interface SessionSandbox extends SandboxClient {
+  /** The session id (ses_...). */
+  id: string;
+}
+
+interface SessionAnswer {
+  id: string;
+  baseUrl: string;
+  credentials: { programmeId: string; single: SandboxCredentials['single'] | null; multi: SandboxCredentials['multi'] | null; webhook: SandboxCredentials['webhook'] };
+}
+
+export async function startSession(options: SessionSandboxOptions = {}): Promise<SessionSandbox> {
+  const server = (options.url ?? process.env.SANDBOX_URL ?? 'http://127.0.0.1:4010').replace(/\/+$/, '');
+  const adminToken = options.adminToken ?? process.env.ADMIN_TOKEN;
+  const control = async (url: string, method: string, body?: unknown): Promise<unknown> => {
+    const headers: Record<string, string> = {};
+    if (adminToken) headers['X-Admin-Token'] = adminToken;
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+
+  const inbox = options.webhooks === false ? undefined : await startWebhookInbox();
+  let session: SessionAnswer;
+  try {
+    session = (await control(`${server}/_emulator/sessions`, 'POST', {
+      ...(options.fixtures ? { fixtures: options.fixtures } : {}),
+      ...(options.snapshot ? { snapshot: options.snapshot } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(inbox ? { webhookUrl: inbox.url } : {}),
+    })) as SessionAnswer;
+  } catch (error) {
+    await inbox?.close();
+    throw error;
+  }
+  const credentials: SandboxCredentials = {
+    programmeId: session.credentials.programmeId,
+    single: session.credentials.single ?? { apiKey: '', secret: '', userId: '' },
+    multi: session.credentials.multi ?? { apiKey: '', secret: '' },
+    webhook: session.credentials.webhook,
+  };
+  const base = session.baseUrl;
+  let closed = false;
+  return {
+    id: session.id,
+    url: base,
+    credentials,
+    signedFetch: signedFetcher(base, credentials),
+    async advanceClock(ms) {
+      await control(`${base}/_emulator/clock`, 'POST', { advanceMs: ms });
+    },
+    async reset() {
+      await control(`${base}/_emulator/reset`, 'POST');
+      inbox?.clear();
+    },
+    async snapshot(name) {
+      await control(`${base}/_emulator/snapshots`, 'POST', { name });
+    },
+    async restore(name) {
+      await control(`${base}/_emulator/snapshots/${encodeURIComponent(name)}/restore`, 'POST');
+      inbox?.clear();
+    },
+    webhooks: inbox ? { received: inbox.received, waitFor: inbox.waitFor, clear: inbox.clear } : { received: () => [], waitFor: () => Promise.reject(new Error('startSession({ webhooks: false }) has no receiver')), clear: () => undefined },
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        await control(`${server}/_emulator/sessions/${session.id}`, 'DELETE');
+      } catch (error) {
+        if (!String(error).includes(': 404 ')) throw error; // already ended (expired): nothing to do
+      } finally {
+        await inbox?.close();
+      }
+    },
+  };
+}
