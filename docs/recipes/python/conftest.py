@@ -6,6 +6,7 @@ each other. Guide: docs/recipes.md#python.
 
   SANDBOX_URL      the emulator to use (default http://127.0.0.1:4010); reused when /_emulator/health answers
   SANDBOX_COMMAND  how to start one when nothing answers (default `npx service-sandbox`; `--port N` is added)
+  SANDBOX_ADMIN_TOKEN  sent as X-Admin-Token on control-plane calls, for a server started with --admin-token
 
 Fixtures:
   emulator         (session) the emulator's URL
@@ -64,9 +65,11 @@ def http_send(request, timeout=30.0):
 
 
 def http_json(method, url, body=None, headers=None, timeout=30.0):
-    """An unsigned request (the control plane takes no credentials unless --admin-token is set)."""
+    """An unsigned JSON request: the control plane takes no credentials unless the server has --admin-token."""
     data = None if body is None else json.dumps(body).encode()
     all_headers = {"Content-Type": "application/json"} if data is not None else {}
+    if os.environ.get("SANDBOX_ADMIN_TOKEN"):
+        all_headers["X-Admin-Token"] = os.environ["SANDBOX_ADMIN_TOKEN"]
     all_headers.update(headers or {})
     return http_send(urllib.request.Request(url, data=data, method=method, headers=all_headers), timeout)
 

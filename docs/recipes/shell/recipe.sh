@@ -8,6 +8,9 @@ SANDBOX_URL=${SANDBOX_URL:-http://127.0.0.1:4010}
 API_KEY=pk_sandbox_single         # the session's credentials.single (the default fixtures)
 SECRET=sk_sandbox_single_secret
 PROGRAM_ID=prg_sandbox
+# A server started with --admin-token wants it on every control-plane call.
+ADMIN=()
+[ -z "${SANDBOX_ADMIN_TOKEN-}" ] || ADMIN=(-H "X-Admin-Token: ${SANDBOX_ADMIN_TOKEN}")
 
 fail() { echo "not ok - $*" >&2; exit 1; }
 ok() { echo "ok - $*"; }
@@ -19,13 +22,13 @@ body_of() { sed '$d' <<<"$1"; }
 
 # 1. A session: its own database, clock and webhooks, under its own path prefix. Frozen at a fixed instant,
 #    so nothing moves until the clock is advanced.
-answer=$(curl -sS -X POST "$SANDBOX_URL/_emulator/sessions" -H 'Content-Type: application/json' \
+answer=$(curl -sS ${ADMIN[@]+"${ADMIN[@]}"} -X POST "$SANDBOX_URL/_emulator/sessions" -H 'Content-Type: application/json' \
   -d '{"clock":"2026-03-01T12:00:00.000Z"}' -w '\n%{http_code}')
 [ "$(status_of "$answer")" = 201 ] || fail "create a session: $answer"
 SESSION_ID=$(field id "$(body_of "$answer")")
 BASE=$(field baseUrl "$(body_of "$answer")")          # http://127.0.0.1:4010/_sessions/ses_...
 PREFIX=$(sed -E 's#^[a-z]+://[^/]+##' <<<"$BASE")     # /_sessions/ses_...: part of every signed target
-delete_session() { curl -sS -o /dev/null -X DELETE "$SANDBOX_URL/_emulator/sessions/$SESSION_ID" || true; }
+delete_session() { curl -sS ${ADMIN[@]+"${ADMIN[@]}"} -o /dev/null -X DELETE "$SANDBOX_URL/_emulator/sessions/$SESSION_ID" || true; }
 trap delete_session EXIT                              # never leave a session behind, even on failure
 ok "session $SESSION_ID at $BASE"
 
@@ -59,7 +62,7 @@ answer=$(signed GET "/v1/transactions/$TXN")
 ok "signed POST: deposit $TXN is PENDING"
 
 # 4. Move the session's clock on by 1 s: the deposit completes before the call answers.
-answer=$(curl -sS -X POST "$BASE/_emulator/clock" -H 'Content-Type: application/json' -d '{"advanceMs":1000}' -w '\n%{http_code}')
+answer=$(curl -sS ${ADMIN[@]+"${ADMIN[@]}"} -X POST "$BASE/_emulator/clock" -H 'Content-Type: application/json' -d '{"advanceMs":1000}' -w '\n%{http_code}')
 [ "$(status_of "$answer")" = 200 ] || fail "advance the clock: $answer"
 [ "$(field now "$(body_of "$answer")")" = 2026-03-01T12:00:01.000Z ] || fail "clock after the advance: $answer"
 answer=$(signed GET "/v1/transactions/$TXN")
@@ -73,7 +76,7 @@ answer=$(SIG_OVERRIDE=0000000000000000000000000000000000000000000000000000000000
 ok "a wrong signature: 401 UNAUTHORIZED"
 
 # 6. Delete the session; its URLs are gone.
-answer=$(curl -sS -X DELETE "$SANDBOX_URL/_emulator/sessions/$SESSION_ID" -w '\n%{http_code}')
+answer=$(curl -sS ${ADMIN[@]+"${ADMIN[@]}"} -X DELETE "$SANDBOX_URL/_emulator/sessions/$SESSION_ID" -w '\n%{http_code}')
 [ "$(status_of "$answer")" = 204 ] || fail "delete the session: $answer"
 trap - EXIT
 answer=$(signed GET /v1/accounts)
