@@ -42,6 +42,14 @@ const rows = [
   ['cold start to first answer (in-memory)', `${results.coldStart.medianMs} ms median of ${results.coldStart.runs} (runs: ${results.coldStart.runsMs.join(', ')}), RSS ${results.coldStart.peakRssMb} MB`],
   ['cold start to first answer (1,000,000-row file)', `${results.coldStart1m.medianMs} ms median of ${results.coldStart1m.runs}`],
   ['`POST /_emulator/reset`', `${results.reset.medianMs} ms median of ${results.reset.runs} (p90 ${results.reset.p90Ms}, max ${results.reset.maxMs}; server-reported ${results.reset.serverReportedMedianMs})`],
+  ...(results.sessions
+    ? [
+        [
+          '`POST /_emulator/sessions`',
+          `${results.sessions.pooled.medianMs} ms median (p90 ${results.sessions.pooled.p90Ms}) from the pool; ${results.sessions.fromSnapshot.medianMs} ms from a snapshot; ${results.sessions.ownClock.medianMs} ms with its own clock; 16 at once ${results.sessions.burst16Ms} ms; ${results.sessions.idleMbPerSession} MB RSS per idle session`,
+        ],
+      ]
+    : []),
   ['test kit `startSandbox()`', `${results.testkit.medianStartMs} ms median (first call ${results.testkit.firstStartMs} ms; package import ${results.testkit.importMs} ms; close ${results.testkit.medianCloseMs} ms)`],
   ['PDF statement, 10,000 entries', `${Math.round(pdf.httpRequestMs)} ms per request (renderer alone ${Math.round(pdf.renderWallMs)} ms wall, ${Math.round(pdf.renderCpuMs)} ms CPU), ${pdf.pages} pages, ${pdf.bytes} bytes`],
   ['CSV statement, 10,000 entries', `${Math.round(csv.httpRequestMs)} ms per request (renderer alone ${Math.round(csv.renderWallMs)} ms), ${csv.bytes} bytes`],

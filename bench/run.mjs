@@ -513,6 +513,68 @@ async function restores(runs) {
   return result;
 }
 
+function currentRssMb(pid) {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+// docs/sessions.md#how-fast: POST /_emulator/sessions as a client in another process sees it. One at a time with a
+// pause (a test suite's setup: the pool refills between tests), from a root snapshot, a burst of 16 at once, one
+// with its own clock (no pool), and the memory of idle sessions (the server's RSS before and after 32 of them).
+async function sessions(runs) {
+  const server = await startSandboxServer({ extra: ['--clock', '2026-03-01T12:00:00.000Z', '--max-sessions', '100'] });
+  const json = { 'content-type': 'application/json' };
+  const create = async (body = {}) => {
+    const t0 = performance.now();
+    const response = await fetch(`${server.url}/_emulator/sessions`, { method: 'POST', headers: json, body: JSON.stringify(body) });
+    const answer = await response.json();
+    if (response.status !== 201) throw new Error(`POST /_emulator/sessions answered ${response.status}: ${JSON.stringify(answer)}`);
+    return { ms: performance.now() - t0, id: answer.id };
+  };
+  const end = (id) => fetch(`${server.url}/_emulator/sessions/${id}`, { method: 'DELETE' });
+  const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  const timed = async (count, body, gapMs) => {
+    const times = [];
+    for (let i = 0; i < count; i += 1) {
+      await pause(gapMs);
+      const made = await create(body);
+      times.push(made.ms);
+      await end(made.id);
+    }
+    const sorted = [...times].sort((a, b) => a - b);
+    return { medianMs: round(median(times), 2), p90Ms: round(sorted[Math.floor(count * 0.9) - 1], 2), runs: count };
+  };
+  await pause(500); // the pool is built once the server listens
+  const pooled = await timed(runs, {}, 200);
+  await fetch(`${server.url}/_emulator/snapshots`, { method: 'POST', headers: json, body: '{"name":"bench"}' });
+  const fromSnapshot = await timed(runs, { snapshot: 'bench' }, 200);
+  const ownClock = await timed(10, { clock: '2026-06-01T00:00:00.000Z' }, 0);
+  await pause(500);
+  const t0 = performance.now();
+  const burst = await Promise.all(Array.from({ length: 16 }, () => create()));
+  const burstMs = performance.now() - t0;
+  await Promise.all(burst.map((made) => end(made.id)));
+  await pause(1000);
+  const before = currentRssMb(server.pid);
+  const idle = [];
+  for (let i = 0; i < 32; i += 1) idle.push((await create()).id);
+  await pause(1500); // the pool refills after the last one
+  const after = currentRssMb(server.pid);
+  await Promise.all(idle.map((id) => end(id)));
+  await server.stop();
+  return {
+    pooled,
+    fromSnapshot,
+    ownClock,
+    burst16Ms: round(burstMs, 0),
+    idleMbPerSession: before !== null && after !== null ? round((after - before) / 32, 2) : null,
+  };
+}
+
 function childJson(script, args) {
   const run = spawnSync(process.execPath, [path.join(BENCH_DIR, 'lib', script), ...args], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (run.status !== 0) throw new Error(`${script} failed:\n${run.stderr}`);
@@ -527,8 +589,22 @@ function table(rows, columns) {
   return [line(columns.map((c) => c.title)), `|${widths.map((w, i) => (columns[i].left ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.map((row) => line(columns.map((c) => c.value(row) ?? '-')))].join('\n');
 }
 
+/** `npm run bench -- --sandboxes`: only reset, snapshot restore and sessions (a minute, no load scenarios, results.json untouched). */
+async function sandboxesOnly() {
+  log(`load average at start (1/5/15 min): ${loadAverage().join(' / ')}`);
+  const reset = await resets(50);
+  log(`POST /_emulator/reset: median ${reset.medianMs} ms (server-reported ${reset.serverReportedMedianMs} ms)`);
+  const restore = await restores(50);
+  log(`POST /_emulator/snapshots/{name}/restore: median ${restore.medianMs} ms (inside the server ${restore.serverReportedMedianMs} ms; target < 2)`);
+  const made = await sessions(40);
+  log(`POST /_emulator/sessions: median ${made.pooled.medianMs} ms, p90 ${made.pooled.p90Ms} ms from the pool (target < 10); from a snapshot ${made.fromSnapshot.medianMs} ms, p90 ${made.fromSnapshot.p90Ms} ms (target < 10)`);
+  log(`  with its own clock (no pool) ${made.ownClock.medianMs} ms; 16 at once ${made.burst16Ms} ms in all; ${made.idleMbPerSession} MB RSS per idle session`);
+  log(`load average at the end: ${loadAverage().join(' / ')}`);
+}
+
 async function main() {
   if (!existsSync(CLI)) throw new Error('dist/service-sandbox.mjs is missing: run `npm run bench` (it builds first)');
+  if (process.argv.includes('--sandboxes')) return sandboxesOnly();
   mkdirSync(DATA_DIR, { recursive: true });
   const startedAt = new Date();
   const started = performance.now();
@@ -606,6 +682,13 @@ async function main() {
   extras.restore = await restores(50);
   log(`  POST /_emulator/snapshots/{name}/restore: median ${extras.restore.medianMs} ms over ${extras.restore.runs} (p90 ${extras.restore.p90Ms}; inside the server ${extras.restore.serverReportedMedianMs} ms)`);
 
+  extras.sessions = await sessions(40);
+  log(
+    `  POST /_emulator/sessions: median ${extras.sessions.pooled.medianMs} ms (p90 ${extras.sessions.pooled.p90Ms}) from the pool, ` +
+      `${extras.sessions.fromSnapshot.medianMs} ms from a snapshot, ${extras.sessions.ownClock.medianMs} ms with its own clock (no pool); ` +
+      `16 at once ${extras.sessions.burst16Ms} ms; ${extras.sessions.idleMbPerSession} MB RSS per idle session`,
+  );
+
   log('\n[5/6] statements of 10,000 entries');
   extras.statements = childJson('statements-timing.mjs', ['3']);
   log(`  PDF: ${round(extras.statements.pdf.httpRequestMs, 0)} ms per request (renderer alone ${round(extras.statements.pdf.renderWallMs, 0)} ms wall, ${round(extras.statements.pdf.renderCpuMs, 0)} ms CPU; ${extras.statements.pdf.pages} pages)`);
@@ -639,6 +722,8 @@ async function main() {
     { target: 'cold start < 400 ms', measured: `${extras.coldStart.medianMs} ms`, met: extras.coldStart.medianMs < 400 },
     { target: 'reset < 20 ms', measured: `${extras.reset.medianMs} ms`, met: extras.reset.medianMs < 20 },
     { target: 'snapshot restore of the default state < 2 ms (inside the server)', measured: `${extras.restore.serverReportedMedianMs} ms (client ${extras.restore.medianMs} ms)`, met: extras.restore.serverReportedMedianMs < 2 },
+    { target: 'session creation < 10 ms (default fixtures, from the pool)', measured: `${extras.sessions.pooled.medianMs} ms median, p90 ${extras.sessions.pooled.p90Ms} ms`, met: extras.sessions.pooled.medianMs < 10 },
+    { target: 'session creation < 10 ms (from a snapshot)', measured: `${extras.sessions.fromSnapshot.medianMs} ms median, p90 ${extras.sessions.fromSnapshot.p90Ms} ms`, met: extras.sessions.fromSnapshot.medianMs < 10 },
     { target: '10,000-entry PDF < 1 s', measured: `${round(extras.statements.pdf.httpRequestMs, 0)} ms (request), ${round(extras.statements.pdf.renderWallMs, 0)} ms (renderer)`, met: extras.statements.pdf.httpRequestMs < 1000 },
     { target: 'RSS < 150 MB with 1,000,000 transactions', measured: `${large.entry.peakRssMb} MB`, met: large.entry.peakRssMb !== null && large.entry.peakRssMb < 150 },
   ];
