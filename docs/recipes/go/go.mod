@@ -1,0 +1,3 @@
+module example.com/sandbox-recipe
+
+go 1.19

@@ -1,0 +1,42 @@
+package example;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import sandbox.Sandbox;
+import sandbox.SandboxExtension;
+
+@ExtendWith(SandboxExtension.class)
+class IsolationTest {
+  @Test
+  void another_session_sees_none_of_this_sessions_changes(Sandbox sandbox) {
+    Sandbox.Response accepted = sandbox.signed("POST", "/v1/sandbox/accounts/acct_acme_usd/deposits",
+        "{\"depositInstructionId\":\"di_acme_usd_wire\",\"amount\":\"500.00\",\"reference\":\"ISOLATION\"}");
+    assertEquals(202, accepted.status(), accepted.body());
+    String id = (String) sandbox.signed("GET", "/v1/transactions?accountId=acct_acme_usd&pageSize=1", null).get("data", 0, "id");
+    sandbox.advanceClock(1000);
+    sandbox.awaitWebhook(w -> id.equals(w.get("transaction", "id")) && "COMPLETED".equals(w.get("transaction", "status")),
+        Duration.ofSeconds(10));
+
+    // A second session, opened by hand, on the same emulator process.
+    try (Sandbox other = Sandbox.open()) {
+      assertNotEquals(sandbox.baseUrl(), other.baseUrl());
+
+      Sandbox.Response missing = other.signed("GET", "/v1/transactions/" + id, null);
+      assertEquals(404, missing.status(), missing.body());
+      assertEquals("NOT_FOUND", missing.get("errorCode"));
+      assertEquals("88062.80", other.signed("GET", "/v1/accounts/acct_acme_usd", null).get("balances", "current"));
+      assertEquals("88562.80", sandbox.signed("GET", "/v1/accounts/acct_acme_usd", null).get("balances", "current"));
+
+      // Each session has its own clock ...
+      assertEquals(Sandbox.START_CLOCK, other.control("GET", "/clock", null).get("now"));
+      assertEquals("2026-03-01T12:00:01.000Z", sandbox.control("GET", "/clock", null).get("now"));
+      // ... and its own webhook URL: nothing of this session's deposit went to the other's receiver.
+      assertEquals(List.of(), other.webhooks().received());
+    }
+  }
+}

@@ -1,0 +1,282 @@
+package sandbox;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Predicate;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * One emulator session: an isolated sandbox (own data, clock, webhooks) inside the shared emulator process,
+ * reached under its own {@code baseUrl}. {@link SandboxExtension} opens one before each test and closes it
+ * after; {@link #open()} does the same by hand (try-with-resources).
+ */
+public final class Sandbox implements AutoCloseable {
+  /** Where the emulator listens unless {@code SANDBOX_URL} says otherwise ({@code npx service-sandbox}). */
+  public static final String DEFAULT_URL = "http://127.0.0.1:4010";
+
+  /** Every session starts frozen at this instant, so dates in answers do not depend on the day the suite runs. */
+  public static final String START_CLOCK = "2026-03-01T12:00:00.000Z";
+
+  // One client for the whole JVM: it pools connections across tests. HTTP/1.1 because the emulator
+  // speaks plain HTTP/1.1 (no h2c upgrade round trip).
+  static final HttpClient HTTP =
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(5))
+          .build();
+
+  public record Key(String apiKey, String secret) {}
+
+  /** The keys of the session's first programme (docs/authentication.md); {@code single}/{@code multi} may be null. */
+  public record Credentials(String programmeId, Key single, String singleUserId, Key multi, Key webhook) {}
+
+  public record Response(int status, String body, HttpHeaders headers) {
+    /** The body parsed as JSON. */
+    public Object json() {
+      return Json.parse(body);
+    }
+
+    /** A field of the JSON body, e.g. {@code get("data", 0, "id")}. */
+    public Object get(Object... path) {
+      return Json.get(json(), path);
+    }
+  }
+
+  private final String serverUrl;
+  private final String id;
+  private final String baseUrl;
+  private final Credentials credentials;
+  private final WebhookReceiver webhooks;
+
+  private Sandbox(String serverUrl, String id, String baseUrl, Credentials credentials, WebhookReceiver webhooks) {
+    this.serverUrl = serverUrl;
+    this.id = id;
+    this.baseUrl = baseUrl;
+    this.credentials = credentials;
+    this.webhooks = webhooks;
+  }
+
+  /** The emulator at {@code SANDBOX_URL}, else {@link #DEFAULT_URL}. */
+  public static String serverUrl() {
+    String url = System.getenv("SANDBOX_URL");
+    return url == null || url.isBlank() ? DEFAULT_URL : url.replaceAll("/+$", "");
+  }
+
+  /** A new session on the emulator at {@link #serverUrl()}, with its own webhook receiver. */
+  public static Sandbox open() {
+    return open(serverUrl());
+  }
+
+  public static Sandbox open(String serverUrl) {
+    WebhookReceiver receiver = WebhookReceiver.start();
+    try {
+      Response created = createSession(serverUrl, receiver.url());
+      Object doc = created.json();
+      Credentials credentials =
+          new Credentials(
+              str(doc, "credentials", "programmeId"),
+              key(doc, "single"),
+              (String) Json.get(doc, "credentials", "single", "userId"),
+              key(doc, "multi"),
+              key(doc, "webhook"));
+      receiver.expect(credentials.webhook());
+      return new Sandbox(serverUrl, str(doc, "id"), str(doc, "baseUrl"), credentials, receiver);
+    } catch (RuntimeException | Error e) {
+      receiver.close();
+      throw e;
+    }
+  }
+
+  /** How long {@link #createSession} keeps asking while the emulator's session limit is reached. */
+  static final Duration LIMIT_WAIT = Duration.ofSeconds(120);
+
+  /**
+   * {@code POST /_emulator/sessions}: a fresh sandbox with the default fixtures, a frozen clock and its
+   * webhooks sent to {@code webhookUrl}. At the emulator's session limit (429) it asks again every half
+   * second for up to {@link #LIMIT_WAIT}, so a suite with more threads than {@code --max-sessions} still runs:
+   * another test's session ends soon. (The 429's {@code Retry-After} is when an idle session would expire,
+   * up to 15 minutes, too long to wait for in a test run.)
+   */
+  static Response createSession(String serverUrl, String webhookUrl) {
+    String body = "{\"clock\":" + Json.quote(START_CLOCK) + ",\"webhookUrl\":" + Json.quote(webhookUrl) + "}";
+    long deadline = System.nanoTime() + LIMIT_WAIT.toNanos();
+    while (true) {
+      Response res = send(admin(HttpRequest.newBuilder(URI.create(serverUrl + "/_emulator/sessions")))
+          .header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8)));
+      if (res.status() == 201) return res;
+      if (res.status() == 429 && System.nanoTime() < deadline) {
+        sleep(500);
+        continue;
+      }
+      throw new IllegalStateException("POST " + serverUrl + "/_emulator/sessions answered " + res.status() + ": " + res.body()
+          + (res.status() == 401 ? " (the emulator has --admin-token: set SANDBOX_ADMIN_TOKEN)" : ""));
+    }
+  }
+
+  /** The session's id ({@code ses_...}). */
+  public String id() {
+    return id;
+  }
+
+  /** The session's root, e.g. {@code http://127.0.0.1:4010/_sessions/ses_1a2b}; the API is under {@code baseUrl + "/v1"}. */
+  public String baseUrl() {
+    return baseUrl;
+  }
+
+  public Credentials credentials() {
+    return credentials;
+  }
+
+  /** The webhooks this session delivered to its receiver, signature checked. */
+  public WebhookReceiver webhooks() {
+    return webhooks;
+  }
+
+  /**
+   * An HMAC-signed call with the SINGLE_USER key (docs/authentication.md#hmac-headers-server-to-server).
+   * {@code path} is relative to {@link #baseUrl()}, e.g. {@code /v1/accounts?pageSize=5}; {@code body} may be null.
+   */
+  public Response signed(String method, String path, String body) {
+    return signedWith(Objects.requireNonNull(credentials.single(), "the session's fixtures have no SINGLE_USER key"), method, path, body);
+  }
+
+  /** The same with another key (the MULTI_USER one needs an {@code X-Service-User-Id}: use {@link #send}). */
+  public Response signedWith(Key key, String method, String path, String body) {
+    URI uri = URI.create(baseUrl + path);
+    String timestamp = Long.toString(System.currentTimeMillis());
+    String signature = sign(key.secret(), key.apiKey() + timestamp + method.toUpperCase() + target(uri) + (body == null ? "" : body));
+    return send(method, path, body, Map.of(
+        "X-Service-Api-Key", key.apiKey(),
+        "X-Service-Timestamp", timestamp,
+        "X-Service-Program-Id", credentials.programmeId(),
+        "X-Service-Signature", signature));
+  }
+
+  /** A call under {@link #baseUrl()} with exactly the headers given (no signing): for testing refusals. */
+  public Response send(String method, String path, String body, Map<String, String> headers) {
+    HttpRequest.Builder req = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(30));
+    headers.forEach(req::header);
+    if (body == null) {
+      req.method(method, HttpRequest.BodyPublishers.noBody());
+    } else {
+      req.header("Content-Type", "application/json");
+      req.method(method, HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+    }
+    return send(req);
+  }
+
+  /**
+   * The request target the server signs against: the path AS SENT, the session's {@code /_sessions/ses_...}
+   * prefix included, plus {@code ?query} exactly as sent (docs/authentication.md).
+   */
+  public static String target(URI uri) {
+    return uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
+  }
+
+  /** Lower-case hex HMAC-SHA256 of {@code message} (UTF-8) keyed with {@code secret}. */
+  public static String sign(String secret, String message) {
+    return hmacHex(secret, message.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Lower-case hex HMAC-SHA256 of the parts, one after the other, keyed with {@code secret}. */
+  public static String hmacHex(String secret, byte[]... parts) {
+    try {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+      for (byte[] part : parts) mac.update(part);
+      return HexFormat.of().formatHex(mac.doFinal());
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A control-plane call of this session, e.g. {@code control("POST", "/clock", "{\"advanceMs\":1000}")} (docs/control-plane.md). */
+  public Response control(String method, String path, String body) {
+    HttpRequest.Builder req = admin(HttpRequest.newBuilder(URI.create(baseUrl + "/_emulator" + path)));
+    if (body == null) {
+      req.method(method, HttpRequest.BodyPublishers.noBody());
+    } else {
+      req.header("Content-Type", "application/json");
+      req.method(method, HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+    }
+    return send(req);
+  }
+
+  /** Moves this session's emulated clock on; jobs due by then (rail steps, retries) have run when it returns. */
+  public Response advanceClock(long ms) {
+    Response res = control("POST", "/clock", "{\"advanceMs\":" + ms + "}");
+    if (res.status() != 200) throw new IllegalStateException("advancing the clock answered " + res.status() + ": " + res.body());
+    return res;
+  }
+
+  /** Waits up to {@code timeout} for a verified webhook matching {@code test}. */
+  public WebhookReceiver.Webhook awaitWebhook(Predicate<WebhookReceiver.Webhook> test, Duration timeout) {
+    return webhooks.await(test, timeout);
+  }
+
+  /** Ends the session ({@code DELETE /_emulator/sessions/{id}}) and stops its webhook receiver. */
+  @Override
+  public void close() {
+    try {
+      Response res = send(admin(HttpRequest.newBuilder(URI.create(serverUrl + "/_emulator/sessions/" + id))).DELETE());
+      // 404: the session had already ended (idle timeout); nothing left to clean.
+      if (res.status() != 204 && res.status() != 404) {
+        throw new IllegalStateException("DELETE session " + id + " answered " + res.status() + ": " + res.body());
+      }
+    } finally {
+      webhooks.close();
+    }
+  }
+
+  // With --admin-token the control plane wants the token (docs/control-plane.md); SANDBOX_ADMIN_TOKEN carries it.
+  private static HttpRequest.Builder admin(HttpRequest.Builder req) {
+    String token = System.getenv("SANDBOX_ADMIN_TOKEN");
+    if (token != null && !token.isEmpty()) req.header("X-Admin-Token", token);
+    return req.timeout(Duration.ofSeconds(30));
+  }
+
+  private static Response send(HttpRequest.Builder req) {
+    try {
+      HttpResponse<String> res = HTTP.send(req.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+      return new Response(res.statusCode(), res.body(), res.headers());
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot reach the emulator (start it with `npx service-sandbox`, or set SANDBOX_URL): " + e, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  // single and multi are null when a session's own fixtures have no such key (docs/sessions.md).
+  private static Key key(Object doc, String name) {
+    Object apiKey = Json.get(doc, "credentials", name, "apiKey");
+    return apiKey == null ? null : new Key((String) apiKey, str(doc, "credentials", name, "secret"));
+  }
+
+  private static String str(Object doc, Object... path) {
+    Object v = Json.get(doc, path);
+    if (!(v instanceof String s)) throw new IllegalStateException("session answer lacks " + String.join(".", java.util.Arrays.stream(path).map(String::valueOf).toList()));
+    return s;
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+}
