@@ -77,7 +77,7 @@ const recipes = readdirSync(RECIPES_DIR, { withFileTypes: true })
   .sort();
 
 t.test('the recipes the docs promise are all here', async (t) => {
-  for (const name of ['python', 'shell']) t.ok(recipes.includes(name), `docs/recipes/${name}/run.sh exists`);
+  for (const name of ['go', 'java', 'python', 'shell']) t.ok(recipes.includes(name), `docs/recipes/${name}/run.sh exists`);
 });
 
 // One recipe at a time: each suite already runs its tests in parallel, and on a 2-core machine running the
