@@ -1,5 +1,6 @@
 #!/bin/sh
-# Compiles and runs the Java recipe against the emulator at SANDBOX_URL (default http://127.0.0.1:4010),
+# Compiles and runs the Java recipe against the emulator at SANDBOX_URL (default http://127.0.0.1:4010; the
+# first test starts one with SANDBOX_COMMAND when nothing answers there, see README.md),
 # with nothing but a JDK (17+) and the JUnit console launcher jar (Debian: apt-get install junit5).
 # Extra arguments go to the JUnit console launcher (e.g. --select-class example.AccountsTest).
 # Exit codes: 0 passed, 1 failed, 77 toolchain missing (the recipes harness then skips).
@@ -33,10 +34,15 @@ find src/test/java -name '*.java' > "$OUT/sources.txt"
 javac $(for f in $FAST; do printf ' -J%s' "$f"; done) -d "$OUT/classes" -cp "$JUNIT_JAR" --release 17 -Xlint:all -Werror @"$OUT/sources.txt"
 cp src/test/resources/* "$OUT/classes/"
 
+# The whole class path unless the arguments select tests (the launcher refuses both at once).
+SCAN=--scan-class-path
+for arg in "$@"; do
+  case "$arg" in --select*) SCAN= ;; esac
+done
 # No colours in a log file; the JUnit 4 (vintage) engine on the Debian jar's class path has nothing to run.
 [ -t 1 ] || set -- --disable-ansi-colors "$@"
 status=0
 java $FAST -jar "$JUNIT_JAR" \
-  --class-path "$OUT/classes" --scan-class-path \
+  --class-path "$OUT/classes" $SCAN \
   --exclude-engine=junit-vintage --disable-banner --details=tree --fail-if-no-tests "$@" || status=$?
 exit "$status"

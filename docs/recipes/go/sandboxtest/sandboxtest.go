@@ -8,7 +8,8 @@
 //		if res.Status != 200 { t.Fatal(res) }
 //	}
 //
-// The emulator is the one at SANDBOX_URL (default http://127.0.0.1:4010): start it once, e.g. `npx service-sandbox`.
+// The emulator is the one at SANDBOX_URL (default http://127.0.0.1:4010), or, with Main in TestMain, one started
+// for the run when nothing answers there.
 // Standard library only.
 package sandboxtest
 
@@ -67,7 +68,7 @@ type Sandbox struct {
 // client is shared by every session: it pools connections across parallel tests.
 var client = &http.Client{Timeout: 30 * time.Second}
 
-// ServerURL is the emulator at SANDBOX_URL, else DefaultURL.
+// ServerURL is the emulator at SANDBOX_URL, else DefaultURL (Main may start another: see there).
 func ServerURL() string {
 	if u := strings.TrimRight(os.Getenv("SANDBOX_URL"), "/"); u != "" {
 		return u
@@ -80,7 +81,11 @@ func ServerURL() string {
 func New(t testing.TB) *Sandbox {
 	t.Helper()
 	receiver := newReceiver()
-	sb := &Sandbox{t: t, server: ServerURL(), Webhooks: receiver}
+	addr := server
+	if addr == "" {
+		addr = ServerURL()
+	}
+	sb := &Sandbox{t: t, server: addr, Webhooks: receiver}
 	t.Cleanup(receiver.Close) // registered first, so it runs after the session is deleted
 	res, err := createSession(sb.server, receiver.URL())
 	if err != nil {

@@ -1,17 +1,25 @@
 package sandbox;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -67,10 +75,94 @@ public final class Sandbox implements AutoCloseable {
     this.webhooks = webhooks;
   }
 
-  /** The emulator at {@code SANDBOX_URL}, else {@link #DEFAULT_URL}. */
-  public static String serverUrl() {
-    String url = System.getenv("SANDBOX_URL");
-    return url == null || url.isBlank() ? DEFAULT_URL : url.replaceAll("/+$", "");
+  /** How long a server started by {@link #serverUrl()} may take to answer its health check. */
+  static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+
+  private static String server; // the emulator every session of this JVM uses, once found
+  private static Process startedServer; // the one this JVM started, if any
+
+  /**
+   * The emulator every session of this JVM uses: the one at {@code SANDBOX_URL} (default {@link #DEFAULT_URL})
+   * when {@code GET /_emulator/health} answers there, otherwise one started here with {@code SANDBOX_COMMAND}
+   * (default {@code npx service-sandbox}, plus {@code --port} on a free port) and stopped when the JVM exits.
+   * Looked up once; the first test waits for it, the others find it ready.
+   */
+  public static synchronized String serverUrl() {
+    if (server != null) return server;
+    String configured = System.getenv("SANDBOX_URL");
+    String url = configured == null || configured.isBlank() ? DEFAULT_URL : configured.replaceAll("/+$", "");
+    server = healthy(url) ? url : startServer(url);
+    return server;
+  }
+
+  private static boolean healthy(String url) {
+    try {
+      HttpRequest req = HttpRequest.newBuilder(URI.create(url + "/_emulator/health")).timeout(Duration.ofSeconds(2)).build();
+      return HTTP.send(req, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+    } catch (IOException | IllegalArgumentException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  private static String startServer(String triedUrl) {
+    String commandLine = System.getenv().getOrDefault("SANDBOX_COMMAND", "npx service-sandbox").trim();
+    List<String> command = new ArrayList<>(List.of(commandLine.split("\\s+")));
+    int port;
+    try (ServerSocket socket = new ServerSocket(0, 0, InetAddress.getLoopbackAddress())) {
+      port = socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    command.addAll(List.of("--port", Integer.toString(port)));
+    String shown = String.join(" ", command);
+    Path log;
+    Process process;
+    try {
+      log = Files.createTempFile("service-sandbox-", ".log");
+      log.toFile().deleteOnExit();
+      process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    } catch (IOException e) {
+      throw new IllegalStateException("nothing answers at " + triedUrl + "/_emulator/health and `" + shown + "` cannot start: " + e, e);
+    }
+    startedServer = process;
+    Runtime.getRuntime().addShutdownHook(new Thread(Sandbox::stopServer));
+    String url = "http://127.0.0.1:" + port;
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    while (!healthy(url)) {
+      if (!process.isAlive() || System.nanoTime() > deadline) {
+        stopServer();
+        String output;
+        try {
+          output = Files.readString(log);
+        } catch (IOException e) {
+          output = e.toString();
+        }
+        throw new IllegalStateException("nothing answers at " + triedUrl + "/_emulator/health, and `" + shown
+            + "` did not answer on " + url + "/_emulator/health:\n" + output);
+      }
+      sleep(200);
+    }
+    return url;
+  }
+
+  // `npx` runs node as a child process: end the children too, politely first.
+  private static synchronized void stopServer() {
+    Process process = startedServer;
+    if (process == null) return;
+    startedServer = null;
+    List<ProcessHandle> all = new ArrayList<>(process.descendants().toList());
+    all.add(process.toHandle());
+    all.forEach(ProcessHandle::destroy);
+    for (ProcessHandle handle : all) {
+      try {
+        handle.onExit().get(10, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        handle.destroyForcibly();
+      }
+    }
   }
 
   /** A new session on the emulator at {@link #serverUrl()}, with its own webhook receiver. */
