@@ -17,9 +17,11 @@ export const ERROR_CODES = [
   'PDF_PAGE_LIMIT_EXCEEDED',
   'PDF_PASSWORD_PROTECTED',
   'PDF_UNREADABLE',
-  'TOO_MANY_REQUESTS',
 ] as const;
-export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Codes only the emulator's control plane answers, never a /v1 path (docs/errors.md#codes-of-the-control-plane). */
+export const EMULATOR_ERROR_CODES = ['TOO_MANY_REQUESTS'] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number] | (typeof EMULATOR_ERROR_CODES)[number];
 
 // interface 7.2
 export const VALIDATION_ERROR_TYPES = [
