@@ -197,6 +197,18 @@ tap.test('sixteen sessions under parallel load share nothing: ids, balances, clo
       );
     }
   }
+  // Each session's delivery log has its own deliveries only, as its receiver saw them.
+  await Promise.all(
+    sessions.map(async (session, index) => {
+      const log = await call(`${session.baseUrl}/_emulator/webhooks/deliveries`);
+      t.equal(log.status, 200);
+      t.ok(log.body.data.length >= 2, `session ${index}: its deliveries are logged`);
+      t.ok(
+        log.body.data.every((delivery: { body: { transaction: { creditAmount: string } } }) => delivery.body.transaction.creditAmount === `${index + 1}.00`),
+        `session ${index}: and no other session's`,
+      );
+    }),
+  );
   const rootClock = await call(`${server.url}/_emulator/clock`);
   t.equal(rootClock.body.now, START, 'the root sandbox\'s clock did not move');
   const rootList = await signed(server.url, 'GET', '/v1/transactions?pageSize=100');
