@@ -471,10 +471,17 @@ async function coldStarts(runs, db = ':memory:') {
   return { medianMs: round(median(times), 0), runsMs: times.map((t) => round(t, 0)), peakRssMb: round(median(rss), 1), runs };
 }
 
-/** POST `path` `runs` times (after `before()` each time), timed by the client and by the answer's `durationMs`. */
+/**
+ * POST `path` `runs` times (after `before()` each time), timed by the client and by the answer's `durationMs`, after
+ * 10 unmeasured warm-up runs (the steady state a test suite restoring before every test sees, not the JIT's first calls).
+ */
 async function timedPosts(server, path, runs, before = async () => {}) {
   const client = [];
   const reported = [];
+  for (let i = 0; i < 10; i += 1) {
+    await before();
+    await (await fetch(`${server.url}${path}`, { method: 'POST' })).arrayBuffer();
+  }
   for (let i = 0; i < runs; i += 1) {
     await before();
     const t0 = performance.now();

@@ -254,3 +254,47 @@ t.test('every table ends exactly as saved, whatever happened in between (rows co
   const counted = (sandbox.ctx.db.prepare("SELECT COUNT(*) AS n FROM transactions WHERE programme_id = 'prg_sandbox'").get() as { n: number }).n;
   t.equal(list.totalRecords, counted, 'the programme counters agree with the rows');
 });
+
+// docs/control-plane.md#snapshots: after a save or a restore, restoring the same snapshot compares only the tables
+// written since (noted by TEMP triggers); everything else still ends exactly as saved.
+t.test('restoring the snapshot the state last equalled: only the written tables are compared, and every table ends as saved', async (t) => {
+  const dir = (await import('node:fs')).mkdtempSync((await import('node:path')).join((await import('node:os')).tmpdir(), 'snapshot-tracking-'));
+  const file = `${dir}/sandbox.db`;
+  const sandbox = await buildTestApp({ db: file });
+  t.teardown(sandbox.close);
+  const tablesOf = () => JSON.stringify(captureSnapshot(sandbox.ctx, 'probe').tables);
+  t.equal((await control(sandbox, 'POST', '/_emulator/snapshots', { name: 'base' })).statusCode, 201);
+  const base = tablesOf();
+  t.equal((await control(sandbox, 'POST', '/_emulator/snapshots', { name: 'other' })).statusCode, 201);
+
+  for (let round = 0; round < 3; round += 1) {
+    await change(sandbox);
+    t.not(tablesOf(), base, `round ${round}: the state moved`);
+    t.equal((await control(sandbox, 'POST', '/_emulator/snapshots/base/restore')).statusCode, 200);
+    t.equal(tablesOf(), base, `round ${round}: every table as saved`);
+  }
+
+  // A failed request writes nothing and notes nothing that matters; the next restore is still exact.
+  const refused = await sandbox.request('POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', { depositInstructionId: 'di_acme_usd_ach', amount: '-1' });
+  t.equal(refused.statusCode, 400);
+  await change(sandbox);
+  t.equal((await control(sandbox, 'POST', '/_emulator/snapshots/base/restore')).statusCode, 200);
+  t.equal(tablesOf(), base, 'after a refused request and more changes');
+
+  // Another connection's commit is not noted by this one's triggers: the restore then compares every table.
+  const second = new Database(file);
+  // (api_keys: a table no request of this test writes, so only the fallback can undo the change)
+  second.prepare("UPDATE api_keys SET secret = 'changed by another process' WHERE api_key = 'pk_sandbox_multi'").run();
+  second.close();
+  t.not(tablesOf(), base, 'the other connection changed a table');
+  t.equal((await control(sandbox, 'POST', '/_emulator/snapshots/base/restore')).statusCode, 200);
+  t.equal(tablesOf(), base, 'the other connection\'s change is undone too');
+
+  // Restoring another snapshot, then this one again: full comparisons, exact both times.
+  await change(sandbox);
+  t.equal((await control(sandbox, 'POST', '/_emulator/snapshots/other/restore')).statusCode, 200);
+  await change(sandbox);
+  t.equal((await control(sandbox, 'POST', '/_emulator/snapshots/base/restore')).statusCode, 200);
+  t.equal(tablesOf(), base, 'after a restore of another snapshot in between');
+  (await import('node:fs')).rmSync(dir, { recursive: true, force: true });
+});

@@ -4,6 +4,7 @@ import { prepared, type Db } from '../db/connection.js';
 import { stateTables } from '../db/migrate.js';
 import { errors, ServiceError } from '../http/errors.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
+import { markEqualIfTracking, markEqualTo, tablesThatMayDiffer } from './snapshots.tracking.js';
 
 // Snapshots of the whole sandbox state (docs/control-plane.md#snapshots, docs/decisions.md#snapshots): every
 // table (which holds the id sequence in `meta`, the webhook endpoint in `programmes`, jobs, outbox and
@@ -134,6 +135,7 @@ export function saveSnapshot(ctx: AppContext, name: string): { snapshot: Snapsho
   const store = storeOf(ctx);
   const replaced = store.has(name);
   const snapshot = captureSnapshot(ctx, name);
+  markEqualTo(ctx.db, snapshot);
   store.set(name, snapshot);
   return { snapshot: summarize(snapshot), replaced };
 }
@@ -180,7 +182,7 @@ export function restoreSnapshot(ctx: AppContext, snapshot: Snapshot): void {
  */
 export function restoreTables(db: Db, snapshot: Snapshot): void {
   const byName = new Map(snapshot.tables.map((table) => [table.name, table]));
-  const order = orderOf(db, snapshot);
+  const order = tablesThatMayDiffer(db, snapshot, orderOf(db, snapshot));
   db.pragma('foreign_keys = OFF');
   try {
     db.transaction(() => {
@@ -189,6 +191,7 @@ export function restoreTables(db: Db, snapshot: Snapshot): void {
   } finally {
     db.pragma('foreign_keys = ON');
   }
+  markEqualIfTracking(db, snapshot);
 }
 
 /** Make one table equal to its saved rows, touching only the rows that differ. */
@@ -278,6 +281,7 @@ export function restoreNamedSnapshot(ctx: AppContext, name: string): { snapshot:
   const snapshot = getSnapshot(ctx, name);
   const started = process.hrtime.bigint();
   restoreSnapshot(ctx, snapshot);
+  markEqualTo(ctx.db, snapshot); // restored by name: the next restore of it compares what changed (snapshots.tracking.ts)
   return { snapshot: summarize(snapshot), durationMs: Number(process.hrtime.bigint() - started) / 1e6 };
 }
 
