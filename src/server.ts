@@ -30,7 +30,7 @@ export async function startServer(options: ContextOptions & { config: Partial<Co
     await root.close();
     throw error;
   }
-  sessions!.warm();
+  sessions!.warm(1000);
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : ctx.config.port;
   const host = ctx.config.host === '0.0.0.0' || ctx.config.host === '::' ? '127.0.0.1' : ctx.config.host;

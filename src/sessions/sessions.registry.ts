@@ -49,8 +49,11 @@ export interface SessionRegistry {
   end(id: string): Promise<boolean>;
   /** Serve `req` when its path is under /_sessions/; false leaves it to the root app. */
   dispatch(req: IncomingMessage, res: ServerResponse): boolean;
-  /** Start building the pool of ready sessions (the server calls it once it listens). */
-  warm(): void;
+  /**
+   * Start building the pool of ready sessions after `delayMs` (the server calls it once it listens, a second
+   * later, so the build does not hold up the first requests: docs/sessions.md#how-fast).
+   */
+  warm(delayMs?: number): void;
   close(): Promise<void>;
 }
 
@@ -224,7 +227,11 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
     list: () => [...sessions.values()].sort((a, b) => a.createdAtMs - b.createdAtMs || a.id.localeCompare(b.id)),
     end,
     dispatch,
-    warm: refill,
+    warm(delayMs = 0) {
+      if (delayMs <= 0) return refill();
+      const timer = setTimeout(refill, delayMs);
+      timer.unref();
+    },
     async close() {
       closed = true;
       if (sweeper) clearInterval(sweeper);
