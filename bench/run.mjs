@@ -555,7 +555,7 @@ async function sessions(runs) {
     const sorted = [...times].sort((a, b) => a - b);
     return { medianMs: round(median(times), 2), p90Ms: round(sorted[Math.floor(count * 0.9) - 1], 2), runs: count };
   };
-  await pause(500); // the pool is built once the server listens
+  await pause(2000); // the pool is built a second after the server listens
   const pooled = await timed(runs, {}, 200);
   await fetch(`${server.url}/_emulator/snapshots`, { method: 'POST', headers: json, body: '{"name":"bench"}' });
   const fromSnapshot = await timed(runs, { snapshot: 'bench' }, 200);
