@@ -22,6 +22,11 @@ export interface AppContext {
    * job's transaction to FAILED (docs/decisions.md#failed-jobs). Absent: the job is only recorded FAILED.
    */
   jobFailureHandlers?: Record<string, (ctx: AppContext, payload: Record<string, unknown>, error: string) => void>;
+  /**
+   * A session's webhook URL (docs/sessions.md#webhooks): every programme's endpoint at creation and after every
+   * reset, whatever the fixtures or the starting snapshot say (null: none). Absent outside sessions.
+   */
+  sessionWebhookUrl?: string | null;
 }
 
 /** Decimal places of a currency (docs/decisions.md#exact-money); unknown currencies are a 400 naming the field. */

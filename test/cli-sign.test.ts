@@ -110,3 +110,18 @@ t.test('sign: a pacs.008 payout signed by the CLI is accepted by the built serve
   });
   t.equal(tampered.status, 401, 'one more byte breaks the signature');
 });
+
+// docs/sessions.md#addresses-and-signing: a session's payout target gets the payout variant too, signed over the path as sent.
+t.test('sign: a payout target under a session prefix gets the payout variant', async (t) => {
+  await ensureBuilt();
+  const target = '/_sessions/ses_0123456789abcdef/v1/payout-origination/json';
+  const result = sign(['POST', target, '--body', 'eyJhIjoxfQ==', '--format', 'json']);
+  t.equal(result.status, 0, result.stderr);
+  const headers = JSON.parse(result.stdout) as Record<string, string>;
+  t.match(headers['X-Service-Timestamp'], /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/, 'an RFC 3339 timestamp');
+  t.equal(
+    headers['X-Service-Signature'],
+    `sha256=${signRequest({ apiKey: 'pk_sandbox_single', secret: 'sk_sandbox_single_secret', timestamp: headers['X-Service-Timestamp']!, method: 'POST', target, body: 'eyJhIjoxfQ==' })}`,
+    'sha256= over the prefixed target',
+  );
+});

@@ -265,13 +265,24 @@ tap.test('a session from a root snapshot, with its own clock or its own fixtures
 
   const fromSnapshot = await createSession(server, { snapshot: 'root-state' });
   t.equal(fromSnapshot.webhookUrl, null, 'the root\'s webhook URL does not come along');
-  t.same(fromSnapshot.startedFrom, { fixtures: 'server', snapshot: 'root-state', clock: START });
+  t.same(fromSnapshot.startedFrom, { fixtures: 'server', snapshot: 'root-state', clock: '2026-03-01T13:00:00.000Z' }, 'it started at the snapshot instant');
   t.equal((await signed(fromSnapshot.baseUrl, 'GET', `/v1/beneficiaries/${made.body.id}`)).status, 200, 'the snapshot\'s data');
   t.equal((await call(`${fromSnapshot.baseUrl}/_emulator/clock`)).body.now, '2026-03-01T13:00:00.000Z', 'the snapshot\'s clock');
   await signed(fromSnapshot.baseUrl, 'DELETE', `/v1/beneficiaries/${made.body.id}`);
   t.equal((await call(`${fromSnapshot.baseUrl}/_emulator/reset`, 'POST')).status, 200);
   t.equal((await signed(fromSnapshot.baseUrl, 'GET', `/v1/beneficiaries/${made.body.id}`)).status, 200, 'reset goes back to the snapshot');
   t.equal((await signed(server.url, 'GET', `/v1/beneficiaries/${made.body.id}`)).status, 200, 'the root keeps its own');
+
+  // The webhook URL given at creation survives a reset, even of a session started from the root's snapshot,
+  // whose own endpoint is the root's receiver.
+  const mine = await createSession(server, { snapshot: 'root-state', webhookUrl: 'http://127.0.0.1:9/mine' });
+  const endpointOf = async (base: string) => (await call(`${base}/_emulator/webhooks/endpoint?programId=prg_sandbox`)).body.endpoints[0].url;
+  t.equal(await endpointOf(mine.baseUrl), 'http://127.0.0.1:9/mine');
+  t.equal((await call(`${mine.baseUrl}/_emulator/reset`, 'POST')).status, 200);
+  t.equal(await endpointOf(mine.baseUrl), 'http://127.0.0.1:9/mine', 'a reset keeps the session\'s webhook URL');
+  t.equal((await call(`${fromSnapshot.baseUrl}/_emulator/reset`, 'POST')).status, 200);
+  t.equal(await endpointOf(fromSnapshot.baseUrl), null, 'and a session without one never falls back to the root\'s receiver');
+  t.equal(mine.startedFrom && (mine.startedFrom as { clock: string }).clock, '2026-03-01T13:00:00.000Z', 'startedFrom.clock is the snapshot\'s instant');
 
   const frozen = await createSession(server, { clock: '2027-01-15T08:30:00.000Z' });
   t.equal((await call(`${frozen.baseUrl}/_emulator/clock`)).body.now, '2027-01-15T08:30:00.000Z');
@@ -280,8 +291,12 @@ tap.test('a session from a root snapshot, with its own clock or its own fixtures
 
   const fixtures = JSON.parse(JSON.stringify((server.ctx.fixtures)));
   fixtures.programmes[0].apiKeys = fixtures.programmes[0].apiKeys.map((key: { apiKey: string; secret: string }) => ({ ...key, secret: `${key.secret}_2` }));
+  fixtures.programmes[0].webhook.url = 'http://127.0.0.1:9/from-fixtures';
   const custom = await createSession(server, { fixtures });
   t.equal(custom.credentials.single.secret, 'sk_sandbox_single_secret_2', 'credentials of the given fixtures');
+  t.equal(custom.webhookUrl, null, 'a URL in the given fixtures is not the session\'s: none unless webhookUrl is given');
+  t.equal((await call(`${custom.baseUrl}/_emulator/reset`, 'POST')).status, 200);
+  t.equal(await endpointOf(custom.baseUrl), null, 'nor after a reset');
   t.equal((await signed(custom.baseUrl, 'GET', '/v1/accounts')).status, 401, 'the server\'s secret does not sign for it');
 });
 

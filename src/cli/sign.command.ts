@@ -90,7 +90,7 @@ function signedHeaders(argv: string[], env: NodeJS.ProcessEnv): { headers: Recor
     throw new UsageError(`${source} ${user}: key ${apiKey} is a SINGLE_USER key, bound to its own user; leave the user out or sign with a MULTI_USER key`);
   }
   const body = bodyOf(options);
-  const payout = target.startsWith(PAYOUT_PATH);
+  const payout = target.replace(/^\/_sessions\/[^/?]+/, '').startsWith(PAYOUT_PATH); // a session's target too (docs/sessions.md#addresses-and-signing)
   const timestamp = payout ? new Date().toISOString() : String(Date.now());
   const signature = signRequest({ apiKey, secret, timestamp, method, target, body });
   const headers: Record<string, string> = {

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import { resetState } from '../fixtures/fixtures.seed.js';
 import { restoreSnapshot, startingSnapshot } from './snapshots.service.js';
+import { setWebhookEndpoint } from '../domains/webhooks/webhooks.service.js';
 
 /**
  * `/_emulator/reset` (and the test kit's reset): a new sandbox, as a new database file started with the same
@@ -14,6 +15,8 @@ export function resetSandbox(ctx: AppContext): void {
   const snapshot = startingSnapshot(ctx);
   if (snapshot) {
     restoreSnapshot(ctx, snapshot); // started with --snapshot: that state is the new sandbox (docs/configuration.md#snapshot)
+    // a session keeps the webhook URL it was created with, not the snapshot's (docs/sessions.md#webhooks)
+    if (ctx.sessionWebhookUrl !== undefined) setWebhookEndpoint(ctx, { url: ctx.sessionWebhookUrl });
     return;
   }
   ctx.clock.restoreInitial(); // the fixtures are seeded at the start instant

@@ -144,7 +144,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
       throw new SessionLimitError(
         limit === 0
           ? 'Sessions are turned off on this server (--max-sessions 0)'
-          : `${limit} sessions are live, the most this server keeps (--max-sessions); end one with DELETE /_emulator/sessions/{id} or wait for an idle one to expire`,
+          : `${limit} ${limit === 1 ? 'session is' : 'sessions are'} live, the most this server keeps (--max-sessions); end one with DELETE /_emulator/sessions/{id} or wait for an idle one to expire`,
         retryAfterSeconds(),
       );
     }
@@ -160,9 +160,10 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
         setStartingSnapshot(sandbox.ctx, options.snapshot); // its reset goes back to the snapshot
         restoreSnapshot(sandbox.ctx, options.snapshot);
       }
-      // A snapshot brings the endpoint it was saved with: a session sends only where its creator said
-      // (docs/sessions.md#webhooks), so deliveries of two sessions never reach one receiver by accident.
-      if (options.webhookUrl || options.snapshot) setWebhookEndpoint(sandbox.ctx, { url: options.webhookUrl ?? null });
+      // A session sends only where its creator said, whatever its fixtures or snapshot name, and after every
+      // reset too (docs/sessions.md#webhooks): deliveries of two sessions never reach one receiver by accident.
+      sandbox.ctx.sessionWebhookUrl = options.webhookUrl ?? null;
+      setWebhookEndpoint(sandbox.ctx, { url: sandbox.ctx.sessionWebhookUrl });
     } catch (error) {
       await sandbox.close();
       throw error;
@@ -174,7 +175,11 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
       createdAtMs: at,
       lastUsedAtMs: at,
       inFlight: 0,
-      startedFrom: { fixtures: options.fixtures ? 'given' : 'server', snapshot: options.snapshot?.name ?? null, clock: options.clock ?? root.config.clock ?? 'realtime' },
+      startedFrom: {
+        fixtures: options.fixtures ? 'given' : 'server',
+        snapshot: options.snapshot?.name ?? null,
+        clock: sandbox.ctx.clock.state().mode === 'frozen' ? sandbox.ctx.clock.nowIso() : 'realtime',
+      },
     };
     if (closed) {
       await sandbox.close();
@@ -203,7 +208,8 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
     const id = cut === -1 ? afterPath : afterPath.slice(0, cut);
     const session = sessions.get(id);
     if (!session) {
-      const message = `No session "${id}" on this server: it was ended, it expired after ${root.config.sessionIdleTimeout} s without requests, or it never existed (POST /_emulator/sessions creates one)`;
+      const shown = id.length > 80 ? `${id.slice(0, 80)}...` : id;
+      const message = `No session "${shown}" on this server: it was ended, it expired after ${root.config.sessionIdleTimeout} s without requests, or it never existed (POST /_emulator/sessions creates one)`;
       res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
       res.end(JSON.stringify({ message, errorCode: 'NOT_FOUND' }));
       return true;

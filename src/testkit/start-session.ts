@@ -44,7 +44,15 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
+    if (!response.ok) {
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // not JSON: the text as it came
+      }
+      throw Object.assign(new Error(`${method} ${url}: ${response.status} ${text}`), { status: response.status, body });
+    }
     return text ? JSON.parse(text) : null;
   };
 
@@ -95,7 +103,7 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
       try {
         await control(`${server}/_emulator/sessions/${session.id}`, 'DELETE');
       } catch (error) {
-        if (!String(error).includes(': 404 ')) throw error; // already ended (expired): nothing to do
+        if ((error as { status?: number }).status !== 404) throw error; // 404: already ended (expired), nothing to do
       } finally {
         await inbox?.close();
       }
