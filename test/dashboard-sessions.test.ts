@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startServer } from '../src/server.js';
-import { signRequest } from '../src/lib/hmac.js';
+import { signedFetcher } from '../src/testkit/kit-parts.js';
 import { CREDENTIALS, START } from './helper.js';
 import { artifactPath, launchChromium } from './helpers/browser.js';
 
@@ -14,20 +14,10 @@ async function createSession(base: string): Promise<{ id: string; baseUrl: strin
 }
 
 async function deposit(baseUrl: string, amount: string): Promise<void> {
-  const url = new URL(`${baseUrl}/v1/sandbox/accounts/acct_acme_usd/deposits`);
-  const body = JSON.stringify({ depositInstructionId: 'di_acme_usd_ach', amount, reference: `DASH-${amount}` });
-  const timestamp = String(Date.now());
-  const { apiKey, secret } = CREDENTIALS.single;
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-service-api-key': apiKey,
-      'x-service-timestamp': timestamp,
-      'x-service-program-id': CREDENTIALS.programmeId,
-      'x-service-signature': signRequest({ apiKey, secret, timestamp, method: 'POST', target: url.pathname, body }),
-    },
-    body,
+  const response = await signedFetcher(baseUrl, CREDENTIALS)('POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', {
+    depositInstructionId: 'di_acme_usd_ach',
+    amount,
+    reference: `DASH-${amount}`,
   });
   if (response.status !== 202) throw new Error(`deposit answered ${response.status}: ${await response.text()}`);
 }

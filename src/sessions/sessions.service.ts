@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { prepared } from '../db/connection.js';
+import { listEndpoints } from '../domains/webhooks/webhooks.service.js';
 import { FixturesError, validateFixtures } from '../fixtures/fixtures.loader.js';
 import { getSnapshot } from '../emulator/snapshots.service.js';
 import { errors } from '../http/errors.js';
@@ -46,7 +46,7 @@ export function sessionView(registry: SessionRegistry, session: Session, origin:
   const programme = ctx.fixtures.programmes[0]!;
   const single = programme.apiKeys.find((key) => key.integrationType === 'SINGLE_USER');
   const multi = programme.apiKeys.find((key) => key.integrationType === 'MULTI_USER');
-  const webhookUrl = prepared<{ webhook_url: string | null }>(ctx.db, 'SELECT webhook_url FROM programmes WHERE id = ?').get(programme.id)?.webhook_url ?? null;
+  const webhookUrl = listEndpoints(ctx, programme.id).endpoints[0]?.url ?? null;
   return {
     id: session.id,
     baseUrl: `${origin}${SESSION_PATH}${session.id}`,

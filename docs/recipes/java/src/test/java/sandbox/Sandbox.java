@@ -260,13 +260,13 @@ public final class Sandbox implements AutoCloseable {
   public Response send(String method, String path, String body, Map<String, String> headers) {
     HttpRequest.Builder req = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(30));
     headers.forEach(req::header);
-    if (body == null) {
-      req.method(method, HttpRequest.BodyPublishers.noBody());
-    } else {
-      req.header("Content-Type", "application/json");
-      req.method(method, HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
-    }
-    return send(req);
+    return send(withBody(req, method, body));
+  }
+
+  /** The method and, when there is one, the JSON body (with its Content-Type). */
+  private static HttpRequest.Builder withBody(HttpRequest.Builder req, String method, String body) {
+    if (body == null) return req.method(method, HttpRequest.BodyPublishers.noBody());
+    return req.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
   }
 
   /**
@@ -297,13 +297,7 @@ public final class Sandbox implements AutoCloseable {
   /** A control-plane call of this session, e.g. {@code control("POST", "/clock", "{\"advanceMs\":1000}")} (docs/control-plane.md). */
   public Response control(String method, String path, String body) {
     HttpRequest.Builder req = admin(HttpRequest.newBuilder(URI.create(baseUrl + "/_emulator" + path)));
-    if (body == null) {
-      req.method(method, HttpRequest.BodyPublishers.noBody());
-    } else {
-      req.header("Content-Type", "application/json");
-      req.method(method, HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
-    }
-    return send(req);
+    return send(withBody(req, method, body));
   }
 
   /** Moves this session's emulated clock on; jobs due by then (rail steps, retries) have run when it returns. */
