@@ -12,6 +12,7 @@ import { intentsDomain } from './intents/intents.domain.js';
 import { payoutsDomain } from './payouts/payouts.domain.js';
 import { webhooksDomain } from './webhooks/webhooks.domain.js';
 import { emulatorDomain } from '../emulator/emulator.domain.js';
+import { faultsDomain } from '../faults/faults.domain.js';
 import type { BackgroundService, DomainDescriptor } from './domain.js';
 import type { JobFailureHandler, JobHandler } from '../scheduler/scheduler.js';
 
@@ -34,6 +35,7 @@ export const domains: readonly DomainDescriptor[] = [
   payoutsDomain,
   webhooksDomain,
   emulatorDomain,
+  faultsDomain,
 ];
 
 /** Every route module, in registration order. */
