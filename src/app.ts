@@ -22,6 +22,7 @@ import { registerDocs } from './http/docs.js';
 import { redactUrl } from './http/redact.js';
 import { noteArrival } from './db/read-cache.js';
 import { journalRoutes, registerJournal } from './emulator/journal.js';
+import { registerFaultRules } from './faults/fault-rules.hooks.js';
 import { VERSION } from './version.js';
 import { routeModules } from './domains/index.js';
 import type { SessionRegistry } from './sessions/sessions.registry.js';
@@ -132,6 +133,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     noteArrival();
     done();
   });
+  // Fault rules act before the journal's hooks, so the journal records the answer the client really got
+  // (docs/faults.md#in-the-journal).
+  registerFaultRules(app, ctx, () => journal);
   // docs/test-kit.md#request-journal: the journal sees every request, including ones refused by auth or validation.
   const journal = registerJournal(app, ctx);
   registerAuth(app, ctx); // before any route: it gives each route its policy's hook

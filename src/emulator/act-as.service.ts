@@ -32,7 +32,7 @@ export type ActAsInput = z.infer<typeof actAsBody>;
 
 export const actAsResponse = z
   .object({
-    status: z.number().int().describe('Status of the public API call'),
+    status: z.number().int().describe('Status of the public API call; 0 when a fault rule closed the connection without an answer (docs/faults.md)'),
     body: z.unknown().describe('Its body, parsed when JSON; null when empty'),
     actedAs: z.object({
       apiKey: z.string(),
@@ -114,11 +114,19 @@ export async function actAs(app: FastifyInstance, ctx: AppContext, input: ActAsI
   if (payload !== undefined) headers['content-type'] = payout ? 'text/plain' : 'application/json';
   if (input.idempotencyKey !== undefined) headers[IDEMPOTENCY_HEADER] = input.idempotencyKey;
 
-  const response = await app.inject({ method: input.method as InjectOptions['method'], url: input.path, headers, payload });
+  const actedAs = { apiKey: key.api_key, integrationType: key.integration_type, programmeId: key.programme_id, userId: input.userId };
+  let response;
+  try {
+    response = await app.inject({ method: input.method as InjectOptions['method'], url: input.path, headers, payload });
+  } catch (error) {
+    // a fault rule's drop closes the connection (docs/faults.md#fault-rules): no answer, status 0
+    if ((error as { code?: string }).code === 'LIGHT_ECONNRESET') return { status: 0, body: null, actedAs };
+    throw error;
+  }
   return {
     status: response.statusCode,
     body: parseBody(response.body, String(response.headers['content-type'] ?? '')),
-    actedAs: { apiKey: key.api_key, integrationType: key.integration_type, programmeId: key.programme_id, userId: input.userId },
+    actedAs,
   };
 }
 

@@ -5,6 +5,7 @@ import { instant } from '../http/formats.js';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../http/errors.js';
 import { CONTROL_PLANE } from './emulator.routes.js';
+import { firedFaultSchema } from '../faults/fault-rules.schema.js';
 
 // The request journal (docs/test-kit.md#request-journal, docs/decisions.md#journal): the last N requests in a ring
 // buffer (never unbounded), with secrets and signatures redacted, so a test can assert "my app called commit exactly
@@ -24,7 +25,7 @@ export const journalEntrySchema = z
     method: z.string(),
     path: z.string(),
     query: z.string().nullable(),
-    status: z.number().int(),
+    status: z.number().int().describe('The status answered; 0 when the connection was closed without an answer (a fault rule)'),
     latencyMs: z.number(),
     programmeId: z.string().nullable(),
     userId: z.string().nullable(),
@@ -33,6 +34,7 @@ export const journalEntrySchema = z
     // any JSON value, null included (an empty `anyOf` branch would say the same less plainly)
     requestBody: z.unknown(),
     responseBody: z.unknown(),
+    faults: z.array(firedFaultSchema).describe('Fault rules that fired on this request, in order (docs/faults.md#in-the-journal)'),
   })
   .meta({ id: 'JournalEntry' });
 export type JournalEntry = z.infer<typeof journalEntrySchema>;
@@ -75,6 +77,13 @@ export class RequestJournal {
   clear(): void {
     this.entries.length = 0;
     this.next = 0;
+  }
+
+  /** A request closed without an answer (a fault rule's drop): no onResponse follows, so it is recorded here. */
+  addUnanswered(request: FastifyRequest): void {
+    if (this.capacity === 0 || request.journalRecorded || skipped(request.url)) return;
+    request.journalRecorded = true;
+    this.add(recordedOf(request, 0, null, ''));
   }
 }
 
@@ -149,6 +158,7 @@ declare module 'fastify' {
     journalArrivedMs?: number;
     journalStarted?: number;
     journalPayload?: unknown;
+    journalRecorded?: boolean;
   }
 }
 
@@ -161,7 +171,6 @@ declare module 'fastify' {
 export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJournal {
   const journal = new RequestJournal(ctx.config.journalSize);
   if (journal.capacity === 0) return journal; // --journal-size 0: no hooks at all
-  const skip = (url: string) => url.startsWith('/_emulator/requests') || url.startsWith('/_emulator/ui') || url.startsWith('/docs');
 
   app.addHook('onRequest', (request, _reply, done) => {
     // wall clock on purpose: the journal records when requests really arrived
@@ -175,29 +184,39 @@ export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJ
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    if (!skip(request.url)) {
-      const [path, query] = splitUrl(request.url);
-      const started = request.journalStarted;
-      journal.add({
-        atMs: request.journalArrivedMs ?? Date.now(),
-        method: request.method,
-        path,
-        query,
-        status: reply.statusCode,
-        latencyMs: started === undefined ? 0 : performance.now() - started,
-        programmeId: request.auth?.programmeId || null,
-        userId: request.auth?.userId ?? null,
-        authMode: request.auth?.mode ?? null,
-        headers: request.headers,
-        requestRaw: capRaw(request.rawBody ?? request.body),
-        requestType: request.headers['content-type'],
-        responseRaw: capRaw(request.journalPayload ?? null),
-        responseType: String(reply.getHeader('content-type') ?? ''),
-      });
+    if (!request.journalRecorded && !skipped(request.url)) {
+      request.journalRecorded = true;
+      journal.add(recordedOf(request, reply.statusCode, request.journalPayload ?? null, String(reply.getHeader('content-type') ?? '')));
     }
     done();
   });
   return journal;
+}
+
+function skipped(url: string): boolean {
+  return url.startsWith('/_emulator/requests') || url.startsWith('/_emulator/ui') || url.startsWith('/docs');
+}
+
+function recordedOf(request: FastifyRequest, status: number, responseRaw: unknown, responseType: string): RecordedRequest {
+  const [path, query] = splitUrl(request.url);
+  const started = request.journalStarted;
+  return {
+    atMs: request.journalArrivedMs ?? Date.now(),
+    method: request.method,
+    path,
+    query,
+    status,
+    latencyMs: started === undefined ? 0 : performance.now() - started,
+    programmeId: request.auth?.programmeId || null,
+    userId: request.auth?.userId ?? null,
+    authMode: request.auth?.mode ?? null,
+    headers: request.headers,
+    requestRaw: capRaw(request.rawBody ?? request.body),
+    requestType: request.headers['content-type'],
+    responseRaw: capRaw(responseRaw),
+    responseType,
+    faults: request.faultsFired ?? [],
+  };
 }
 
 function splitUrl(url: string): [string, string | null] {

@@ -2,6 +2,7 @@ import type { AppContext } from '../context.js';
 import { resetState } from '../fixtures/fixtures.seed.js';
 import { restoreSnapshot, startingSnapshot } from './snapshots.service.js';
 import { setWebhookEndpoint } from '../domains/webhooks/webhooks.service.js';
+import { forgetFaultRules } from '../faults/fault-rules.service.js';
 
 /**
  * `/_emulator/reset` (and the test kit's reset): a new sandbox, as a new database file started with the same
@@ -12,6 +13,7 @@ import { setWebhookEndpoint } from '../domains/webhooks/webhooks.service.js';
  * snapshot instead, its clock included.
  */
 export function resetSandbox(ctx: AppContext): void {
+  forgetFaultRules(ctx); // a new sandbox has no fault rules (docs/faults.md#lifetime)
   const snapshot = startingSnapshot(ctx);
   if (snapshot) {
     restoreSnapshot(ctx, snapshot); // started with --snapshot: that state is the new sandbox (docs/configuration.md#snapshot)

@@ -131,6 +131,11 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     description: 'One live session, described as in the list. 404 once it has ended or expired.',
   },
   'DELETE /_emulator/sessions/{id}': { operationId: 'emulatorEndSession' },
+  'POST /_emulator/faults': { operationId: 'emulatorAddFaultRule' },
+  'GET /_emulator/faults': { operationId: 'emulatorListFaultRules' },
+  'DELETE /_emulator/faults': { operationId: 'emulatorClearFaultRules' },
+  'GET /_emulator/faults/{id}': { operationId: 'emulatorGetFaultRule' },
+  'DELETE /_emulator/faults/{id}': { operationId: 'emulatorDeleteFaultRule' },
   'GET /_emulator/ui': {
     operationId: 'emulatorDashboard',
     description: 'The dashboard page (HTML): state, live transactions, webhook deliveries, the request journal and actions (docs/dashboard.md).',
@@ -159,4 +164,5 @@ export const TAGS: Array<{ name: string; description: string }> = [
   { name: 'Emulator: webhooks', description: 'Webhook endpoint, delivery log, replay and trigger (docs/webhooks.md)' },
   { name: 'Emulator: snapshots', description: 'Save, restore, export and upload the whole state (docs/control-plane.md#snapshots)' },
   { name: 'Emulator: sessions', description: 'Isolated sandboxes under /_sessions/{id} on the same port, one per test (docs/sessions.md)' },
+  { name: 'Emulator: faults', description: 'Fault rules on API requests, webhook chaos and the receiver check (docs/faults.md)' },
 ];

@@ -136,7 +136,9 @@ function plainMessage(issue: z.core.$ZodIssue, subject: string, value: unknown, 
       const discriminator = detail.discriminator;
       if (typeof discriminator === 'string') {
         const options = Array.isArray(detail.options) ? (detail.options as unknown[]).map(String) : [];
-        const where = subject === locationLabel(location) ? discriminator : `${subject}.${discriminator}`;
+        // zod's path may already end at the discriminator (effect.type): name it once
+        const named = subject === discriminator || subject.endsWith(`.${discriminator}`);
+        const where = named ? subject : subject === locationLabel(location) ? discriminator : `${subject}.${discriminator}`;
         return options.length > 0 ? `${where} must be one of ${options.join(', ')}` : `${where} is missing or not one of the accepted values`;
       }
       return `${subject} does not match any accepted form`;

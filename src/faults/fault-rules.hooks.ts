@@ -1,0 +1,117 @@
+import { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { ServiceError, type ErrorCode } from '../http/errors.js';
+import type { RequestJournal } from '../emulator/journal.js';
+import type { FaultEffect, FiredFault } from './fault-rules.schema.js';
+import { decideFaults, hasActiveFaultRules } from './fault-rules.service.js';
+
+// Where fault rules act on a request (docs/faults.md#how-rules-are-evaluated): after authentication and validation
+// (so a rule can match the user and the body), before the handler; an ambiguous failure acts again in onSend,
+// after the handler has committed.
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Faults that fired on this request, for the journal (docs/faults.md#in-the-journal). */
+    faultsFired?: FiredFault[];
+    /** An ambiguous failure to apply once the real answer is ready. */
+    faultAmbiguous?: { ruleId: string; status: number | undefined };
+  }
+}
+
+/** Paths no rule ever matches: the control plane and the documents (docs/faults.md#what-rules-never-touch). */
+const EXEMPT = ['/_emulator', '/openapi.json', '/openapi.yaml', '/docs'];
+
+const STATUS_TEXT: Record<number, string> = {
+  429: 'Too many requests',
+  500: 'Internal error',
+  502: 'Bad gateway',
+  503: 'Service unavailable',
+  504: 'Gateway timeout',
+};
+
+/** Register before the journal, so the journal records the answer the client really got. */
+export function registerFaultRules(app: FastifyInstance, ctx: AppContext, journal: () => RequestJournal): void {
+  app.addHook('preHandler', (request, reply, done) => {
+    if (!hasActiveFaultRules(ctx) || EXEMPT.some((prefix) => request.url.startsWith(prefix))) return done();
+    const [path] = request.url.split('?', 1);
+    const decision = decideFaults(ctx, {
+      method: request.method,
+      path: path!,
+      userId: request.auth?.userId ?? null,
+      body: request.body,
+      rawBody: request.rawBody ?? undefined,
+    });
+    if (!decision) return done();
+    request.faultsFired = decision.fired;
+    const act = () => {
+      const terminal = decision.terminal;
+      if (!terminal) return done();
+      const effect = terminal.effect;
+      if (effect.type === 'ambiguous') {
+        request.faultAmbiguous = { ruleId: terminal.ruleId, status: effect.status };
+        return done();
+      }
+      if (effect.type === 'drop') return dropConnection(request, reply, journal());
+      sendFaultStatus(reply, terminal.ruleId, effect);
+    };
+    if (decision.latencyMs > 0) setTimeout(act, decision.latencyMs);
+    else act();
+  });
+
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const ambiguous = request.faultAmbiguous;
+    if (!ambiguous) return done(null, payload);
+    request.faultAmbiguous = undefined;
+    const note = request.faultsFired?.find((fired) => fired.ruleId === ambiguous.ruleId);
+    if (note) note.detail = note.detail.replace('processed', `processed (${reply.statusCode})`);
+    discard(payload);
+    if (ambiguous.status === undefined) {
+      journal().addUnanswered(request);
+      closeConnection(request);
+      return done(null, '');
+    }
+    reply.code(ambiguous.status);
+    for (const header of ['content-disposition', 'content-length', 'location', 'etag', 'cache-control']) reply.removeHeader(header);
+    reply.header('content-type', 'application/json; charset=utf-8');
+    const body = new ServiceError(
+      ambiguous.status,
+      ambiguous.status === 500 ? 'INTERNAL_ERROR' : undefined,
+      `${STATUS_TEXT[ambiguous.status]} (fault rule ${ambiguous.ruleId}: the request was processed before this answer; retry it with the same idempotency key)`,
+    ).toBody();
+    done(null, JSON.stringify(body));
+  });
+}
+
+function sendFaultStatus(reply: FastifyReply, ruleId: string, effect: Extract<FaultEffect, { type: 'status' }>): void {
+  const code: ErrorCode | undefined = effect.status === 429 ? 'TOO_MANY_REQUESTS' : effect.status === 500 ? 'INTERNAL_ERROR' : undefined;
+  const message = effect.message ?? `${STATUS_TEXT[effect.status]} (fault rule ${ruleId}: nothing was processed)`;
+  const retryAfter = effect.retryAfterSeconds ?? (effect.status === 429 || effect.status === 503 ? 1 : undefined);
+  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
+  void reply.code(effect.status).type('application/json; charset=utf-8').send(JSON.stringify(new ServiceError(effect.status, code, message).toBody()));
+}
+
+/** No answer at all: the journal records it now (no onResponse follows a destroyed socket). */
+function dropConnection(request: FastifyRequest, reply: FastifyReply, journal: RequestJournal): void {
+  journal.addUnanswered(request);
+  reply.hijack();
+  closeConnection(request);
+}
+
+/**
+ * Close the client's connection. Destroying a request whose body has been read leaves its socket open, so the
+ * socket itself is destroyed; a request injected in process (the dashboard's act-as) has no real socket and is
+ * destroyed instead, which its caller sees as a reset.
+ */
+function closeConnection(request: FastifyRequest): void {
+  const socket = request.raw.socket;
+  if (socket instanceof Socket) socket.destroy();
+  else request.raw.destroy();
+}
+
+/** A streamed answer (a statement file) that will not be sent is closed, not left open. */
+function discard(payload: unknown): void {
+  if (payload && typeof payload === 'object' && 'destroy' in payload && typeof (payload as { destroy: unknown }).destroy === 'function') {
+    (payload as { destroy(): void }).destroy();
+  }
+}

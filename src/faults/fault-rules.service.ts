@@ -1,0 +1,218 @@
+import type { AppContext } from '../context.js';
+import { errors } from '../http/errors.js';
+import { seededRandom, type SeededRandom } from '../lib/seeded-random.js';
+import { MAX_FAULT_RULES, type CreateFaultRuleInput, type FaultEffect, type FaultRule, type FiredFault } from './fault-rules.schema.js';
+
+// Fault rules on API requests (docs/faults.md#fault-rules): kept in memory per sandbox (the root and each session
+// have their own), in the order they were added; reset clears them (docs/faults.md#lifetime).
+
+interface RuleState {
+  view: FaultRule;
+  random: SeededRandom;
+  pathPattern: RegExp | null;
+}
+
+interface FaultBook {
+  rules: RuleState[];
+  nextNumber: number;
+}
+
+const books = new WeakMap<AppContext, FaultBook>();
+
+function bookOf(ctx: AppContext): FaultBook {
+  let book = books.get(ctx);
+  if (!book) {
+    book = { rules: [], nextNumber: 1 };
+    books.set(ctx, book);
+  }
+  return book;
+}
+
+export function addFaultRule(ctx: AppContext, input: CreateFaultRuleInput): FaultRule {
+  const book = bookOf(ctx);
+  if (book.rules.length >= MAX_FAULT_RULES) {
+    throw errors.conflict(`A sandbox holds at most ${MAX_FAULT_RULES} fault rules; delete some (DELETE /_emulator/faults clears them all)`);
+  }
+  const id = `flt_${book.nextNumber++}`;
+  // docs/faults.md#seeds: the default seed is the server's seed and the rule's id, so the same rules added in the
+  // same order draw the same faults on every run.
+  const seed = input.seed ?? `${ctx.config.seed}:${id}`;
+  const view: FaultRule = {
+    id,
+    match: input.match.method === undefined ? input.match : { ...input.match, method: input.match.method.toUpperCase() },
+    effect: input.effect,
+    times: input.times ?? null,
+    probability: input.probability ?? null,
+    seed,
+    matched: 0,
+    fired: 0,
+    remaining: input.times ?? null,
+    active: true,
+    createdAt: new Date(ctx.clock.realNowMs()).toISOString(),
+  };
+  book.rules.push({ view, random: seededRandom(seed), pathPattern: input.match.path ? pathPattern(input.match.path) : null });
+  return { ...view };
+}
+
+export function listFaultRules(ctx: AppContext): FaultRule[] {
+  return bookOf(ctx).rules.map((rule) => ({ ...rule.view }));
+}
+
+export function getFaultRule(ctx: AppContext, id: string): FaultRule {
+  return { ...ruleOf(ctx, id).view };
+}
+
+export function deleteFaultRule(ctx: AppContext, id: string): void {
+  const book = bookOf(ctx);
+  const rule = ruleOf(ctx, id);
+  book.rules.splice(book.rules.indexOf(rule), 1);
+}
+
+/** DELETE /_emulator/faults: every rule goes; ids keep counting, so a journal entry never names two rules. */
+export function clearFaultRules(ctx: AppContext): void {
+  bookOf(ctx).rules.length = 0;
+}
+
+/** Reset: a new sandbox has no rules and numbers from flt_1 again (docs/faults.md#lifetime). */
+export function forgetFaultRules(ctx: AppContext): void {
+  books.delete(ctx);
+}
+
+/** True when some rule may still fire: the per-request cost without rules is this one lookup. */
+export function hasActiveFaultRules(ctx: AppContext): boolean {
+  return books.get(ctx)?.rules.some((rule) => rule.view.active) ?? false;
+}
+
+function ruleOf(ctx: AppContext, id: string): RuleState {
+  const rule = bookOf(ctx).rules.find((candidate) => candidate.view.id === id);
+  if (!rule) throw errors.notFound(`No fault rule ${id.length > 64 ? `${id.slice(0, 64)}...` : id} in this sandbox (GET /_emulator/faults lists them)`);
+  return rule;
+}
+
+/** What a rule is matched against: the request after authentication and validation. */
+export interface RequestFacts {
+  method: string;
+  /** Path without the query string, as the sandbox routes it (a session's prefix taken off). */
+  path: string;
+  userId: string | null;
+  body: unknown;
+  rawBody: string | Buffer | undefined;
+}
+
+export interface FaultDecision {
+  /** Real milliseconds to wait before going on (every latency rule that fired, added up). */
+  latencyMs: number;
+  /** The first status, drop or ambiguous effect that fired; null: the request is processed as usual. */
+  terminal: { ruleId: string; effect: Exclude<FaultEffect, { type: 'latency' }> } | null;
+  /** What fired, for the journal (docs/faults.md#in-the-journal). */
+  fired: FiredFault[];
+}
+
+/**
+ * Evaluate the active rules in the order they were added: each that matches counts the match and draws; latency
+ * effects add up, and the first status, drop or ambiguous effect that fires ends the evaluation
+ * (docs/faults.md#how-rules-are-evaluated).
+ */
+export function decideFaults(ctx: AppContext, facts: RequestFacts): FaultDecision | null {
+  const book = books.get(ctx);
+  if (!book) return null;
+  const decision: FaultDecision = { latencyMs: 0, terminal: null, fired: [] };
+  for (const rule of book.rules) {
+    if (!rule.view.active || !matches(rule, facts)) continue;
+    if (!fires(rule)) continue;
+    const effect = rule.view.effect;
+    if (effect.type === 'latency') {
+      const ms = effect.ms ?? rule.random.between(effect.minMs!, effect.maxMs!);
+      decision.latencyMs += ms;
+      decision.fired.push({ ruleId: rule.view.id, type: 'latency', detail: `${ms} ms added` });
+      continue;
+    }
+    decision.terminal = { ruleId: rule.view.id, effect };
+    decision.fired.push({ ruleId: rule.view.id, type: effect.type, detail: terminalDetail(effect) });
+    break;
+  }
+  return decision.fired.length > 0 ? decision : null;
+}
+
+function fires(rule: RuleState): boolean {
+  const view = rule.view;
+  view.matched += 1;
+  // docs/faults.md#seeds: a draw for every match, so the sequence does not depend on earlier outcomes
+  const drawn = view.probability === null ? true : rule.random.chance(view.probability);
+  if (!drawn) return false;
+  view.fired += 1;
+  if (view.remaining !== null) {
+    view.remaining -= 1;
+    if (view.remaining === 0) view.active = false;
+  }
+  return true;
+}
+
+function terminalDetail(effect: Exclude<FaultEffect, { type: 'latency' }>): string {
+  switch (effect.type) {
+    case 'status':
+      return `${effect.status} answered before processing`;
+    case 'drop':
+      return 'connection closed before processing';
+    case 'ambiguous':
+      return effect.status === undefined ? 'processed and committed, then the connection was closed' : `processed and committed, then ${effect.status} answered`;
+  }
+}
+
+function matches(rule: RuleState, facts: RequestFacts): boolean {
+  const match = rule.view.match;
+  if (match.method !== undefined && match.method !== facts.method) return false;
+  if (rule.pathPattern && !rule.pathPattern.test(facts.path)) return false;
+  if (match.userId !== undefined && match.userId !== facts.userId) return false;
+  if (match.body !== undefined && !bodyHas(facts.body, match.body)) return false;
+  if (match.bodyContains !== undefined && !bodyContains(facts, match.bodyContains)) return false;
+  return true;
+}
+
+/** "/v1/intents/*\/commit" -> ^/v1/intents/[^/]+/commit/?$ ; "**" spans segments. Trailing slashes are ignored, as the router ignores them. */
+export function pathPattern(pattern: string): RegExp {
+  const body = pattern
+    .replace(/\/+$/, '')
+    .split(/(\*\*|\*)/)
+    .map((part) => (part === '**' ? '.*' : part === '*' ? '[^/]+' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${body}/?$`);
+}
+
+function bodyHas(body: unknown, fields: Record<string, unknown>): boolean {
+  if (body === null || typeof body !== 'object') return false;
+  for (const [path, expected] of Object.entries(fields)) {
+    if (!sameJson(valueAt(body, path), expected)) return false;
+  }
+  return true;
+}
+
+function valueAt(body: object, path: string): unknown {
+  if (Object.prototype.hasOwnProperty.call(body, path)) return (body as Record<string, unknown>)[path];
+  let value: unknown = body;
+  for (const key of path.split('.')) {
+    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, key)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const aKeys = Object.keys(a);
+  const bKeys = Object.keys(b);
+  if (aKeys.length !== bKeys.length) return false;
+  return aKeys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
+}
+
+function bodyContains(facts: RequestFacts, text: string): boolean {
+  const raw = facts.rawBody ?? (typeof facts.body === 'string' ? facts.body : facts.body === undefined ? undefined : JSON.stringify(facts.body));
+  if (raw === undefined) return false;
+  const plain = typeof raw === 'string' ? raw : raw.toString('utf8');
+  if (plain.includes(text)) return true;
+  // the payout endpoint's body is Base64 text (docs/payouts.md): look inside it too
+  const compact = plain.trim();
+  return /^[A-Za-z0-9+/\s]+=*$/.test(compact) && Buffer.from(compact, 'base64').toString('utf8').includes(text);
+}
