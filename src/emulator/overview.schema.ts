@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { instant } from '../http/formats.js';
 import { transactionSchema } from '../domains/transactions/transactions.schema.js';
 import { webhookDeliverySchema } from '../domains/webhooks/webhooks.schema.js';
+import { faultRuleSchema } from '../faults/fault-rules.schema.js';
 
 // Read models of the control plane (docs/dashboard.md#read-endpoints-behind-the-dashboard) that the dashboard draws:
 // every programme's users, their top-level accounts with balances and deposit instructions, and transactions across
@@ -109,5 +110,8 @@ export const dashboardStateResponse = z.object({
       deliveries: z.array(webhookDeliverySchema).describe('Its webhook deliveries in event order, each with its attempts'),
     })
     .nullable(),
+  faults: z
+    .object({ rules: z.array(faultRuleSchema).describe('The fault rules of this sandbox, as GET /_emulator/faults lists them') })
+    .describe('Faults on demand (docs/faults.md), shown so a dashboard never hides that they are on'),
 });
 export type DashboardState = z.infer<typeof dashboardStateResponse>;

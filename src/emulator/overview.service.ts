@@ -1,4 +1,5 @@
 import { prepared } from '../db/connection.js';
+import { listFaultRules } from '../faults/fault-rules.service.js';
 import type { AppContext } from '../context.js';
 import { precisionOf } from '../context.js';
 import { errors } from '../http/errors.js';
@@ -142,6 +143,7 @@ export function getDashboardState(ctx: AppContext, query: DashboardStateQuery): 
             detail: getTransactionRow(ctx, selected) ? getEmulatorTransaction(ctx, selected) : null,
             deliveries: listDeliveries(ctx, { transactionId: selected, sortDirection: 'ASC', pageIndex: 0, pageSize: MAX_DELIVERIES }).data,
           },
+    faults: { rules: listFaultRules(ctx) },
   };
 }
 

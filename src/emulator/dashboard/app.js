@@ -13,6 +13,7 @@ import { fillBeneficiaryChoices, initBeneficiary } from './panels/beneficiary.js
 import { initClock, renderClock } from './panels/clock.js';
 import { fillDepositChoices, initDeposit } from './panels/deposit.js';
 import { initDetail, renderSelected, selectTransaction } from './panels/detail.js';
+import { initFaults, renderFaults } from './panels/faults.js';
 import { initJournal } from './panels/journal.js';
 import { fillPayoutChoices, initPayout } from './panels/payout.js';
 import { renderProgrammes } from './panels/programmes.js';
@@ -36,6 +37,7 @@ function render(feed) {
     fillTransactionsFilter();
   }
   renderTransactions(feed.transactions);
+  renderFaults(feed.faults);
 
   if (feed.selected && feed.selected.id === state.selectedId) renderSelected(feed.selected);
 }
@@ -49,4 +51,5 @@ initBeneficiary();
 initTransactions({ select: selectTransaction });
 initDetail();
 initJournal();
+initFaults();
 startFeed(render);

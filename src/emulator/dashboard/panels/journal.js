@@ -64,7 +64,8 @@ function renderJournal(entries) {
 }
 
 function journalItem(entry) {
-  const statusKind = entry.status >= 500 ? 'failed' : entry.status >= 400 ? 'warning' : 'completed';
+  const statusKind = entry.status === 0 || entry.status >= 500 ? 'failed' : entry.status >= 400 ? 'warning' : 'completed';
+  const faults = entry.faults ?? [];
   return h(
     'li',
     {},
@@ -76,11 +77,14 @@ function journalItem(entry) {
         { class: 'journal-line' },
         h('span', { class: 'journal-method', text: entry.method }),
         h('span', { class: 'journal-path', text: entry.query ? `${entry.path}?${entry.query}` : entry.path }),
-        chip(String(entry.status), statusKind),
+        chip(entry.status === 0 ? 'no answer' : String(entry.status), statusKind),
+        faults.length > 0 ? chip(`fault ${faults.map((fault) => fault.ruleId).join(', ')}`, 'warning') : null,
         h('span', { class: 'muted small', text: `${Number(entry.latencyMs).toFixed(1)} ms` }),
         h('span', { class: 'muted small', text: [entry.userId, entry.authMode].filter(Boolean).join(' · ') }),
         h('time', { class: 'muted small', datetime: entry.at, text: shortTime(entry.at) }),
       ),
+      faults.length > 0 ? h('h4', { text: 'Faults' }) : null,
+      faults.length > 0 ? h('ul', { class: 'journal-faults' }, faults.map((fault) => h('li', { text: `${fault.ruleId} (${fault.type}): ${fault.detail}` }))) : null,
       h('h4', { text: 'Request headers' }),
       h('pre', { class: 'json', text: JSON.stringify(entry.requestHeaders ?? {}, null, 2) }),
       h('h4', { text: 'Request body' }),
