@@ -22,3 +22,4 @@ export {
 export { startSandbox, type Sandbox, type SandboxOptions } from './testkit/start-sandbox.js';
 export { startSession, type SessionSandbox, type SessionSandboxOptions } from './testkit/start-session.js';
 export type { ReceivedWebhook, SandboxClient, SandboxCredentials } from './testkit/kit-parts.js';
+export type { FaultRule, FaultRuleInput } from './faults/fault-rules.schema.js';

@@ -111,3 +111,28 @@ t.test('startSession: parallel tests each in their own session of one running se
   await withToken.close();
   await withToken.close(); // twice is harmless
 });
+
+t.test('addFault and clearFaults, in process and in a session', async (t) => {
+  const local = await startSandbox();
+  t.teardown(() => local.close());
+  const rule = await local.addFault({ match: { method: 'get', path: '/v1/accounts' }, effect: { type: 'status', status: 503 }, times: 1 });
+  t.match(rule, { id: 'flt_1', match: { method: 'GET' }, remaining: 1, active: true });
+  t.equal((await local.signedFetch('GET', '/v1/accounts')).status, 503, 'in process: the next call fails');
+  t.equal((await local.signedFetch('GET', '/v1/accounts')).status, 200, 'then it is spent');
+  await t.rejects(local.addFault({ effect: { type: 'status', status: 418 } } as never), /Invalid fault rule: effect.status/, 'a bad rule says what is wrong');
+  await local.addFault({ effect: { type: 'status', status: 429 } });
+  t.equal((await local.signedFetch('GET', '/v1/accounts')).status, 429);
+  await local.clearFaults();
+  t.equal((await local.signedFetch('GET', '/v1/accounts')).status, 200, 'cleared');
+
+  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', sessionPool: 0 } as never });
+  t.teardown(() => server.close());
+  const session = await startSession({ url: server.url, webhooks: false });
+  t.teardown(() => session.close());
+  const remote = await session.addFault({ match: { path: '/v1/accounts' }, effect: { type: 'ambiguous', status: 502 } });
+  t.match(remote, { id: 'flt_1', effect: { type: 'ambiguous', status: 502 } });
+  t.equal((await session.signedFetch('GET', '/v1/accounts')).status, 502, 'in a session: the rule acts');
+  await t.rejects(session.addFault({ effect: { type: 'latency' } }), { status: 400 }, 'a refused rule carries the status');
+  await session.clearFaults();
+  t.equal((await session.signedFetch('GET', '/v1/accounts')).status, 200);
+});

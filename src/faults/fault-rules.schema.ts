@@ -96,6 +96,8 @@ export const createFaultRuleBody = z
     }
   });
 export type CreateFaultRuleInput = z.infer<typeof createFaultRuleBody>;
+/** A rule as a client writes it (the test kit's `addFault`). */
+export type FaultRuleInput = z.input<typeof createFaultRuleBody>;
 
 export const faultRuleSchema = z
   .object({

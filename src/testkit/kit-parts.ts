@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signRequest } from '../lib/hmac.js';
+import type { FaultRule, FaultRuleInput } from '../faults/fault-rules.schema.js';
 
 // What the in-process sandbox and the session mode of the test kit share (docs/test-kit.md): the credentials,
 // the signed fetch and the attached webhook receiver.
@@ -43,6 +44,14 @@ export interface SandboxClient {
   snapshot(name: string): Promise<void>;
   /** Bring a saved state back, its clock included; forgets received webhooks, as reset does. */
   restore(name: string): Promise<void>;
+  /**
+   * Add a fault rule (docs/faults.md#fault-rules): matching API requests get latency, a 429/5xx, a closed
+   * connection or an ambiguous failure. Answers the rule as `GET /_emulator/faults` lists it; a bad rule rejects
+   * with the 400's message.
+   */
+  addFault(rule: FaultRuleInput): Promise<FaultRule>;
+  /** Remove every fault rule. */
+  clearFaults(): Promise<void>;
   webhooks: WebhookInbox;
   close(): Promise<void>;
 }

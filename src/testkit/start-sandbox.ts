@@ -1,5 +1,7 @@
 import { startServer, type RunningServer } from '../server.js';
 import { advanceClock } from '../scheduler/scheduler.js';
+import { createFaultRuleBody } from '../faults/fault-rules.schema.js';
+import { addFaultRule, clearFaultRules } from '../faults/fault-rules.service.js';
 import { resetSandbox } from '../emulator/reset.service.js';
 import { restoreNamedSnapshot, saveSnapshot } from '../emulator/snapshots.service.js';
 import { loadFixtures, validateFixtures } from '../fixtures/fixtures.loader.js';
@@ -85,6 +87,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     async restore(name) {
       restoreNamedSnapshot(ctx, name);
       inbox.clear();
+    },
+    async addFault(rule) {
+      const parsed = createFaultRuleBody.safeParse(rule);
+      if (!parsed.success) throw new Error(`Invalid fault rule: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'rule'}: ${issue.message}`).join('; ')}`);
+      return addFaultRule(ctx, parsed.data);
+    },
+    async clearFaults() {
+      clearFaultRules(ctx);
     },
     webhooks: { received: inbox.received, waitFor: inbox.waitFor, clear: inbox.clear },
     context: ctx,

@@ -1,5 +1,6 @@
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { signedFetcher, startWebhookInbox, type SandboxClient, type SandboxCredentials } from './kit-parts.js';
+import type { FaultRule } from '../faults/fault-rules.schema.js';
 
 // The test kit's session mode (docs/test-kit.md#sessions-from-node): a fresh, isolated session of an emulator
 // that is already running (npm start, Docker, a CI service), with a webhook receiver attached. Tests running
@@ -95,6 +96,12 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
     async restore(name) {
       await control(`${base}/_emulator/snapshots/${encodeURIComponent(name)}/restore`, 'POST');
       inbox?.clear();
+    },
+    async addFault(rule) {
+      return (await control(`${base}/_emulator/faults`, 'POST', rule)) as FaultRule;
+    },
+    async clearFaults() {
+      await control(`${base}/_emulator/faults`, 'DELETE');
     },
     webhooks: inbox ? { received: inbox.received, waitFor: inbox.waitFor, clear: inbox.clear } : { received: () => [], waitFor: () => Promise.reject(new Error('startSession({ webhooks: false }) has no receiver')), clear: () => undefined },
     async close() {
