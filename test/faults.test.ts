@@ -389,3 +389,26 @@ t.test('the dashboard\'s act-as sees faults too: a status as the answer, a drop 
   t.match(json(second), { status: 0, body: null, actedAs: { userId: 'usr_acme' } });
   t.match(json(await actAs()), { status: 200 });
 });
+
+t.test('concurrent requests: times is exact, and a 429 storm with backoff ends', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  await addRule(sandbox, { match: { path: '/v1/accounts' }, effect: { type: 'status', status: 503 }, times: 5 });
+  const statuses = await Promise.all(Array.from({ length: 20 }, () => sandbox.request('GET', '/v1/accounts').then((response) => response.statusCode)));
+  t.equal(statuses.filter((status) => status === 503).length, 5, 'exactly 5 of 20 concurrent requests faulted');
+  t.equal(statuses.filter((status) => status === 200).length, 15);
+
+  // a client that honours Retry-After gets through once the storm (3 answers) is over
+  await addRule(sandbox, { match: { path: '/v1/transactions' }, effect: { type: 'status', status: 429, retryAfterSeconds: 0 }, times: 3 });
+  let attempts = 0;
+  let status = 0;
+  while (attempts < 10) {
+    attempts += 1;
+    const response = await sandbox.request('GET', '/v1/transactions?pageSize=1');
+    status = response.statusCode;
+    if (status !== 429) break;
+    t.equal(response.headers['retry-after'], '0');
+  }
+  t.equal(status, 200);
+  t.equal(attempts, 4, 'three 429s, then the answer');
+});
