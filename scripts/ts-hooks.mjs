@@ -23,7 +23,9 @@ const tsconfigRaw = (() => {
   const { target, useDefineForClassFields, verbatimModuleSyntax } = compilerOptions;
   return { compilerOptions: { target, useDefineForClassFields, verbatimModuleSyntax } };
 })();
-const OPTIONS_KEY = `${esbuildVersion}\0${JSON.stringify(tsconfigRaw)}`;
+// Source maps without the sources' text: stack traces and coverage name the .ts file and line, and read it from disk.
+const TRANSFORM = { loader: 'ts', format: 'esm', target: 'node20', sourcemap: 'inline', sourcesContent: false, tsconfigRaw };
+const OPTIONS_KEY = `${esbuildVersion}\0${JSON.stringify(TRANSFORM)}`;
 
 /** A NodeNext source imports its siblings by their emitted name (`./app.js`): from a .ts file that means the .ts. */
 export async function resolve(specifier, context, nextResolve) {
@@ -48,7 +50,7 @@ export async function load(url, context, nextLoad) {
   } catch {
     // not transpiled yet
   }
-  const { code } = await transform(source, { loader: 'ts', format: 'esm', target: 'node20', sourcemap: 'inline', sourcefile: filename, tsconfigRaw });
+  const { code } = await transform(source, { ...TRANSFORM, sourcefile: filename });
   try {
     mkdirSync(CACHE, { recursive: true });
     const partial = `${cached}.${process.pid}.tmp`;

@@ -23,8 +23,8 @@ t.test('concurrent writers on one database file never overdraw', { timeout: 90_0
     new Promise<{ accepted: number; refused: number }>((resolve, reject) => {
       const child = spawn(
         process.execPath,
-        ['--import=@tapjs/typescript/import', 'test/helpers/ledger-writer.ts', dbPath, String(ATTEMPTS), String(AMOUNT), String(WRITERS)],
-        { cwd: path.resolve(import.meta.dirname, '..'), env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+        ['--import=./scripts/ts-loader.mjs', 'test/helpers/ledger-writer.ts', dbPath, String(ATTEMPTS), String(AMOUNT), String(WRITERS)],
+        { cwd: path.resolve(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let out = '';
       let err = '';
