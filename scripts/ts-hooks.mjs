@@ -1,5 +1,5 @@
 // Module hooks that run the TypeScript of the tests (and the src/ files they import) straight from source,
-// each file transpiled by esbuild, no type checking (docs/architecture.md#how-tests-are-built). Registered by
+// each file transpiled by esbuild, no type checking (docs/architecture.md#how-the-typescript-of-the-tests-runs). Registered by
 // scripts/ts-loader.mjs, which tap adds to every test process (package.json "tap" "node-arg").
 //
 // Why not tap's own TypeScript loader (ts-node): it loads the TypeScript compiler into every test process and
