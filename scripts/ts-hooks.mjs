@@ -10,7 +10,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { transform, version as esbuildVersion } from 'esbuild';
 
 const TS = /\.m?ts$/;
 const RELATIVE_JS = /^\.{1,2}\/.*\.(m?)js$/;
@@ -25,7 +24,10 @@ const tsconfigRaw = (() => {
 })();
 // Source maps without the sources' text: stack traces and coverage name the .ts file and line, and read it from disk.
 const TRANSFORM = { loader: 'ts', format: 'esm', target: 'node20', sourcemap: 'inline', sourcesContent: false, tsconfigRaw };
-const OPTIONS_KEY = `${esbuildVersion}\0${JSON.stringify(TRANSFORM)}`;
+// esbuild is loaded on the first file not in the cache (its version read from its package.json, for the key).
+const ESBUILD_VERSION = JSON.parse(readFileSync(new URL('../node_modules/esbuild/package.json', import.meta.url), 'utf8')).version;
+const OPTIONS_KEY = `${ESBUILD_VERSION}\0${JSON.stringify(TRANSFORM)}`;
+let esbuild;
 
 /** A NodeNext source imports its siblings by their emitted name (`./app.js`): from a .ts file that means the .ts. */
 export async function resolve(specifier, context, nextResolve) {
@@ -50,7 +52,8 @@ export async function load(url, context, nextLoad) {
   } catch {
     // not transpiled yet
   }
-  const { code } = await transform(source, { ...TRANSFORM, sourcefile: filename });
+  esbuild ??= await import('esbuild');
+  const { code } = await esbuild.transform(source, { ...TRANSFORM, sourcefile: filename });
   try {
     mkdirSync(CACHE, { recursive: true });
     const partial = `${cached}.${process.pid}.tmp`;
