@@ -22,6 +22,7 @@ import { registerDocs } from './http/docs.js';
 import { redactUrl } from './http/redact.js';
 import { noteArrival } from './db/read-cache.js';
 import { journalRoutes, registerJournal } from './emulator/journal.js';
+import { endUiEvents } from './emulator/ui-events.js';
 import { registerFaultRules } from './faults/fault-rules.hooks.js';
 import { VERSION } from './version.js';
 import { routeModules } from './domains/index.js';
@@ -144,6 +145,12 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   if (sessions) {
     await app.register(sessionsRoutes(ctx, sessions));
     app.addHook('onClose', () => sessions.close());
+    // A session's dashboard event stream holds the shared listener open: end them all before it closes
+    // (docs/dashboard.md#live-updates).
+    app.addHook('preClose', (done) => {
+      for (const session of sessions.list()) endUiEvents(session.sandbox.ctx);
+      done();
+    });
   }
   for (const plugin of options.plugins ?? []) await app.register(plugin);
 

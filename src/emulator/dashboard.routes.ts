@@ -6,10 +6,11 @@ import { z } from 'zod';
 import { PROJECT_ROOT } from '../config.js';
 import { pathPrefixOf } from '../http/public-url.js';
 import type { AppContext } from '../context.js';
-import { errorResponses, errors } from '../http/errors.js';
+import { errorResponses, errors, ServiceError } from '../http/errors.js';
 import { CONTROL_PLANE, OPEN } from './emulator.routes.js';
 import { dashboardStateQuery, dashboardStateResponse } from './overview.schema.js';
 import { getDashboardState } from './overview.service.js';
+import { closeUiEventsWithApp, MAX_STREAMS, uiEvents } from './ui-events.js';
 
 // The dashboard (docs/dashboard.md): plain HTML, CSS and native ES modules, committed as source under
 // src/emulator/dashboard/ and served from there as they are (no build step). They are read from the package
@@ -138,5 +139,33 @@ export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         },
       },
       async (request) => getDashboardState(ctx, request.query),
+    );
+
+    // docs/dashboard.md#live-updates: "changed" notices pushed to open pages; they refetch the feed above.
+    const events = uiEvents(ctx);
+    closeUiEventsWithApp(app, events);
+    app.get(
+      '/_emulator/ui/events',
+      {
+        config: CONTROL_PLANE,
+        logLevel: QUIET,
+        schema: {
+          tags: ['Emulator'],
+          summary: 'The dashboard\'s push channel: a server-sent event stream of "changed" notices',
+          description:
+            'text/event-stream that stays open: `event: ready` at once, then `event: changed` (data `{ "now" }`, the emulated time) ' +
+            'within about 100 ms of any change to this sandbox\'s database or clock, and a comment line every 15 s. ' +
+            `The notice carries no state: refetch GET /_emulator/ui/state. At most ${MAX_STREAMS} streams per sandbox (429 beyond). ` +
+            'Ended when the server or session closes. Not recorded in the request journal.',
+          produces: ['text/event-stream'],
+          querystring: z.strictObject({}),
+          response: { 200: z.string().describe('text/event-stream'), ...errorResponses(429) },
+        },
+      },
+      async (_request, reply) => {
+        if (events.open() >= MAX_STREAMS) throw new ServiceError(429, 'TOO_MANY_REQUESTS', `This sandbox already has ${MAX_STREAMS} dashboard event streams open; close one`);
+        reply.hijack();
+        events.attach(reply.raw);
+      },
     );
   };

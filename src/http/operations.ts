@@ -141,6 +141,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     description: 'The dashboard page (HTML): state, live transactions, webhook deliveries, the request journal and actions (docs/dashboard.md).',
   },
   'GET /_emulator/ui/state': { operationId: 'emulatorDashboardState' },
+  'GET /_emulator/ui/events': { operationId: 'emulatorDashboardEvents' },
   'POST /_emulator/information-requests/{informationRequestId}/decision': { operationId: 'emulatorDecideInformationRequest' },
   'POST /_emulator/information-requests/{informationRequestId}/cancel': { operationId: 'emulatorCancelInformationRequest' },
   'POST /_emulator/enrollment/{userId}/revoke': { operationId: 'emulatorRevokeEnrollment' },

@@ -1,0 +1,73 @@
+import t from 'tap';
+import { buildTestApp } from './helper.js';
+import { launchChromium } from './helpers/browser.js';
+
+// The dashboard follows changes as they happen (docs/dashboard.md#live-updates): the server pushes a notice over
+// GET /_emulator/ui/events and the page refetches its feed; without EventSource it polls once a second. A clock move
+// made outside the page (another client) shows without a reload.
+
+t.test('a clock move made elsewhere shows at once, pushed, without a reload; without EventSource the page polls', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  await sandbox.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = sandbox.app.server.address();
+  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const advance = async (ms: number) => {
+    const response = await fetch(`${base}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceMs: ms }) });
+    return ((await response.json()) as { now: string }).now;
+  };
+
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+
+  // --- pushed
+  const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+  const pageErrors: string[] = [];
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  let navigations = 0;
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame()) navigations += 1;
+  });
+  const loadStarted = performance.now();
+  await page.goto(`${base}/_emulator/ui`);
+  await page.locator('#connection', { hasText: 'Live (push)' }).waitFor();
+  const loadMs = performance.now() - loadStarted;
+  t.comment(`page load to a live, pushed feed: ${loadMs.toFixed(0)} ms`);
+  const before = await page.locator('#clock-now').getAttribute('datetime');
+  await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
+
+  const feedRequests: number[] = [];
+  page.on('request', (request) => {
+    if (request.url().includes('/_emulator/ui/state')) feedRequests.push(performance.now());
+  });
+  const sent = performance.now();
+  const now = await advance(15 * 60_000);
+  t.not(now, before);
+  await page.waitForFunction((expected) => document.querySelector('#clock-now')?.getAttribute('datetime') === expected, now, { timeout: 5000 });
+  const shownMs = performance.now() - sent;
+  t.comment(`clock move (POST /_emulator/clock from another client) to the page showing it: ${shownMs.toFixed(0)} ms`);
+  // The poll is every 15 s while the stream is open: a redraw within 5 s came from the push.
+  t.ok(shownMs < 5000, `shown in ${shownMs.toFixed(0)} ms`);
+  t.ok(feedRequests.length >= 1, 'the page refetched its feed on the notice');
+  t.equal(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed), true, 'the page was not reloaded');
+  t.equal(navigations, 1, 'one navigation only: the first load');
+
+  // quiet while nothing changes: no polling once a second
+  const quietFrom = feedRequests.length;
+  await page.waitForTimeout(2500);
+  t.ok(feedRequests.length - quietFrom <= 1, `at most one feed request in 2.5 quiet seconds (${feedRequests.length - quietFrom})`);
+
+  // --- polling fallback: a browser without EventSource
+  const polling = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+  polling.on('pageerror', (error) => pageErrors.push(error.message));
+  await polling.addInitScript(() => {
+    delete (window as unknown as { EventSource?: unknown }).EventSource;
+  });
+  await polling.goto(`${base}/_emulator/ui`);
+  await polling.locator('#connection', { hasText: 'Live (polling)' }).waitFor();
+  const later = await advance(60_000);
+  await polling.waitForFunction((expected) => document.querySelector('#clock-now')?.getAttribute('datetime') === expected, later, { timeout: 5000 });
+  t.pass('without EventSource the page polls and still follows the clock');
+
+  t.same(pageErrors, [], 'no script errors');
+});
