@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../http/errors.js';
 import { CONTROL_PLANE } from './emulator.routes.js';
@@ -10,6 +11,8 @@ import {
   overviewResponse,
 } from './overview.schema.js';
 import { getEmulatorTransaction, getOverview, listEmulatorTransactions } from './overview.service.js';
+import { transactionStorySchema } from './story.schema.js';
+import { getTransactionStory } from './story.service.js';
 
 // Read endpoints of the control plane (docs/dashboard.md#read-endpoints-behind-the-dashboard) across every programme;
 // the dashboard draws them.
@@ -57,5 +60,23 @@ export const overviewRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         },
       },
       async (request) => getEmulatorTransaction(ctx, request.params.transactionId),
+    );
+
+    app.get(
+      '/_emulator/transactions/:transactionId/story',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator'],
+          summary: "A transaction's story: status steps, ledger entries and webhook deliveries on the emulated clock",
+          description:
+            'What the dashboard draws as a timeline (docs/dashboard.md): each status with its emulated time (from the events ' +
+            'the transaction recorded), the ledger entries it posted, and its webhook deliveries with every attempt.',
+          params: emulatorTransactionParams,
+          querystring: z.strictObject({}),
+          response: { 200: transactionStorySchema, ...errorResponses(404) },
+        },
+      },
+      async (request) => getTransactionStory(ctx, request.params.transactionId),
     );
   };

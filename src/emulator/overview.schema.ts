@@ -3,6 +3,7 @@ import { instant } from '../http/formats.js';
 import { transactionSchema } from '../domains/transactions/transactions.schema.js';
 import { webhookDeliverySchema } from '../domains/webhooks/webhooks.schema.js';
 import { faultRuleSchema } from '../faults/fault-rules.schema.js';
+import { storyLedgerEntrySchema, storyStepSchema } from './story.schema.js';
 
 // Read models of the control plane (docs/dashboard.md#read-endpoints-behind-the-dashboard) that the dashboard draws:
 // every programme's users, their top-level accounts with balances and deposit instructions, and transactions across
@@ -108,6 +109,10 @@ export const dashboardStateResponse = z.object({
       id: z.string(),
       detail: emulatorTransactionDetail.nullable().describe('null when no such transaction exists (e.g. after a reset)'),
       deliveries: z.array(webhookDeliverySchema).describe('Its webhook deliveries in event order, each with its attempts'),
+      story: z
+        .object({ final: z.boolean(), steps: z.array(storyStepSchema), ledgerEntries: z.array(storyLedgerEntrySchema) })
+        .nullable()
+        .describe('Its status steps and ledger entries, as GET /_emulator/transactions/{id}/story has them; null when no such transaction exists'),
     })
     .nullable(),
   faults: z

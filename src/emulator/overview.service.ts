@@ -13,6 +13,7 @@ import type { TransactionRow } from '../domains/transactions/transactions.schema
 import type { UserRow } from '../domains/users/users.schema.js';
 import { listDeliveries } from '../domains/webhooks/webhooks.service.js';
 import { clockView } from './clock.service.js';
+import { storyParts } from './story.service.js';
 import type {
   DashboardState,
   DashboardStateQuery,
@@ -142,6 +143,7 @@ export function getDashboardState(ctx: AppContext, query: DashboardStateQuery): 
             id: selected,
             detail: getTransactionRow(ctx, selected) ? getEmulatorTransaction(ctx, selected) : null,
             deliveries: listDeliveries(ctx, { transactionId: selected, sortDirection: 'ASC', pageIndex: 0, pageSize: MAX_DELIVERIES }).data,
+            story: storyParts(ctx, selected),
           },
     faults: { rules: listFaultRules(ctx) },
   };

@@ -12,6 +12,7 @@ export const state = {
   /** What the detail panel last drew, so an unchanged feed redraws nothing. */
   detailKey: '',
   deliveriesKey: '',
+  storyKey: '',
   userFilter: '',
 };
 

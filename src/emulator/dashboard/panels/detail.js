@@ -9,18 +9,21 @@ import { accountLabel, money, shortTime, transactionNote } from '../format.js';
 import { formValues, submitting } from '../forms.js';
 import { state } from '../state.js';
 import { renderDeliveries } from './deliveries.js';
+import { renderStory } from './story.js';
 import { focusTransaction, markSelected } from './transactions.js';
 
 export function selectTransaction(id) {
   state.selectedId = id;
   state.detailKey = '';
   state.deliveriesKey = '';
+  state.storyKey = '';
   markSelected(id);
   const panel = $('#detail');
   panel.hidden = false;
   $('#detail-heading').textContent = `Transaction ${id}`;
   replace($('#detail-summary'), summaryRow('Loading', '…'));
   replace($('#deliveries'));
+  replace($('#story'));
   $('#detail-json').textContent = '';
   setResult($('#status-form [data-result]'), 'idle');
   refreshSoon();
@@ -49,6 +52,11 @@ export function renderSelected(selected) {
   if (deliveriesKey !== state.deliveriesKey) {
     state.deliveriesKey = deliveriesKey;
     renderDeliveries($('#deliveries'), selected.deliveries, selected.id);
+  }
+  const storyKey = JSON.stringify([selected.story, selected.deliveries.map((delivery) => [delivery.status, delivery.nextAttemptAt, delivery.attempts])]);
+  if (storyKey !== state.storyKey) {
+    state.storyKey = storyKey;
+    renderStory($('#story'), selected.story ?? null, selected.deliveries);
   }
 }
 
