@@ -227,7 +227,7 @@ t.test('dashboard assets and feed', async (t) => {
   t.match(withSelected.body.selected.detail, { userId: 'usr_jane', accountId: 'acct_jane_usd', transaction: { id: newest.id, creditAmount: '5.00' } });
   t.match(withSelected.body.selected.deliveries, [{ eventType: 'transaction_created', transactionId: newest.id, attempts: Array }], 'its deliveries, in event order');
   const gone = await control(sandbox, 'GET', '/_emulator/ui/state?selected=txn_gone');
-  t.same(gone.body.selected, { id: 'txn_gone', detail: null, deliveries: [] }, 'an unknown selection is not an error');
+  t.same(gone.body.selected, { id: 'txn_gone', detail: null, deliveries: [], story: null }, 'an unknown selection is not an error');
   t.equal((await control(sandbox, 'GET', '/_emulator/ui/state?bogus=1')).status, 400, 'unknown query parameters are refused');
 
   const openapi = json(await sandbox.app.inject({ method: 'GET', url: '/openapi.json' }));
