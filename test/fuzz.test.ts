@@ -660,6 +660,7 @@ async function setup(): Promise<Fixture> {
     'POST /_emulator/transactions/:transactionId/status': { params: { transactionId: 'txn_hist_acme_usd_001' }, body: { status: 'COMPLETED' } },
     'PUT /_emulator/webhooks/endpoint': { body: { url: null, programId: 'prg_other' } },
     'GET /_emulator/webhooks/endpoint': { query: 'programId=prg_sandbox' },
+    'PUT /_emulator/webhooks/chaos': { body: { seed: 'fuzz', duplicate: { times: 1 }, delay: { probability: 0.5, minMs: 1, maxMs: 5 }, burst: { times: 2, size: 3, windowMs: 50 } } },
     'GET /_emulator/webhooks/deliveries': { query: 'status=SKIPPED&eventType=transaction_created' },
     'GET /_emulator/jobs': { query: 'status=FAILED&type=transaction.rail-step&pageSize=10' },
     'POST /_emulator/webhooks/trigger': { body: { transactionId: 'txn_hist_acme_usd_002', eventType: 'transaction_status_updated' } },

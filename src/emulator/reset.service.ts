@@ -3,6 +3,7 @@ import { resetState } from '../fixtures/fixtures.seed.js';
 import { restoreSnapshot, startingSnapshot } from './snapshots.service.js';
 import { setWebhookEndpoint } from '../domains/webhooks/webhooks.service.js';
 import { forgetFaultRules } from '../faults/fault-rules.service.js';
+import { resetWebhookChaos } from '../faults/webhook-chaos.service.js';
 
 /**
  * `/_emulator/reset` (and the test kit's reset): a new sandbox, as a new database file started with the same
@@ -10,10 +11,11 @@ import { forgetFaultRules } from '../faults/fault-rules.service.js';
  * is the one move of the clock backwards, on purpose: nothing recorded under the later time survives it
  * (docs/decisions.md#reset-and-the-clock). The clock is recorded again once `meta` has been cleared, so a
  * restart after a reset resumes the reset sandbox. A server started with `--snapshot` goes back to that
- * snapshot instead, its clock included.
+ * snapshot instead, its clock included. Webhook chaos is cleared, and attempts it held are dropped.
  */
 export function resetSandbox(ctx: AppContext): void {
   forgetFaultRules(ctx); // a new sandbox has no fault rules (docs/faults.md#lifetime)
+  resetWebhookChaos(ctx); // in memory, not in the database: a new sandbox has none (docs/faults.md#reset-sessions-and-snapshots)
   const snapshot = startingSnapshot(ctx);
   if (snapshot) {
     restoreSnapshot(ctx, snapshot); // started with --snapshot: that state is the new sandbox (docs/configuration.md#snapshot)

@@ -93,6 +93,9 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   'PUT /_emulator/webhooks/endpoint': { operationId: 'emulatorSetWebhookEndpoint' },
   'POST /_emulator/webhooks/trigger': { operationId: 'emulatorTriggerWebhook' },
+  'PUT /_emulator/webhooks/chaos': { operationId: 'emulatorSetWebhookChaos' },
+  'GET /_emulator/webhooks/chaos': { operationId: 'emulatorGetWebhookChaos' },
+  'DELETE /_emulator/webhooks/chaos': { operationId: 'emulatorClearWebhookChaos' },
   'GET /_emulator/overview': { operationId: 'emulatorOverview' },
   'GET /_emulator/transactions': { operationId: 'emulatorListTransactions' },
   'GET /_emulator/transactions/{transactionId}': {

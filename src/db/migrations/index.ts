@@ -9,6 +9,7 @@ import { migration007ProgrammeTransactions } from './007-programme-transactions.
 import { migration008IntentFlows } from './008-intent-flows.js';
 import { migration009DeliveryStatusOnce } from './009-delivery-status-once.js';
 import { migration010WrittenAmount } from './010-written-amount.js';
+import { migration011WebhookChaos } from './011-webhook-chaos.js';
 
 export interface Migration {
   version: number;
@@ -21,4 +22,5 @@ export interface Migration {
 export const migrations: Migration[] = [
   migration001Core, migration002MoneyIn, migration003MoneyOut, migration004Webhooks, migration005Statements, migration006Enrollment,
   migration007ProgrammeTransactions, migration008IntentFlows, migration009DeliveryStatusOnce, migration010WrittenAmount,
+  migration011WebhookChaos,
 ];

@@ -1,8 +1,10 @@
+import { setMaxListeners } from 'node:events';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { attemptDelivery, closeSender, senderState } from './webhooks.sender.js';
 import { dueDeliveryIds, setWebhookEndpoint } from './webhooks.service.js';
 import { subscribeToOutbox } from './outbox.js';
+import { heldOutOfOrder } from '../../faults/webhook-chaos.service.js';
 
 // The webhook dispatcher (docs/webhooks.md#delivery-rules): a long-running service that sends every due delivery of the
 // outbox, a few at a time, without ever blocking the request that wrote the event. It is the outbox's subscriber
@@ -11,7 +13,10 @@ import { subscribeToOutbox } from './outbox.js';
 // same database file picks up whatever was owed when the previous process stopped.
 
 export interface WebhookDispatcherOptions {
-  /** Attempts on the wire at once (default 8). Events of one transaction never overlap regardless. */
+  /**
+   * Attempts on the wire at once (default 8). Events of one transaction never overlap regardless, unless webhook
+   * chaos holds one back on purpose (docs/faults.md#webhook-chaos).
+   */
   concurrency?: number;
   /** Per-attempt timeout in real ms (default config webhookTimeoutMs: 10 s, interface 6.1). */
   timeoutMs?: number;
@@ -43,6 +48,8 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
   const sender = senderState(ctx);
   const own = new Map<string, Promise<unknown>>();
   const stopController = new AbortController();
+  // every attempt on the wire listens to it; a chaos burst puts more than `concurrency` there (docs/faults.md#burst)
+  setMaxListeners(0, stopController.signal);
   let stopped = false;
   let wakeScheduled = false;
   const settleWaiters = new Set<() => void>();
@@ -59,17 +66,23 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
     });
   }
 
+  // Attempts held by webhook chaos's reorder or burst wait outside the concurrency limit and do not hold back
+  // the later events of their transaction (docs/faults.md#webhook-chaos).
+  const busy = () => own.size - heldOutOfOrder(ctx).length;
+
   function pump(): void {
-    if (stopped || own.size >= concurrency) return;
+    if (stopped || busy() >= concurrency) return;
+    const limit = concurrency + sender.inFlight.size;
     let ids: string[];
     try {
-      ids = dueDeliveryIds(ctx, concurrency + sender.inFlight.size);
+      ids = dueDeliveryIds(ctx, limit, heldOutOfOrder(ctx));
     } catch {
       return; // database closing during shutdown
     }
     const now = ctx.clock.realNowMs(); // a real-time backoff, not business time
+    let started = 0;
     for (const id of ids) {
-      if (own.size >= concurrency) break;
+      if (busy() >= concurrency) break;
       if (sender.inFlight.has(id) || own.has(id)) continue;
       if ((crashedAt.get(id) ?? -Infinity) > now - CRASH_BACKOFF_MS) continue;
       const attempt = attemptDelivery(ctx, id, 'SCHEDULED', { timeoutMs, signal: stopController.signal }).then(
@@ -87,7 +100,10 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
         },
       );
       own.set(id, attempt);
+      started += 1;
     }
+    // attempts that went straight into a chaos hold left room: look again (a burst fills past the limit)
+    if (started > 0 && ids.length === limit && busy() < concurrency) wake();
   }
 
   function onSettled(): void {
@@ -107,7 +123,7 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
       for (;;) {
         if (stopped) throw new Error('the webhook dispatcher is stopped');
         pump();
-        if (own.size === 0 && sender.inFlight.size === 0 && dueDeliveryIds(ctx, 1).length === 0) return;
+        if (own.size === 0 && sender.inFlight.size === 0 && dueDeliveryIds(ctx, 1, heldOutOfOrder(ctx)).length === 0) return;
         if (ctx.clock.realNowMs() > deadline) throw new Error(`webhook deliveries still in flight or due after ${limit} ms`);
         await new Promise<void>((resolve) => {
           const done = () => {

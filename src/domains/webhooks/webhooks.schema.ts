@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { instant } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';
+import { chaosEffectSchema } from '../../faults/webhook-chaos.schema.js';
 
 // The control plane's view of webhook deliveries (docs/webhooks.md#delivery-log-and-replay). One schema per resource.
 
@@ -11,11 +12,15 @@ export const WEBHOOK_EVENT_TYPES = ['transaction_created', 'transaction_status_u
 
 export const webhookAttemptSchema = z
   .object({
-    number: z.number().int().describe('1-based over every attempt of the delivery, replays included'),
-    kind: z.enum(['SCHEDULED', 'REPLAY']).describe('SCHEDULED: the first attempt or a scheduled retry; REPLAY: sent by the replay endpoint'),
+    number: z.number().int().describe('1-based over every attempt of the delivery, replays and duplicates included'),
+    kind: z
+      .enum(['SCHEDULED', 'REPLAY', 'DUPLICATE'])
+      .describe(
+        'SCHEDULED: the first attempt or a scheduled retry; REPLAY: sent by the replay endpoint; DUPLICATE: sent again by webhook chaos after a success (docs/faults.md#webhook-chaos)',
+      ),
     url: z.string(),
     attemptedAt: instant().describe('Emulated time of the attempt (the retry schedule runs on the emulated clock)'),
-    signedAt: instant().describe('Real wall-clock time sent as X-Service-Timestamp'),
+    signedAt: instant().describe('X-Service-Timestamp as sent: real wall-clock time, moved when webhook chaos skewed it'),
     outcome: z.enum(['SUCCEEDED', 'FAILED']),
     responseStatus: z.number().int().nullable().describe('HTTP status of the answer; null on a network error or timeout'),
     responseBody: z.string().nullable().describe('First 2 KiB of the answer'),
@@ -23,6 +28,7 @@ export const webhookAttemptSchema = z
     latencyMs: z.number().int(),
     requestHeaders: z.record(z.string(), z.string()),
     requestBody: z.string().describe('The raw body sent, byte for byte'),
+    chaos: z.array(chaosEffectSchema).describe('What webhook chaos did to this attempt, in the order it happened; empty when nothing'),
   })
   .meta({ id: 'WebhookAttempt' });
 export type WebhookAttempt = z.infer<typeof webhookAttemptSchema>;

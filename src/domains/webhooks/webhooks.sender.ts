@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { Agent } from 'undici';
 import type { AppContext } from '../../context.js';
 import {
+  chaosTargetOf,
   prepareAttempt,
   recordAttempt,
   RESPONSE_BODY_LOG_LIMIT,
@@ -10,6 +11,15 @@ import {
   type AttemptResult,
   type PreparedAttempt,
 } from './webhooks.service.js';
+import {
+  attemptSent,
+  chaosActive,
+  duplicateFires,
+  holdAttempt,
+  noChaos,
+  planAttemptChaos,
+  type AttemptChaos,
+} from '../../faults/webhook-chaos.service.js';
 
 // undici is loaded when the first delivery is sent, not at start-up (cold start: docs/benchmarks.md).
 let undiciModule: typeof import('undici') | undefined;
@@ -59,29 +69,61 @@ export interface AttemptOptions {
   signal?: AbortSignal;
 }
 
-/** Make one attempt of a delivery now. Never throws for receiver or network failures. */
+/**
+ * Make one attempt of a delivery now: a scheduled one first waits out the holds webhook chaos planned for it and
+ * may be followed by a duplicate (docs/faults.md#webhook-chaos). Never throws for receiver or network failures.
+ */
 export async function attemptDelivery(ctx: AppContext, deliveryId: string, kind: AttemptKind, options: AttemptOptions): Promise<AttemptOutcome> {
   const state = senderState(ctx);
   if (state.inFlight.has(deliveryId)) return 'BUSY';
-  const prepared = prepareAttempt(ctx, deliveryId, kind);
-  if ('skipped' in prepared) return 'SKIPPED';
   state.inFlight.add(deliveryId);
   try {
-    state.agent ??= new (undici().Agent)({ connections: 64 });
-    const result = await send(state.agent, prepared, options);
-    if (options.signal?.aborted) return 'ABORTED';
-    try {
-      recordAttempt(ctx, prepared, result);
-    } catch (error) {
-      // the database was closed under us (shutdown): the delivery is still owed and is sent again later
-      if (!ctx.db.open) return 'ABORTED';
-      throw error;
+    const chaos = kind === 'SCHEDULED' ? planChaos(ctx, deliveryId) : noChaos();
+    if (!(await holdAttempt(ctx, chaos, options.signal))) return 'ABORTED';
+    const prepared = prepareAttempt(ctx, deliveryId, kind, chaos);
+    if ('skipped' in prepared) return 'SKIPPED';
+    const recorded = await sendAndRecord(ctx, state, prepared, options);
+    if (recorded === 'ABORTED') return 'ABORTED';
+    attemptSent(ctx, chaos.target);
+    if (recorded.outcome === 'SUCCEEDED' && recorded.number !== null && duplicateFires(ctx, chaos)) {
+      await sendDuplicate(ctx, state, deliveryId, recorded.number, options);
     }
     return 'SENT';
   } finally {
     state.inFlight.delete(deliveryId);
     for (const listener of [...state.listeners]) listener();
   }
+}
+
+/** Webhook chaos's plan for a scheduled attempt; the delivery is read only while the sandbox has chaos. */
+function planChaos(ctx: AppContext, deliveryId: string): AttemptChaos {
+  if (!chaosActive(ctx)) return noChaos();
+  const target = chaosTargetOf(ctx, deliveryId);
+  return target ? planAttemptChaos(ctx, target) : noChaos();
+}
+
+type Recorded = { outcome: AttemptResult['outcome']; number: number | null } | 'ABORTED';
+
+async function sendAndRecord(ctx: AppContext, state: SenderState, prepared: PreparedAttempt, options: AttemptOptions): Promise<Recorded> {
+  state.agent ??= new (undici().Agent)({ connections: 64 });
+  const result = await send(state.agent, prepared, options);
+  if (options.signal?.aborted) return 'ABORTED';
+  try {
+    return { outcome: result.outcome, number: recordAttempt(ctx, prepared, result) };
+  } catch (error) {
+    // the database was closed under us (shutdown): the delivery is still owed and is sent again later
+    if (!ctx.db.open) return 'ABORTED';
+    throw error;
+  }
+}
+
+/** docs/faults.md#duplicate: the same body (same eventId) once more, signed afresh, logged as a DUPLICATE attempt. */
+async function sendDuplicate(ctx: AppContext, state: SenderState, deliveryId: string, originalNumber: number, options: AttemptOptions): Promise<void> {
+  const chaos = noChaos();
+  chaos.effects.push({ type: 'duplicate', detail: `attempt ${originalNumber} succeeded; the same event sent again, signed afresh` });
+  const prepared = prepareAttempt(ctx, deliveryId, 'DUPLICATE', chaos);
+  if ('skipped' in prepared) return;
+  await sendAndRecord(ctx, state, prepared, options);
 }
 
 /** Replay (docs/decisions.md#webhook-replay): one extra attempt, signed afresh, answered once it has settled. */

@@ -12,6 +12,8 @@ import type {
   WebhookEndpoints,
 } from './webhooks.schema.js';
 import { notifyOutbox } from './outbox.js';
+import { noChaos, type AttemptChaos, type ChaosTarget } from '../../faults/webhook-chaos.service.js';
+import type { ChaosEffect } from '../../faults/webhook-chaos.schema.js';
 
 // Synchronous side of webhook delivery (docs/webhooks.md#delivery-rules, interface 6.1): what to send next, the signed
 // request of one attempt, and the bookkeeping after it. Every state change is one SQLite transaction. The async
@@ -59,7 +61,7 @@ interface AttemptRow {
   id: number;
   delivery_id: string;
   number: number;
-  kind: 'SCHEDULED' | 'REPLAY';
+  kind: AttemptKind;
   url: string;
   attempted_at: string;
   attempted_at_ms: number;
@@ -71,6 +73,8 @@ interface AttemptRow {
   response_body: string | null;
   error: string | null;
   latency_ms: number;
+  /** JSON array of what webhook chaos did to the attempt (docs/faults.md#what-the-log-shows). */
+  chaos: string;
 }
 
 interface OutboxRow {
@@ -99,7 +103,8 @@ interface ProgrammeWebhookRow {
  * same transaction is still PENDING or RETRYING, so a receiver sees one transaction's events in the order
  * they were written (docs/decisions.md#webhook-ordering). FAILED and SKIPPED earlier events do not block.
  */
-export function dueDeliveryIds(ctx: AppContext, limit: number): string[] {
+export function dueDeliveryIds(ctx: AppContext, limit: number, heldOutOfOrder: readonly string[] = []): string[] {
+  if (heldOutOfOrder.length > 0) return dueDeliveryIdsPastHeld(ctx, limit, heldOutOfOrder);
   return prepared<{ id: string }>(
     ctx.db,
     `SELECT d.id FROM webhook_deliveries d
@@ -114,6 +119,39 @@ export function dueDeliveryIds(ctx: AppContext, limit: number): string[] {
     .map((row) => row.id);
 }
 
+/**
+ * The same, except that deliveries held by webhook chaos (reorder, burst) do not hold back the later events of
+ * their transaction: that is the out-of-order delivery asked for (docs/faults.md#reorder).
+ */
+function dueDeliveryIdsPastHeld(ctx: AppContext, limit: number, held: readonly string[]): string[] {
+  return prepared<{ id: string }>(
+    ctx.db,
+    `SELECT d.id FROM webhook_deliveries d
+     WHERE d.status = 'PENDING'
+       AND NOT EXISTS (
+         SELECT 1 FROM webhook_deliveries e
+         WHERE e.resource_id = d.resource_id AND e.event_seq < d.event_seq AND e.status IN ('PENDING', 'RETRYING')
+           AND e.id NOT IN (SELECT value FROM json_each(?)))
+     ORDER BY d.event_seq
+     LIMIT ?`,
+  )
+    .all(JSON.stringify(held), limit)
+    .map((row) => row.id);
+}
+
+/** What webhook chaos needs of a delivery whose scheduled attempt is about to be made; null when none is owed. */
+export function chaosTargetOf(ctx: AppContext, deliveryId: string): ChaosTarget | null {
+  const delivery = getDelivery(ctx, deliveryId);
+  if (!delivery || delivery.status !== 'PENDING') return null;
+  return {
+    deliveryId,
+    eventId: delivery.event_id,
+    resourceId: delivery.resource_id,
+    eventSeq: delivery.event_seq,
+    attemptNumber: delivery.attempt_count + 1,
+  };
+}
+
 /** Job handler: a retry's time has come on the emulated clock; the dispatcher is woken after the job. */
 export function runWebhookRetry(ctx: AppContext, payload: Record<string, unknown>): void {
   const id = String(payload.deliveryId);
@@ -123,7 +161,8 @@ export function runWebhookRetry(ctx: AppContext, payload: Record<string, unknown
 // ---------------------------------------------------------------------------------------------------------
 // One attempt: prepare (sync), send (async, webhooks.sender.ts), record (sync)
 
-export type AttemptKind = 'SCHEDULED' | 'REPLAY';
+/** DUPLICATE: webhook chaos sent a delivered event again (docs/faults.md#duplicate); it changes nothing of the delivery. */
+export type AttemptKind = 'SCHEDULED' | 'REPLAY' | 'DUPLICATE';
 
 export interface PreparedAttempt {
   deliveryId: string;
@@ -138,7 +177,10 @@ export interface PreparedAttempt {
    * duration.
    */
   preparedAtMs: number;
+  /** X-Service-Timestamp as sent (real time, moved by webhook chaos when a timestamp effect fired). */
   signedAtMs: number;
+  /** What webhook chaos did to this attempt (docs/faults.md#what-the-log-shows). */
+  chaos: ChaosEffect[];
 }
 
 export interface AttemptResult {
@@ -202,7 +244,7 @@ function scheduledAttemptTime(ctx: AppContext, delivery: DeliveryRow, event: Out
  * Build the signed request of the next attempt of a delivery, or return why there is none. A scheduled
  * attempt of a delivery whose programme lost its URL is recorded SKIPPED.
  */
-export function prepareAttempt(ctx: AppContext, deliveryId: string, kind: AttemptKind): PreparedAttempt | { skipped: string } {
+export function prepareAttempt(ctx: AppContext, deliveryId: string, kind: AttemptKind, chaos: AttemptChaos = noChaos()): PreparedAttempt | { skipped: string } {
   return ctx.db.transaction(() => {
     const delivery = getDelivery(ctx, deliveryId);
     if (!delivery) return { skipped: 'delivery no longer exists (reset?)' };
@@ -226,7 +268,8 @@ export function prepareAttempt(ctx: AppContext, deliveryId: string, kind: Attemp
     const attemptedAtMs = kind === 'SCHEDULED' ? scheduledAttemptTime(ctx, delivery, event) : ctx.clock.nowMs();
     // README "Webhooks": the timestamp is real wall-clock time, because receivers compare it with their own
     // clock (interface 6.1); business time (the retry schedule, attempted_at) is the emulated clock.
-    const signedAtMs = ctx.clock.realNowMs();
+    // webhook chaos may move the timestamp and sign over the moved one (docs/faults.md#timestamps-and-signature)
+    const signedAtMs = ctx.clock.realNowMs() + chaos.timestampSkewMs;
     const timestamp = String(signedAtMs);
     const path = new URL(programme.webhook_url).pathname;
     const headers: Record<string, string> = {
@@ -238,7 +281,7 @@ export function prepareAttempt(ctx: AppContext, deliveryId: string, kind: Attemp
       'x-service-timestamp': timestamp,
       'x-service-signature': signWebhook({
         apiKey: programme.webhook_api_key,
-        secret: programme.webhook_secret,
+        secret: chaos.wrongSecret ? wrongSecretFor(programme.webhook_secret) : programme.webhook_secret,
         timestamp,
         path,
         rawBody: body,
@@ -254,26 +297,33 @@ export function prepareAttempt(ctx: AppContext, deliveryId: string, kind: Attemp
       attemptedAtMs,
       preparedAtMs: ctx.clock.nowMs(),
       signedAtMs,
+      chaos: chaos.effects,
     };
   })();
+}
+
+/** A secret that is not the programme's (webhook chaos, badSignature): the signature is well formed but wrong. */
+function wrongSecretFor(secret: string): string {
+  return `${secret}-not-this-one`;
 }
 
 /**
  * Log an attempt and move the delivery on, in one transaction. Scheduled attempts follow
  * docs/decisions.md#webhook-retries: success -> DELIVERED; failure -> RETRYING with a `webhook.retry` job on the
  * emulated clock, or FAILED after the 10th. A replay is one extra attempt: success marks the delivery DELIVERED,
- * failure leaves its status and schedule as they were. Returns false when the delivery vanished (reset) meanwhile.
+ * failure leaves its status and schedule as they were; a DUPLICATE (webhook chaos) is only logged. Returns the
+ * attempt's number, or null when the delivery vanished (reset) meanwhile.
  */
-export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result: AttemptResult): boolean {
+export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result: AttemptResult): number | null {
   return ctx.db.transaction(() => {
     const delivery = getDelivery(ctx, attempt.deliveryId);
-    if (!delivery) return false;
+    if (!delivery) return null;
     const number = prepared<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM webhook_attempts WHERE delivery_id = ?').get(delivery.id)!.n + 1;
     prepared(
       ctx.db,
       `INSERT INTO webhook_attempts (delivery_id, number, kind, url, attempted_at, attempted_at_ms, signed_at_ms, request_headers,
-         request_body, outcome, response_status, response_body, error, latency_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         request_body, outcome, response_status, response_body, error, latency_ms, chaos)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       delivery.id,
       number,
@@ -289,7 +339,10 @@ export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result:
       result.responseBody,
       result.error,
       Math.round(result.latencyMs),
+      JSON.stringify(attempt.chaos),
     );
+    // a duplicate is only logged: the delivery's status and schedule are those of its other attempts
+    if (attempt.kind === 'DUPLICATE') return number;
 
     const now = ctx.clock.nowIso();
     // the attempt ended its duration after its stamp (0 on a frozen clock): a retry is reckoned from there
@@ -328,7 +381,7 @@ export function recordAttempt(ctx: AppContext, attempt: PreparedAttempt, result:
       `UPDATE webhook_deliveries SET status = ?, attempt_count = ?, next_attempt_at = ?, last_attempt_at = ?, last_response_status = ?,
          last_error = ?, delivered_at = ?, updated_at = ? WHERE id = ?`,
     ).run(status, attemptCount, nextAttemptAt, attempt.attemptedAt, result.responseStatus, result.error, deliveredAt, now, delivery.id);
-    return true;
+    return number;
   })();
 }
 
@@ -420,6 +473,7 @@ function toAttempt(row: AttemptRow): WebhookAttempt {
     latencyMs: row.latency_ms,
     requestHeaders: JSON.parse(row.request_headers) as Record<string, string>,
     requestBody: row.request_body,
+    chaos: JSON.parse(row.chaos) as ChaosEffect[],
   };
 }
 

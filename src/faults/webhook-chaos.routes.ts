@@ -1,0 +1,63 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { CONTROL_PLANE } from '../emulator/emulator.routes.js';
+import { errorResponses } from '../http/errors.js';
+import { webhookChaosBody, webhookChaosSchema } from './webhook-chaos.schema.js';
+import { clearWebhookChaos, getWebhookChaos, putWebhookChaos } from './webhook-chaos.service.js';
+
+// Webhook chaos of this sandbox (docs/faults.md#webhook-chaos), under the admin policy (CONTROL_PLANE). A session's
+// routes are the root's, around the session's own ctx, so each sandbox has its own settings.
+
+export const webhookChaosRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.put(
+      '/_emulator/webhooks/chaos',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator: webhooks'],
+          summary: 'Set webhook chaos: duplicates, reordering, delays, stale or future timestamps, bad signatures, bursts',
+          description:
+            'Replaces every setting (a kind left out is off) and starts the fired counters at 0. Each kind takes ' +
+            '`probability` (each scheduled attempt draws, seeded), `times` (the next N attempts; with probability: until ' +
+            'it fired N times), both, or neither (every attempt). Same seed and requests, same chaos. In memory: ' +
+            'POST /_emulator/reset clears it, snapshots do not hold it. See docs/faults.md#webhook-chaos.',
+          body: webhookChaosBody,
+          response: { 200: webhookChaosSchema, ...errorResponses() },
+        },
+      },
+      async (request) => putWebhookChaos(ctx, request.body),
+    );
+
+    app.get(
+      '/_emulator/webhooks/chaos',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator: webhooks'],
+          summary: 'Webhook chaos settings, with how often each kind fired and what is left of times',
+          description: 'A kind that is off is null. heldNow counts the attempts waiting in a delay, reorder or burst hold.',
+          response: { 200: webhookChaosSchema, ...errorResponses() },
+        },
+      },
+      async () => getWebhookChaos(ctx),
+    );
+
+    app.delete(
+      '/_emulator/webhooks/chaos',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator: webhooks'],
+          summary: 'Turn webhook chaos off',
+          description: 'Clears every setting. Attempts held at this moment (delay, reorder, burst) are sent at once.',
+          response: { 204: z.null().describe('Chaos cleared'), ...errorResponses() },
+        },
+      },
+      async (_request, reply) => {
+        clearWebhookChaos(ctx);
+        return reply.status(204).send(null);
+      },
+    );
+  };
