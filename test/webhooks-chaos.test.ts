@@ -458,3 +458,41 @@ t.test('a session has its own chaos; the root is untouched; ending the session e
   t.equal((await call(`${server.url}/_emulator/sessions/${created.body.id}`, 'DELETE')).status, 204);
   t.equal((await call(`${session}${CHAOS}`)).status, 404, 'an ended session has no chaos to read');
 });
+
+t.test('migration 011 keeps the attempts of a database written before it, with an empty chaos list', async (t) => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const path = await import('node:path');
+  const { default: Database } = await import('better-sqlite3');
+  const { migration004Webhooks } = await import('../src/db/migrations/004-webhooks.js');
+  const dir = mkdtempSync(path.join(tmpdir(), 'chaos-migration-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'old.db');
+
+  const receiver = await startReceiver();
+  t.teardown(() => receiver.close());
+  const first = await buildTestApp({ db: file, config: { webhookUrl: receiver.url } });
+  const dispatcher = startWebhookDispatcher(first.ctx);
+  createTestDeposit(first.ctx);
+  await dispatcher.drain();
+  await dispatcher.stop();
+  const before = (await deliveries(first))[0];
+  await first.close();
+
+  // back to the table of migration 004 (no chaos column, no DUPLICATE kind), at version 10
+  const old = new Database(file);
+  const table = /CREATE TABLE webhook_attempts \([\s\S]*?\n\);/.exec(migration004Webhooks.sql as string)![0];
+  old.exec(`ALTER TABLE webhook_attempts RENAME TO webhook_attempts_now; ${table}
+    INSERT INTO webhook_attempts SELECT id, delivery_id, number, kind, url, attempted_at, attempted_at_ms, signed_at_ms, request_headers,
+      request_body, outcome, response_status, response_body, error, latency_ms FROM webhook_attempts_now;
+    DROP TABLE webhook_attempts_now;`);
+  old.pragma('user_version = 10');
+  old.close();
+
+  const reopened = await buildTestApp({ db: file });
+  t.teardown(() => reopened.close());
+  const after = (await deliveries(reopened))[0];
+  t.same(after, { ...before, attempts: before.attempts.map((attempt: any) => ({ ...attempt, chaos: [] })) }, 'the same delivery and attempts, chaos []');
+  const columns = reopened.ctx.db.prepare("SELECT name FROM pragma_table_info('webhook_attempts')").all().map((row: any) => row.name);
+  t.ok(columns.includes('chaos'));
+});
