@@ -73,7 +73,8 @@ export interface ChaosTarget {
 export interface AttemptChaos {
   target: ChaosTarget | null;
   effects: ChaosEffect[];
-  delayMs: number;
+  /** null: no delay fired (0 is a delay that fired with a drawn 0 ms, still logged). */
+  delayMs: number | null;
   reorderHoldMs: number | null;
   burst: { size: number; windowMs: number } | null;
   /** Added to the real time sent as X-Service-Timestamp (negative: in the past). */
@@ -90,7 +91,7 @@ export function defaultChaosSeed(ctx: AppContext): string {
 
 /** No chaos: what replays, duplicates and every attempt of a sandbox without settings get. */
 export function noChaos(): AttemptChaos {
-  return { target: null, effects: [], delayMs: 0, reorderHoldMs: null, burst: null, timestampSkewMs: 0, wrongSecret: false };
+  return { target: null, effects: [], delayMs: null, reorderHoldMs: null, burst: null, timestampSkewMs: 0, wrongSecret: false };
 }
 
 /** True when the sandbox has settings or held attempts (the sender reads the delivery for chaos only then). */
@@ -254,7 +255,8 @@ export async function holdAttempt(ctx: AppContext, plan: AttemptChaos, signal?: 
   const target = plan.target;
   if (!target) return true;
   const steps: Array<[HoldType, (hold: Hold) => void]> = [];
-  if (plan.delayMs > 0) steps.push(['delay', (hold) => armTimer(hold, plan.delayMs, `held ${plan.delayMs} ms before it was sent`)]);
+  const delayMs = plan.delayMs;
+  if (delayMs !== null) steps.push(['delay', (hold) => armTimer(hold, delayMs, `held ${delayMs} ms before it was sent`)]);
   if (plan.reorderHoldMs !== null) {
     const holdMs = plan.reorderHoldMs;
     steps.push(['reorder', (hold) => armTimer(hold, holdMs, `held ${holdMs} ms; no later event of transaction ${target.resourceId} was sent meanwhile`)]);
