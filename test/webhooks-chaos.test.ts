@@ -224,7 +224,7 @@ for (const kind of ['staleTimestamp', 'futureTimestamp', 'badSignature'] as cons
       t.same(verdict(refused, Infinity), { valid: true }, 'signed over the moved timestamp: only the tolerance check catches it');
       const skew = sentAt - refused.receivedAtMs;
       if (kind === 'staleTimestamp') t.ok(skew <= -599_000 && skew > -660_000, `600 s in the past (${skew} ms)`);
-      else t.ok(skew >= 599_000 && skew < 601_000, `600 s in the future (${skew} ms)`);
+      else t.ok(skew >= 580_000 && skew <= 600_000, `600 s in the future (${skew} ms)`);
     }
     let [delivery] = await deliveries(sandbox);
     t.equal(delivery.status, 'RETRYING', 'the normal retry schedule');
