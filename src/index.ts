@@ -23,3 +23,4 @@ export { startSandbox, type Sandbox, type SandboxOptions } from './testkit/start
 export { startSession, type SessionSandbox, type SessionSandboxOptions } from './testkit/start-session.js';
 export type { ReceivedWebhook, SandboxClient, SandboxCredentials } from './testkit/kit-parts.js';
 export type { FaultRule, FaultRuleInput } from './faults/fault-rules.schema.js';
+export type { WebhookChaos, WebhookChaosInput } from './faults/webhook-chaos.schema.js';

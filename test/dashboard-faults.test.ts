@@ -6,7 +6,7 @@ import { launchChromium, artifactPath } from './helpers/browser.js';
 // listed with the top bar's indicator, watch it fire and get spent, find the fault in the journal panel, remove
 // one rule and clear them all; a refused rule shows the error body.
 
-t.test('dashboard: fault rules added, shown, fired, removed and cleared', async (t) => {
+t.test('dashboard: fault rules and webhook chaos added, shown, fired, removed and cleared', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);
   const base = await sandbox.app.listen({ port: 0, host: '127.0.0.1' });
@@ -93,8 +93,47 @@ t.test('dashboard: fault rules added, shown, fired, removed and cleared', async 
   t.same(json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/faults' })).data, []);
   await page.locator('#faults-indicator').waitFor({ state: 'hidden' });
 
+  // webhook chaos: turn kinds on, one off, then clear
+  const chaosView = async () => json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/webhooks/chaos' }));
+  t.ok(await page.locator('#chaos-empty').isVisible(), 'no chaos at first');
+  t.ok(await page.locator('#chaos-delay-row').isHidden(), 'the delay field only for delay');
+  await page.locator('#chaos-kind').selectOption('duplicate');
+  await page.locator('#chaos-times').fill('2');
+  await page.locator('#chaos-form button[type="submit"]').click();
+  await page.locator('#chaos-kinds li[data-chaos-kind="duplicate"]').waitFor();
+  t.match(await page.locator('#chaos-kinds li[data-chaos-kind="duplicate"]').textContent(), /Duplicate deliveries: next 2/);
+  await page.locator('#faults-indicator', { hasText: 'webhook chaos on' }).waitFor();
+  t.match((await chaosView()).duplicate, { times: 2, probability: null, fired: 0 });
+
+  await page.locator('#chaos-kind').selectOption('delay');
+  t.ok(await page.locator('#chaos-delay-row').isVisible());
+  await page.locator('#chaos-delay').fill('40');
+  await page.locator('#chaos-times').fill('');
+  await page.locator('#chaos-probability').fill('0.5');
+  await page.locator('#chaos-form button[type="submit"]').click();
+  await page.locator('#chaos-kinds li[data-chaos-kind="delay"]').waitFor();
+  const both = await chaosView();
+  t.match(both, { duplicate: { times: 2 }, delay: { ms: 40, probability: 0.5 } }, 'turning a kind on keeps the others');
+
+  await page.locator('#chaos-probability').fill('3');
+  await page.locator('#chaos-kind').selectOption('badSignature');
+  await page.locator('#chaos-form button[type="submit"]').click();
+  await page.locator('#chaos-form [data-result]', { hasText: '400' }).waitFor();
+  t.match(await page.locator('#chaos-form [data-result]').textContent(), /badSignature\.probability/);
+  await page.locator('#chaos-probability').fill('');
+
+  await page.locator('button[aria-label="Turn off Duplicate deliveries"]').click();
+  await page.locator('#chaos-kinds li[data-chaos-kind="duplicate"]').waitFor({ state: 'detached' });
+  const after = await chaosView();
+  t.equal(after.duplicate, null, 'turned off');
+  t.match(after.delay, { ms: 40, probability: 0.5 }, 'the other kind kept its setting');
+  t.equal(after.seed, both.seed, 'and the seed');
+  await page.locator('#chaos-clear').click();
+  await page.locator('#chaos-empty').waitFor({ state: 'visible' });
+  t.equal((await chaosView()).delay, null, 'cleared');
+
   // keyboard: the panel's controls are reachable and labelled
-  for (const id of ['fault-method', 'fault-path', 'fault-effect', 'fault-times', 'fault-probability']) {
+  for (const id of ['fault-method', 'fault-path', 'fault-effect', 'fault-times', 'fault-probability', 'chaos-kind', 'chaos-delay', 'chaos-times', 'chaos-probability']) {
     t.equal(await page.locator(`label[for="${id}"]`).count(), 1, `#${id} has a label`);
   }
   t.same(pageErrors, [], 'no script errors');

@@ -136,3 +136,21 @@ t.test('addFault and clearFaults, in process and in a session', async (t) => {
   await session.clearFaults();
   t.equal((await session.signedFetch('GET', '/v1/accounts')).status, 200);
 });
+
+t.test('setWebhookChaos: a duplicate delivery reaches the kit\'s receiver; clearWebhookChaos turns it off', async (t) => {
+  const sandbox = await startSandbox({ clock: '2026-03-02T09:00:00.000Z' });
+  t.teardown(() => sandbox.close());
+  const view = await sandbox.setWebhookChaos({ duplicate: { times: 1 } });
+  t.match(view, { duplicate: { times: 1, remaining: 1 } });
+  await t.rejects(sandbox.setWebhookChaos({ delay: {} } as never), /Invalid webhook chaos: delay.ms/);
+  const deposit = await sandbox.signedFetch('POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', { depositInstructionId: 'di_acme_usd_wire', amount: '12.00', reference: 'KIT-CHAOS' });
+  t.equal(deposit.status, 202);
+  const first = await sandbox.webhooks.waitFor((w) => w.body.transaction.debitReference === 'KIT-CHAOS');
+  await sandbox.webhooks.waitFor((w) => w !== first && w.body.metadata.eventId === first.body.metadata.eventId);
+  t.pass('the same event id arrived twice');
+  await sandbox.clearWebhookChaos();
+  await sandbox.advanceClock(1000);
+  const completed = await sandbox.webhooks.waitFor((w) => w.body.transaction.status === 'COMPLETED');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal(sandbox.webhooks.received().filter((w) => w.body.metadata.eventId === completed.body.metadata.eventId).length, 1, 'after clearing: once');
+});

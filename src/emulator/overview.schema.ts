@@ -3,6 +3,7 @@ import { instant } from '../http/formats.js';
 import { transactionSchema } from '../domains/transactions/transactions.schema.js';
 import { webhookDeliverySchema } from '../domains/webhooks/webhooks.schema.js';
 import { faultRuleSchema } from '../faults/fault-rules.schema.js';
+import { webhookChaosSchema } from '../faults/webhook-chaos.schema.js';
 import { storyLedgerEntrySchema, storyStepSchema } from './story.schema.js';
 
 // Read models of the control plane (docs/dashboard.md#read-endpoints-behind-the-dashboard) that the dashboard draws:
@@ -116,7 +117,10 @@ export const dashboardStateResponse = z.object({
     })
     .nullable(),
   faults: z
-    .object({ rules: z.array(faultRuleSchema).describe('The fault rules of this sandbox, as GET /_emulator/faults lists them') })
+    .object({
+      rules: z.array(faultRuleSchema).describe('The fault rules of this sandbox, as GET /_emulator/faults lists them'),
+      chaos: webhookChaosSchema.describe('The webhook chaos settings, as GET /_emulator/webhooks/chaos shows them'),
+    })
     .describe('Faults on demand (docs/faults.md), shown so a dashboard never hides that they are on'),
 });
 export type DashboardState = z.infer<typeof dashboardStateResponse>;

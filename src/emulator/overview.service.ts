@@ -1,5 +1,6 @@
 import { prepared } from '../db/connection.js';
 import { listFaultRules } from '../faults/fault-rules.service.js';
+import { getWebhookChaos } from '../faults/webhook-chaos.service.js';
 import type { AppContext } from '../context.js';
 import { precisionOf } from '../context.js';
 import { errors } from '../http/errors.js';
@@ -145,7 +146,7 @@ export function getDashboardState(ctx: AppContext, query: DashboardStateQuery): 
             deliveries: listDeliveries(ctx, { transactionId: selected, sortDirection: 'ASC', pageIndex: 0, pageSize: MAX_DELIVERIES }).data,
             story: storyParts(ctx, selected),
           },
-    faults: { rules: listFaultRules(ctx) },
+    faults: { rules: listFaultRules(ctx), chaos: getWebhookChaos(ctx) },
   };
 }
 

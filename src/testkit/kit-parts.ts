@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signRequest } from '../lib/hmac.js';
 import type { FaultRule, FaultRuleInput } from '../faults/fault-rules.schema.js';
+import type { WebhookChaos, WebhookChaosInput } from '../faults/webhook-chaos.schema.js';
 
 // What the in-process sandbox and the session mode of the test kit share (docs/test-kit.md): the credentials,
 // the signed fetch and the attached webhook receiver.
@@ -52,6 +53,12 @@ export interface SandboxClient {
   addFault(rule: FaultRuleInput): Promise<FaultRule>;
   /** Remove every fault rule. */
   clearFaults(): Promise<void>;
+  /**
+   * Replace the webhook chaos settings (docs/faults.md#webhook-chaos): duplicates, reordering, delays, stale or
+   * future timestamps, bad signatures, bursts. `{}` or `clearWebhookChaos()` turns it off.
+   */
+  setWebhookChaos(settings: WebhookChaosInput): Promise<WebhookChaos>;
+  clearWebhookChaos(): Promise<void>;
   webhooks: WebhookInbox;
   close(): Promise<void>;
 }

@@ -2,6 +2,8 @@ import { startServer, type RunningServer } from '../server.js';
 import { advanceClock } from '../scheduler/scheduler.js';
 import { createFaultRuleBody } from '../faults/fault-rules.schema.js';
 import { addFaultRule, clearFaultRules } from '../faults/fault-rules.service.js';
+import { webhookChaosBody } from '../faults/webhook-chaos.schema.js';
+import { clearWebhookChaos, putWebhookChaos } from '../faults/webhook-chaos.service.js';
 import { resetSandbox } from '../emulator/reset.service.js';
 import { restoreNamedSnapshot, saveSnapshot } from '../emulator/snapshots.service.js';
 import { loadFixtures, validateFixtures } from '../fixtures/fixtures.loader.js';
@@ -95,6 +97,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     async clearFaults() {
       clearFaultRules(ctx);
+    },
+    async setWebhookChaos(settings) {
+      const parsed = webhookChaosBody.safeParse(settings);
+      if (!parsed.success) throw new Error(`Invalid webhook chaos: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'settings'}: ${issue.message}`).join('; ')}`);
+      return putWebhookChaos(ctx, parsed.data);
+    },
+    async clearWebhookChaos() {
+      clearWebhookChaos(ctx);
     },
     webhooks: { received: inbox.received, waitFor: inbox.waitFor, clear: inbox.clear },
     context: ctx,

@@ -1,6 +1,7 @@
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { signedFetcher, startWebhookInbox, type SandboxClient, type SandboxCredentials } from './kit-parts.js';
 import type { FaultRule } from '../faults/fault-rules.schema.js';
+import type { WebhookChaos } from '../faults/webhook-chaos.schema.js';
 
 // The test kit's session mode (docs/test-kit.md#sessions-from-node): a fresh, isolated session of an emulator
 // that is already running (npm start, Docker, a CI service), with a webhook receiver attached. Tests running
@@ -102,6 +103,12 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
     },
     async clearFaults() {
       await control(`${base}/_emulator/faults`, 'DELETE');
+    },
+    async setWebhookChaos(settings) {
+      return (await control(`${base}/_emulator/webhooks/chaos`, 'PUT', settings)) as WebhookChaos;
+    },
+    async clearWebhookChaos() {
+      await control(`${base}/_emulator/webhooks/chaos`, 'DELETE');
     },
     webhooks: inbox ? { received: inbox.received, waitFor: inbox.waitFor, clear: inbox.clear } : { received: () => [], waitFor: () => Promise.reject(new Error('startSession({ webhooks: false }) has no receiver')), clear: () => undefined },
     async close() {

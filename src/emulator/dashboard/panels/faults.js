@@ -1,6 +1,7 @@
-// Panel "Faults": the sandbox's fault rules from the live feed (feed.faults), a form to add one, a button per
-// rule to remove it and one to clear them all; the top bar's indicator says how many are active, so a demo
-// never forgets that faults are on (docs/dashboard.md#faults, docs/faults.md#fault-rules).
+// Panel "Faults": the sandbox's fault rules and webhook chaos from the live feed (feed.faults), a form to add a
+// rule, a button per rule to remove it and one to clear them all, a form to turn a chaos kind on, a button per
+// kind to turn it off and one to clear chaos; the top bar's indicator says what is on, so a demo never forgets
+// that faults are on (docs/dashboard.md#faults, docs/faults.md).
 
 import { call } from '../api.js';
 import { refreshSoon } from '../feed.js';
@@ -20,21 +21,85 @@ const EFFECTS = {
   'ambiguous-drop': { type: 'ambiguous' },
 };
 
-let shownKey = '';
+/** The chaos kinds in the order the panel lists them, with their labels. */
+const CHAOS_KINDS = {
+  duplicate: 'Duplicate deliveries',
+  reorder: 'Reorder a transaction\'s events',
+  delay: 'Delay deliveries',
+  staleTimestamp: 'Stale timestamp',
+  futureTimestamp: 'Future timestamp',
+  badSignature: 'Bad signature',
+  burst: 'Burst',
+};
 
-/** Draw feed.faults: the rule list and the top bar's indicator (only on change). */
+let shownKey = '';
+/** The chaos settings on screen, to build the next PUT from. */
+let chaos = null;
+
+/** Draw feed.faults: the rules, the chaos settings and the top bar's indicator (only on change). */
 export function renderFaults(faults) {
   const rules = faults?.rules ?? [];
-  const key = JSON.stringify(rules);
+  const key = JSON.stringify(faults ?? null);
   if (key === shownKey) return;
   shownKey = key;
-  const active = rules.filter((rule) => rule.active).length;
+  chaos = faults?.chaos ?? null;
+  const activeRules = rules.filter((rule) => rule.active).length;
+  const chaosOn = chaosKindsOn(chaos);
   const indicator = $('#faults-indicator');
-  indicator.hidden = active === 0;
-  indicator.textContent = `${active} fault rule${active === 1 ? '' : 's'} active`;
+  const parts = [];
+  if (activeRules > 0) parts.push(`${activeRules} fault rule${activeRules === 1 ? '' : 's'} active`);
+  if (chaosOn.length > 0) parts.push(`webhook chaos on`);
+  indicator.hidden = parts.length === 0;
+  indicator.textContent = parts.join(' · ');
   $('#faults-empty').hidden = rules.length > 0;
   $('#faults-clear').disabled = rules.length === 0;
   replace($('#fault-rules'), ...rules.map(ruleItem));
+  $('#chaos-empty').hidden = chaosOn.length > 0;
+  $('#chaos-clear').disabled = chaosOn.length === 0;
+  replace($('#chaos-kinds'), ...chaosOn.map((kind) => chaosItem(kind, chaos[kind])));
+  $('#chaos-seed').textContent = chaos ? `seed ${chaos.seed}${chaos.heldNow > 0 ? ` · ${chaos.heldNow} held now` : ''}` : '';
+}
+
+function chaosKindsOn(view) {
+  return view ? Object.keys(CHAOS_KINDS).filter((kind) => view[kind]) : [];
+}
+
+function chaosItem(kind, setting) {
+  const mode = [setting.times !== null ? `next ${setting.times}` : null, setting.probability !== null ? `p ${setting.probability}` : null].filter(Boolean).join(', ') || 'every delivery';
+  const counters = `fired ${setting.fired}${setting.remaining === null ? '' : `, ${setting.remaining} left`}`;
+  return h(
+    'li',
+    { class: 'fault-rule', dataset: { chaosKind: kind } },
+    h('span', { class: 'fault-id', text: kind }),
+    chip(setting.remaining === 0 ? 'spent' : 'on', setting.remaining === 0 ? 'inactive' : 'warning'),
+    h('span', { class: 'fault-text', text: `${CHAOS_KINDS[kind]}: ${mode}${kind === 'delay' ? ` (${setting.ms ?? `${setting.minMs}-${setting.maxMs}`} ms)` : ''}` }),
+    h('span', { class: 'muted small', text: counters }),
+    h('button', { type: 'button', class: 'compact', 'aria-label': `Turn off ${CHAOS_KINDS[kind]}`, text: 'Turn off', on: { click: () => void putChaos(kind, undefined) } }),
+  );
+}
+
+/** A kind's view back as the body's setting: counters dropped, absent values left out. */
+function settingOf(kind, view) {
+  const { fired: _fired, remaining: _remaining, ...rest } = view;
+  const out = {};
+  for (const [field, value] of Object.entries(rest)) if (value !== null) out[field] = value;
+  if (kind === 'delay' && out.ms !== undefined) {
+    delete out.minMs;
+    delete out.maxMs;
+  }
+  return out;
+}
+
+/** PUT the settings on screen with one kind changed (undefined: turned off); other kinds keep theirs. */
+async function putChaos(kind, setting) {
+  const body = chaos ? { seed: chaos.seed } : {};
+  for (const other of chaosKindsOn(chaos)) if (other !== kind) body[other] = settingOf(other, chaos[other]);
+  if (setting) body[kind] = setting;
+  const response = await call('PUT', '/_emulator/webhooks/chaos', body);
+  if (!response.ok) replace($('#chaos-note'), ...errorNodes(response.status, response.body));
+  else $('#chaos-note').textContent = '';
+  refreshSoon();
+  return response;
 }
 
 function ruleItem(rule) {
@@ -115,6 +180,31 @@ export function initFaults() {
     const response = await call('DELETE', '/_emulator/faults');
     if (!response.ok) replace($('#faults-note'), ...errorNodes(response.status, response.body));
     else $('#faults-note').textContent = 'Every fault rule removed.';
+    refreshSoon();
+  });
+  const chaosForm = $('#chaos-form');
+  const syncDelay = () => {
+    $('#chaos-delay-row').hidden = chaosForm.elements.kind.value !== 'delay';
+  };
+  chaosForm.elements.kind.addEventListener('change', syncDelay);
+  syncDelay();
+  chaosForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void submitting(chaosForm, async (result) => {
+      const values = formValues(chaosForm);
+      const setting = {};
+      if (values.times !== '') setting.times = Number(values.times);
+      if (values.probability !== '') setting.probability = Number(values.probability);
+      if (values.kind === 'delay') setting.ms = values.delayMs === '' ? undefined : Number(values.delayMs);
+      const response = await putChaos(values.kind, setting);
+      if (!response.ok) setResult(result, 'error', ...errorNodes(response.status, response.body));
+      else setResult(result, 'ok', `${CHAOS_KINDS[values.kind]} on`);
+    });
+  });
+  $('#chaos-clear').addEventListener('click', async () => {
+    const response = await call('DELETE', '/_emulator/webhooks/chaos');
+    if (!response.ok) replace($('#chaos-note'), ...errorNodes(response.status, response.body));
+    else $('#chaos-note').textContent = 'Webhook chaos off.';
     refreshSoon();
   });
   for (const link of ['#faults-indicator', '#faults-link']) {
