@@ -4,11 +4,18 @@ import { setFlagsFromString } from 'node:v8';
 import { ConfigError, parseConfig, type Config } from './config.js';
 import { signCommand } from './cli/sign.command.js';
 
-// `service-sandbox [serve] [flags]` serves the emulator; `service-sandbox sign ...` prints HMAC headers.
+// `service-sandbox [serve] [flags]` serves the emulator; `service-sandbox sign ...` prints HMAC headers;
+// `service-sandbox check-receiver URL` checks a webhook receiver (docs/faults.md#from-the-command-line).
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'sign') {
     process.exitCode = signCommand(rest, process.env);
+    return;
+  }
+  if (command === 'check-receiver') {
+    // loaded only for this command, like the server below
+    const { checkReceiverCommand } = await import('./cli/check-receiver.command.js');
+    process.exitCode = await checkReceiverCommand(rest, process.env);
     return;
   }
   if (command === '--help' || command === '-h' || command === 'help') {
@@ -95,6 +102,10 @@ Usage:
                   [--program PRG] [--user USR] [--fixtures FILE] [--format curl|json]
                   prints curl -H arguments for an HMAC-signed request (defaults: the SINGLE_USER sandbox key);
                   a /v1/payout-origination/ target gets the payout variant (RFC 3339 timestamp, sha256=)
+  service-sandbox check-receiver URL [--timeout MS] [--json] [--fixtures FILE] [--program PRG]
+                  sends eight signed webhook deliveries (valid, bad signature, tampered body, stale and future
+                  timestamp, unknown key, duplicate, query string) to URL and prints what the receiver got
+                  wrong; exit 0 all passed, 1 one failed, 2 bad usage (docs/faults.md#receiver-check)
 
 Every flag also reads an environment variable (PORT, HOST, DB_PATH, FIXTURES, SEED, CLOCK, WEBHOOK_URL,
 LOG_LEVEL, ADMIN_TOKEN, JOURNAL_SIZE, WEBHOOK_TIMEOUT_MS, READ_CACHE, SNAPSHOT, MAX_SESSIONS,

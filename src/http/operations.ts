@@ -96,6 +96,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'PUT /_emulator/webhooks/chaos': { operationId: 'emulatorSetWebhookChaos' },
   'GET /_emulator/webhooks/chaos': { operationId: 'emulatorGetWebhookChaos' },
   'DELETE /_emulator/webhooks/chaos': { operationId: 'emulatorClearWebhookChaos' },
+  'POST /_emulator/webhooks/check': { operationId: 'emulatorCheckWebhookReceiver', optionalBody: true },
   'GET /_emulator/overview': { operationId: 'emulatorOverview' },
   'GET /_emulator/transactions': { operationId: 'emulatorListTransactions' },
   'GET /_emulator/transactions/{transactionId}': {

@@ -1,0 +1,211 @@
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
+import type { Agent } from 'undici';
+import type { AppContext } from '../context.js';
+import { prepared } from '../db/connection.js';
+import { errors } from '../http/errors.js';
+import { buildDelivery, CHECK_CASES, type CheckCaseDefinition, type CheckTarget, type Delivery } from './receiver-check.cases.js';
+import {
+  CHECK_TIMEOUT_DEFAULT_MS,
+  isHttpUrl,
+  type ReceiverCheckCase,
+  type ReceiverCheckInput,
+  type ReceiverCheckReport,
+} from './receiver-check.schema.js';
+
+// The receiver check (docs/faults.md#receiver-check): the cases of receiver-check.cases.ts sent one after another,
+// in their fixed order, to the user's endpoint, each judged on what came back. Nothing is written: no event, no
+// delivery row, no id drawn (docs/decisions.md#receiver-check), so the sandbox's state and delivery log are as before.
+
+const BODY_PREVIEW_BYTES = 256;
+
+// undici is loaded on the first check, as the sender loads it on the first delivery (docs/benchmarks.md).
+let undiciModule: typeof import('undici') | undefined;
+function undici(): typeof import('undici') {
+  undiciModule ??= createRequire(import.meta.url)('undici') as typeof import('undici');
+  return undiciModule;
+}
+
+/** Who signs and where to: a programme's webhook key and secret, and the URL to check. */
+export interface CheckSubject {
+  url: string;
+  programmeId: string;
+  apiKey: string;
+  secret: string;
+  occurredAt: string;
+  timeoutMs: number;
+}
+
+interface ProgrammeWebhookRow {
+  id: string;
+  webhook_api_key: string;
+  webhook_secret: string;
+  webhook_url: string | null;
+}
+
+/**
+ * The route's subject: the named programme (404 when unknown) or the first of the fixtures, its webhook key and
+ * secret, and the given URL or else its configured one (400 naming url when it has none or it is not http(s)).
+ */
+export function checkSubjectOf(ctx: AppContext, input: ReceiverCheckInput): CheckSubject {
+  const programme = input.programId
+    ? prepared<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes WHERE id = ?').get(input.programId)
+    : prepared<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes ORDER BY rowid LIMIT 1').get();
+  if (!programme) {
+    if (input.programId) throw errors.notFound(`Programme ${input.programId} not found`);
+    throw errors.field('MissingValue', 'programId', 'The sandbox has no programme to sign with');
+  }
+  const url = input.url ?? programme.webhook_url;
+  if (!url) {
+    throw errors.field(
+      'MissingValue',
+      'url',
+      `No webhook URL is configured for programme ${programme.id}: pass url, or set one with PUT /_emulator/webhooks/endpoint or --webhook-url`,
+    );
+  }
+  if (!isHttpUrl(url)) throw errors.field('InvalidValue', 'url', `The webhook URL of programme ${programme.id} (${url}) is not an http:// or https:// URL`);
+  return {
+    url,
+    programmeId: programme.id,
+    apiKey: programme.webhook_api_key,
+    secret: programme.webhook_secret,
+    occurredAt: ctx.clock.nowIso(),
+    timeoutMs: input.timeoutMs ?? CHECK_TIMEOUT_DEFAULT_MS,
+  };
+}
+
+/** Eight base32 characters that tell one run's event ids from another's. */
+function newRunTag(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  return [...randomBytes(8)].map((byte) => alphabet[byte % 32]).join('');
+}
+
+/** Send every case in order and judge each; never throws for what the receiver does. */
+export async function runReceiverCheck(subject: CheckSubject): Promise<ReceiverCheckReport> {
+  const started = performance.now();
+  const target: CheckTarget = { ...subject, runTag: newRunTag(), realNowMs: () => Date.now() };
+  const agent = new (undici().Agent)({ connections: 1 });
+  const cases: ReceiverCheckCase[] = [];
+  try {
+    for (const [index, definition] of CHECK_CASES.entries()) {
+      const delivery = buildDelivery(target, definition);
+      const got = await send(agent, delivery, subject.timeoutMs);
+      cases.push(judge(index + 1, definition, delivery, got));
+    }
+  } finally {
+    await agent.destroy().catch(() => undefined);
+  }
+  const passedCount = cases.filter((item) => item.passed).length;
+  const report = {
+    url: subject.url,
+    programId: subject.programmeId,
+    timeoutMs: subject.timeoutMs,
+    passed: passedCount === cases.length,
+    passedCount,
+    failedCount: cases.length - passedCount,
+    durationMs: Math.round(performance.now() - started),
+    cases,
+  };
+  return { ...report, summary: textSummary(report) };
+}
+
+type Got = ReceiverCheckCase['got'];
+
+/** POST one delivery; the timeout is on the answer's status line, as the sender's (webhooks.sender.ts). */
+async function send(agent: Agent, delivery: Delivery, timeoutMs: number): Promise<Got> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error('timeout'));
+  }, timeoutMs);
+  try {
+    const response = await undici().request(delivery.url, {
+      method: 'POST',
+      headers: delivery.headers,
+      body: delivery.body,
+      signal: controller.signal,
+      dispatcher: agent,
+      headersTimeout: timeoutMs + 1000,
+      bodyTimeout: timeoutMs + 1000,
+    });
+    const latencyMs = elapsed();
+    const body = await readPreview(response.body);
+    return { status: response.statusCode, error: null, latencyMs, body };
+  } catch (error) {
+    const message = timedOut ? `no answer within ${timeoutMs} ms (timeout)` : describeNetworkError(error);
+    return { status: null, error: message, latencyMs: elapsed(), body: null };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function readPreview(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      bytes += chunk.length;
+      if (bytes >= BODY_PREVIEW_BYTES) break; // leaving the loop destroys the stream
+    }
+  } catch {
+    // the status already arrived; a body cut short does not change the verdict
+  }
+  const text = Buffer.concat(chunks).subarray(0, BODY_PREVIEW_BYTES).toString('utf8');
+  return text === '' ? null : text;
+}
+
+function describeNetworkError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: unknown }).cause;
+  const code = (error as { code?: string }).code ?? (cause as { code?: string } | undefined)?.code;
+  const message = error.message || (cause instanceof Error ? cause.message : '');
+  return code && !message.includes(code) ? `${code}: ${message}` : message || code || 'network error';
+}
+
+/** The verdict on one case: passed or not, and one line saying why. */
+function judge(number: number, definition: CheckCaseDefinition, delivery: Delivery, got: Got): ReceiverCheckCase {
+  const acknowledged = got.status !== null && got.status >= 200 && got.status < 300;
+  const passed = definition.expected === 'ACKNOWLEDGED' ? acknowledged : got.status !== null && !acknowledged;
+  return {
+    number,
+    name: definition.name,
+    title: definition.title,
+    expected: definition.expected,
+    sent: { url: delivery.url, eventId: delivery.eventId, apiKey: delivery.apiKey, timestamp: delivery.timestamp },
+    got,
+    passed,
+    reason: passed ? passReason(definition, got) : failReason(definition, got),
+  };
+}
+
+function passReason(definition: CheckCaseDefinition, got: Got): string {
+  const verb = definition.expected === 'ACKNOWLEDGED' ? 'acknowledged' : 'refused';
+  return `${verb} with ${got.status} in ${got.latencyMs} ms`;
+}
+
+function failReason(definition: CheckCaseDefinition, got: Got): string {
+  const wanted = definition.expected === 'ACKNOWLEDGED' ? 'a 2xx' : 'a refusal (non-2xx, say 401)';
+  // got.error names the timeout ("no answer within N ms (timeout)") or the network error
+  if (got.status === null) return `${got.error}, expected ${wanted}: ${definition.whenFailed}`;
+  return `got ${got.status}, expected ${wanted}: ${definition.whenFailed}`;
+}
+
+/** One screen: a heading, one line per case, the verdict. */
+export function textSummary(report: Omit<ReceiverCheckReport, 'summary'>): string {
+  const lines = [`Receiver check of ${report.url} (programme ${report.programId}, timeout ${report.timeoutMs} ms)`, ''];
+  for (const item of report.cases) {
+    lines.push(`${item.passed ? 'PASS' : 'FAIL'}  ${item.number}. ${item.title}: ${item.reason}`);
+  }
+  lines.push('');
+  lines.push(
+    report.passed
+      ? `All ${report.cases.length} cases passed in ${report.durationMs} ms.`
+      : `${report.failedCount} of ${report.cases.length} cases failed (${report.passedCount} passed) in ${report.durationMs} ms.`,
+  );
+  return `${lines.join('\n')}\n`;
+}
