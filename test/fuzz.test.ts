@@ -664,6 +664,8 @@ async function setup(): Promise<Fixture> {
     'GET /_emulator/webhooks/deliveries': { query: 'status=SKIPPED&eventType=transaction_created' },
     'GET /_emulator/jobs': { query: 'status=FAILED&type=transaction.rail-step&pageSize=10' },
     'POST /_emulator/webhooks/trigger': { body: { transactionId: 'txn_hist_acme_usd_002', eventType: 'transaction_status_updated' } },
+    // port 9 refuses at once: a fuzzed check never waits on its timeout (docs/faults.md#receiver-check)
+    'POST /_emulator/webhooks/check': { query: 'format=json', body: { url: 'http://127.0.0.1:9/webhooks', timeoutMs: 100 } },
     'POST /_emulator/act-as': { body: { userId: 'usr_acme', method: 'GET', path: '/v1/accounts?pageSize=1' } },
     'POST /_emulator/information-requests/:informationRequestId/decision': { params: { informationRequestId: enrollment.informationRequest.id }, body: { decision: 'APPROVED' } },
     'POST /_emulator/enrollment/:userId/revoke': { params: { userId: user.userId }, body: { reasonDetail: 'fuzz' } },

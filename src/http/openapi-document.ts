@@ -147,12 +147,14 @@ function finishOperation(key: string, operation: Json, auth: AuthPolicy | undefi
       operation.responses['200'].description = 'The statement (format json) or a signed link to its file (format csv or pdf)';
     }
   }
-  // A file download: the body is the file's bytes (errors stay JSON: http/openapi.ts); a page or a plain-text report is a string
+  // A file download: the body is the file's bytes (errors stay JSON: http/openapi.ts); a page or a plain-text summary is a string
   for (const [status, response] of Object.entries((operation.responses ?? {}) as Json)) {
     if (!status.startsWith('2') || !response.content) continue;
     for (const [type, media] of Object.entries(response.content as Json)) {
       if (type === 'text/csv' || type === 'application/pdf') media.schema = { type: 'string', format: 'binary' };
-      else if (type === 'text/html' || type === 'text/plain') media.schema = { type: 'string' };
+      else if (type === 'text/html') media.schema = { type: 'string' };
+      // a copy: the generator shares one media object between the types of `produces`, JSON included
+      else if (type === 'text/plain') response.content[type] = { ...media, schema: { type: 'string' } };
     }
   }
   if (parameters.length === 0) delete operation.parameters;

@@ -87,8 +87,8 @@ export function documentErrorResponses<T>(document: T): T {
       if (!operation || typeof operation !== 'object' || !operation.responses) continue;
       for (const [status, response] of Object.entries(operation.responses)) {
         if (response.description === 'Default Response' && STATUS_TEXT[status]) response.description = STATUS_TEXT[status];
-        if (!status.startsWith('2') && response.content && !response.content['application/json']) {
-          response.content = { 'application/json': Object.values(response.content)[0] };
+        if (!status.startsWith('2') && response.content && Object.keys(response.content).some((type) => type !== 'application/json')) {
+          response.content = { 'application/json': response.content['application/json'] ?? Object.values(response.content)[0] };
         }
       }
       if (!operation.responses.default) operation.responses.default = structuredClone(DEFAULT_ERROR);
