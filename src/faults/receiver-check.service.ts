@@ -189,7 +189,7 @@ function passReason(definition: CheckCaseDefinition, got: Got): string {
 }
 
 function failReason(definition: CheckCaseDefinition, got: Got): string {
-  const wanted = definition.expected === 'ACKNOWLEDGED' ? 'a 2xx' : 'a refusal (non-2xx, say 401)';
+  const wanted = definition.expected === 'ACKNOWLEDGED' ? 'a 2xx' : 'a refusal (non-2xx)';
   // got.error names the timeout ("no answer within N ms (timeout)") or the network error
   if (got.status === null) return `${got.error}, expected ${wanted}: ${definition.whenFailed}`;
   return `got ${got.status}, expected ${wanted}: ${definition.whenFailed}`;
