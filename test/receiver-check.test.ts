@@ -232,7 +232,7 @@ t.test('a receiver that never checks signatures: the report names exactly the fi
 t.test('a slow receiver: every case names the timeout', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(() => sandbox.close());
-  const receiver = await startTestReceiver(t, () => ({ status: 204, delayMs: 600 }));
+  const receiver = await startTestReceiver(t, () => ({ status: 204, delayMs: 1500 }));
   const started = Date.now();
   const report = json(await check(sandbox, { url: receiver.url, timeoutMs: 150 }));
   t.equal(report.timeoutMs, 150);
@@ -240,10 +240,10 @@ t.test('a slow receiver: every case names the timeout', async (t) => {
   t.same(failedNames(report), CASES, 'no answer in time is a failure, for a refusal too');
   for (const item of report.cases) {
     t.same([item.got.status, item.got.error], [null, 'no answer within 150 ms (timeout)'], item.name);
-    t.ok(item.got.latencyMs >= 140 && item.got.latencyMs < 600, `${item.name} gave up at the timeout (${item.got.latencyMs} ms)`);
+    t.ok(item.got.latencyMs >= 140 && item.got.latencyMs < 1500, `${item.name} gave up at the timeout (${item.got.latencyMs} ms)`);
     t.match(item.reason, /^no answer within 150 ms \(timeout\), expected /);
   }
-  t.ok(Date.now() - started < 4000, 'eight timeouts of 150 ms, not eight answers of 600 ms');
+  t.ok(Date.now() - started < 8 * 1500, 'eight timeouts of 150 ms, not eight answers of 1500 ms');
   t.equal(receiver.received.length, 8, 'all eight were still sent, one after another');
 });
 
@@ -412,28 +412,23 @@ t.test('service-sandbox check-receiver: the same check in process, exit 0 / 1 / 
   const fixturesFile = path.join(directory, 'fixtures.json');
   writeFileSync(fixturesFile, JSON.stringify(fixtures));
   const custom = await startTestReceiver(t, correctReceiver({ apiKey: 'wk_custom', secret: 'whsec_custom_secret' }));
-  const customFromEnv = await startTestReceiver(t, correctReceiver({ apiKey: 'wk_custom', secret: 'whsec_custom_secret' }));
   const other = await startTestReceiver(t, correctReceiver(OTHER_WEBHOOK));
 
-  const usage: Array<[string[], RegExp]> = [
+  const usage: Array<[string[], RegExp, NodeJS.ProcessEnv?]> = [
     [[], /^service-sandbox check-receiver: service-sandbox check-receiver URL \[--timeout MS\]/],
     [['ftp://127.0.0.1/x'], /URL "ftp:\/\/127\.0\.0\.1\/x": accepts an http:\/\/ or https:\/\/ URL/],
-    [[untouched.url, untouched.url], /service-sandbox check-receiver URL/],
     [[untouched.url, '--timeout', '50'], /--timeout "50": accepts an integer number of milliseconds 100-30000/],
-    [[untouched.url, '--timeout', 'soon'], /--timeout "soon"/],
-    [[untouched.url, '--timeout'], /--timeout needs a value/],
     [[untouched.url, '--retries', '3'], /unknown option --retries/],
-    [[untouched.url, '--fixtures', path.join(directory, 'missing.json')], /--fixtures \/ FIXTURES: cannot read fixtures file/],
+    [[untouched.url, '--timeout', '3000'], /--fixtures \/ FIXTURES: cannot read fixtures file .*missing\.json/, { FIXTURES: path.join(directory, 'missing.json') }],
     [[untouched.url, '--program', 'prg_nope'], /--program prg_nope: not a programme of .* \(prg_sandbox, prg_other\)/],
   ];
   // every run at once (each its own process and receiver): a process start is slow on a busy machine
-  const [passed, failed, withFixtures, fromEnv, withProgram, ...refused] = await Promise.all([
+  const [passed, failed, withFixtures, withProgram, ...refused] = await Promise.all([
     runCli([good.url]),
     runCli([naive.url, '--json', '--timeout', '2000']),
-    runCli([custom.url, '--fixtures', fixturesFile]),
-    runCli([customFromEnv.url, '--timeout', '3000'], { FIXTURES: fixturesFile }),
+    runCli([custom.url, '--timeout', '3000', '--fixtures', fixturesFile]),
     runCli([other.url, '--program', 'prg_other']),
-    ...usage.map(([args]) => runCli(args)),
+    ...usage.map(([args, , env]) => runCli(args, env)),
   ]);
 
   t.equal(passed!.code, 0, passed!.stderr);
@@ -450,9 +445,7 @@ t.test('service-sandbox check-receiver: the same check in process, exit 0 / 1 / 
   t.same(failedNames(report), REFUSAL_CASES);
 
   t.equal(withFixtures!.code, 0, withFixtures!.stdout);
-  t.equal(custom.received[0]!.headers['x-service-api-key'], 'wk_custom');
-  t.equal(fromEnv!.code, 0, 'FIXTURES is read too');
-  t.equal(customFromEnv.received[0]!.headers['x-service-api-key'], 'wk_custom');
+  t.equal(custom.received[0]!.headers['x-service-api-key'], 'wk_custom', 'the --fixtures file\'s webhook key');
   t.equal(withProgram!.code, 0, withProgram!.stdout);
   t.match(withProgram!.stdout, /\(programme prg_other, timeout 10000 ms\)/);
   t.equal(other.received[0]!.headers['x-service-api-key'], OTHER_WEBHOOK.apiKey);
