@@ -167,7 +167,7 @@ export const TAGS: Array<{ name: string; description: string }> = [
   { name: 'Payouts', description: 'Payout submission as JSON or ISO 20022 pacs.008 (interface 4.12; docs/payouts.md)' },
   { name: 'Webhooks', description: 'The transaction webhook the emulator sends to your URL (interface 6.1; docs/webhooks.md)' },
   { name: 'Emulator', description: 'The /_emulator control plane: clock, reset, forced outcomes, dashboard (docs/control-plane.md)' },
-  { name: 'Emulator: webhooks', description: 'Webhook endpoint, delivery log, replay, trigger and chaos (docs/webhooks.md, docs/faults.md)' },
+  { name: 'Emulator: webhooks', description: 'Webhook endpoint, delivery log, replay, trigger, chaos and the receiver check (docs/webhooks.md, docs/faults.md)' },
   { name: 'Emulator: snapshots', description: 'Save, restore, export and upload the whole state (docs/control-plane.md#snapshots)' },
   { name: 'Emulator: sessions', description: 'Isolated sandboxes under /_sessions/{id} on the same port, one per test (docs/sessions.md)' },
   { name: 'Emulator: faults', description: 'Fault rules on API requests, webhook chaos and the receiver check (docs/faults.md)' },
