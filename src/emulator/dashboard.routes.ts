@@ -74,6 +74,31 @@ export function readDashboardFiles(dir: string = DASHBOARD_DIR): DashboardFiles 
   }
 }
 
+/**
+ * The chart library, served from node_modules as published (docs/dashboard.md#balance-over-time): uPlot's ES module
+ * and style sheet, no build step. Missing (an install without dependencies) leaves the routes out; the page then
+ * shows the balance table without the chart.
+ */
+export const VENDOR_FILES: ReadonlyArray<{ url: string; file: string; contentType: string }> = [
+  { url: `${PAGE_URL}/vendor/uPlot.esm.js`, file: path.join(PROJECT_ROOT, 'node_modules', 'uplot', 'dist', 'uPlot.esm.js'), contentType: FILE_TYPES['.js']! },
+  { url: `${PAGE_URL}/vendor/uPlot.min.css`, file: path.join(PROJECT_ROOT, 'node_modules', 'uplot', 'dist', 'uPlot.min.css'), contentType: FILE_TYPES['.css']! },
+];
+
+export function readVendorFiles(): DashboardFile[] {
+  const files: DashboardFile[] = [];
+  for (const vendor of VENDOR_FILES) {
+    try {
+      files.push({ url: vendor.url, contentType: vendor.contentType, body: readFileSync(vendor.file, 'utf8') });
+    } catch {
+      // not installed: see above
+    }
+  }
+  return files;
+}
+
+let vendor: DashboardFile[] | undefined;
+const installedVendorFiles = () => (vendor ??= readVendorFiles());
+
 // Read once per process, at the first app built: the files are source, not data.
 let installed: DashboardFiles | Error | undefined;
 function installedDashboard(): DashboardFiles | Error {
@@ -121,7 +146,7 @@ export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       },
     );
     // The page's modules and style sheet, one route each; not API operations, so left out of the OpenAPI document.
-    for (const file of dashboard instanceof Error ? [] : dashboard.files) {
+    for (const file of dashboard instanceof Error ? [] : [...dashboard.files, ...installedVendorFiles()]) {
       app.get(file.url, { config: OPEN, logLevel: QUIET, schema: { hide: true } }, async (_request, reply) => send(reply, file.contentType, file.body));
     }
 

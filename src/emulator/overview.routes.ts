@@ -11,6 +11,7 @@ import {
   overviewResponse,
 } from './overview.schema.js';
 import { getEmulatorTransaction, getOverview, listEmulatorTransactions } from './overview.service.js';
+import { balanceHistoryParams, balanceHistoryQuery, balanceHistorySchema, getBalanceHistory } from './balance-history.js';
 import { transactionStorySchema } from './story.schema.js';
 import { getTransactionStory } from './story.service.js';
 
@@ -78,5 +79,23 @@ export const overviewRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         },
       },
       async (request) => getTransactionStory(ctx, request.params.transactionId),
+    );
+
+    app.get(
+      '/_emulator/accounts/:accountId/balance-history',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator'],
+          summary: "An account's current and available balances over emulated time, from its ledger entries",
+          description:
+            'One point at `from`, one per moment either balance changed, one at `to` (default: the 7 days up to the emulated now). ' +
+            'available moves when an entry is posted; current when its transaction settles, so holds show as the gap (docs/dashboard.md).',
+          params: balanceHistoryParams,
+          querystring: balanceHistoryQuery,
+          response: { 200: balanceHistorySchema, ...errorResponses(404) },
+        },
+      },
+      async (request) => getBalanceHistory(ctx, request.params.accountId, request.query),
     );
   };

@@ -9,6 +9,7 @@
 import { initAdminToken } from './api.js';
 import { refreshSoon, startFeed } from './feed.js';
 import { indexOverview, state } from './state.js';
+import { fillBalanceChoices, initBalances, renderBalances } from './panels/balances.js';
 import { fillBeneficiaryChoices, initBeneficiary } from './panels/beneficiary.js';
 import { initClock, renderClock } from './panels/clock.js';
 import { fillDepositChoices, initDeposit } from './panels/deposit.js';
@@ -35,7 +36,9 @@ function render(feed) {
     fillPayoutChoices();
     fillBeneficiaryChoices();
     fillTransactionsFilter();
+    fillBalanceChoices();
   }
+  renderBalances(feed);
   renderTransactions(feed.transactions);
   renderFaults(feed.faults);
 
@@ -50,6 +53,7 @@ initPayout();
 initBeneficiary();
 initTransactions({ select: selectTransaction });
 initDetail();
+initBalances();
 initJournal();
 initFaults();
 startFeed(render);

@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { prepared } from '../db/connection.js';
+import type { AppContext } from '../context.js';
+import { precisionOf } from '../context.js';
+import { errors } from '../http/errors.js';
+import { instant } from '../http/formats.js';
+import { formatAmount } from '../lib/money.js';
+
+// Balance over time (docs/dashboard.md#balance-over-time): an account's `current` and `available` balances at every
+// moment they changed, rebuilt from its ledger entries. `available` counts every posted entry from its posting time;
+// `current` counts an entry only once its transaction has left PENDING and PROCESSING (balancesOf in
+// ledger.service.ts), so a hold, and the reversal that undoes a failed one, show as the gap between the two lines.
+
+const DAY_MS = 86_400_000;
+/** The longest period one request may cover. */
+const MAX_SPAN_MS = 400 * DAY_MS;
+/** The most change points one answer carries (the newest are kept). */
+export const MAX_POINTS = 2000;
+
+export const balanceHistoryParams = z.object({ accountId: z.string().min(1).max(128) });
+export const balanceHistoryQuery = z.strictObject({
+  from: z.iso.datetime({ offset: true }).optional().describe('Start of the period; default: `to` minus 7 days'),
+  to: z.iso.datetime({ offset: true }).optional().describe('End of the period; default: the emulated now'),
+});
+export type BalanceHistoryQuery = z.infer<typeof balanceHistoryQuery>;
+
+export const balancePointSchema = z.object({
+  at: instant(),
+  current: z.string(),
+  available: z.string(),
+});
+
+export const balanceHistorySchema = z
+  .object({
+    accountId: z.string(),
+    currency: z.string(),
+    from: instant(),
+    to: instant(),
+    points: z
+      .array(balancePointSchema)
+      .describe('Oldest first: the balances at `from`, then one point per moment either balance changed, then the balances at `to`'),
+    truncated: z.boolean().describe(`true when the period had more than ${MAX_POINTS} changes: only the newest are listed`),
+  })
+  .meta({ id: 'BalanceHistory' });
+export type BalanceHistory = z.infer<typeof balanceHistorySchema>;
+
+interface EntryRow {
+  amount_minor: bigint;
+  posted_at_ms: bigint;
+  status: string;
+  completed_at: string | null;
+  updated_at_ms: bigint;
+}
+
+export function getBalanceHistory(ctx: AppContext, accountId: string, query: BalanceHistoryQuery): BalanceHistory {
+  const account = prepared<{ currency: string }>(ctx.db, 'SELECT currency FROM accounts WHERE id = ?').get(accountId);
+  if (!account) throw errors.notFound(`Account ${accountId} not found`);
+  const toMs = query.to === undefined ? ctx.clock.nowMs() : Date.parse(query.to);
+  const fromMs = query.from === undefined ? toMs - 7 * DAY_MS : Date.parse(query.from);
+  if (fromMs >= toMs) throw errors.field('InvalidValue', 'from', 'from must be earlier than to');
+  if (toMs - fromMs > MAX_SPAN_MS) throw errors.field('InvalidValue', 'from', 'The period may cover at most 400 days');
+  const precision = precisionOf(ctx, account.currency);
+
+  const rows = prepared<EntryRow>(
+    ctx.db,
+    `SELECT e.amount_minor, e.posted_at_ms, t.status, t.completed_at, t.updated_at_ms
+       FROM ledger_entries e JOIN transactions t ON t.id = e.transaction_id
+      WHERE e.account_id = ? AND e.posted_at_ms <= ?
+      ORDER BY e.posted_at_ms, e.id`,
+  )
+    .safeIntegers(true)
+    .all(accountId, toMs);
+
+  // Each entry moves `available` when posted and `current` when its transaction settles (COMPLETED or FAILED: a
+  // failed one's hold and reversal then net out), never before it is posted.
+  const changes = new Map<number, { available: bigint; current: bigint }>();
+  const add = (at: number, field: 'available' | 'current', amount: bigint) => {
+    const change = changes.get(at) ?? { available: 0n, current: 0n };
+    change[field] += amount;
+    changes.set(at, change);
+  };
+  for (const row of rows) {
+    const posted = Number(row.posted_at_ms);
+    add(posted, 'available', row.amount_minor);
+    const settledAt =
+      row.status === 'COMPLETED' ? (row.completed_at ? Date.parse(row.completed_at) : Number(row.updated_at_ms)) : row.status === 'FAILED' ? Number(row.updated_at_ms) : null;
+    if (settledAt !== null && settledAt <= toMs) add(Math.max(posted, settledAt), 'current', row.amount_minor);
+  }
+
+  let available = 0n;
+  let current = 0n;
+  const times = [...changes.keys()].sort((a, b) => a - b);
+  const point = (at: number) => ({ at: new Date(at).toISOString(), current: formatAmount(current, precision), available: formatAmount(available, precision) });
+  const inside: Array<ReturnType<typeof point>> = [];
+  let startPoint: ReturnType<typeof point> | null = null;
+  for (const at of times) {
+    if (at > toMs) break;
+    if (at > fromMs && startPoint === null) startPoint = point(fromMs);
+    const change = changes.get(at)!;
+    available += change.available;
+    current += change.current;
+    if (at > fromMs) inside.push(point(at));
+  }
+  startPoint ??= point(fromMs);
+  const truncated = inside.length > MAX_POINTS;
+  const kept = truncated ? inside.slice(-MAX_POINTS) : inside;
+  const last = kept[kept.length - 1];
+  const points = [startPoint, ...kept];
+  if (!last || Date.parse(last.at) < toMs) points.push(point(toMs));
+  return { accountId, currency: account.currency, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), points, truncated };
+}
