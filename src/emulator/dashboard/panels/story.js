@@ -20,12 +20,13 @@ export function offsetLabel(deltaMs) {
   return `+${Math.floor(hours / 24)} d${hours % 24 ? ` ${hours % 24} h` : ''}`;
 }
 
-/** Chaos an attempt was given (webhook chaos: a list of strings or { type, ... } objects), as chips. */
+/** What webhook chaos did to an attempt (its `chaos` list of { type, detail }, docs/faults.md#webhook-chaos), as chips. */
 function chaosChips(attempt) {
   if (!Array.isArray(attempt.chaos)) return [];
   return attempt.chaos.map((item) => {
-    const label = typeof item === 'string' ? item : (item?.type ?? item?.effect ?? JSON.stringify(item));
-    return chip(`chaos: ${label}`, 'warning');
+    const label = typeof item === 'string' ? item : (item?.type ?? JSON.stringify(item));
+    const detail = typeof item === 'object' && item?.detail ? ` (${item.detail})` : '';
+    return chip(`chaos: ${label}${detail}`, 'warning');
   });
 }
 
@@ -72,7 +73,7 @@ function itemBody(item, isLastStep, final) {
   return [
     h('span', { class: 'story-what', text: `Webhook #${attempt.number}` }),
     h('span', { class: 'small', text: delivery.eventType }),
-    attempt.kind === 'REPLAY' ? chip('replay', 'type') : attempt.number > 1 ? chip('retry', 'retrying') : null,
+    attempt.kind === 'REPLAY' ? chip('replay', 'type') : attempt.kind === 'DUPLICATE' ? chip('duplicate', 'warning') : attempt.number > 1 ? chip('retry', 'retrying') : null,
     chip(status, attempt.outcome === 'SUCCEEDED' ? 'completed' : 'failed'),
     h('span', { class: 'muted small', text: `${attempt.latencyMs} ms` }),
     ...chaosChips(attempt),
