@@ -6,6 +6,7 @@ import type { AppContext } from '../context.js';
 import { prepared } from '../db/connection.js';
 import { errors } from '../http/errors.js';
 import { buildDelivery, CHECK_CASES, type CheckCaseDefinition, type CheckTarget, type Delivery } from './receiver-check.cases.js';
+import { describeNetworkError, readAnswerPreview } from '../domains/webhooks/webhooks.sender.js';
 import {
   CHECK_TIMEOUT_DEFAULT_MS,
   isHttpUrl,
@@ -133,7 +134,7 @@ async function send(agent: Agent, delivery: Delivery, timeoutMs: number): Promis
       bodyTimeout: timeoutMs + 1000,
     });
     const latencyMs = elapsed();
-    const body = await readPreview(response.body);
+    const body = await readAnswerPreview(response.body, BODY_PREVIEW_BYTES);
     return { status: response.statusCode, error: null, latencyMs, body };
   } catch (error) {
     const message = timedOut ? `no answer within ${timeoutMs} ms (timeout)` : describeNetworkError(error);
@@ -141,30 +142,6 @@ async function send(agent: Agent, delivery: Delivery, timeoutMs: number): Promis
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function readPreview(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  try {
-    for await (const chunk of body) {
-      chunks.push(chunk);
-      bytes += chunk.length;
-      if (bytes >= BODY_PREVIEW_BYTES) break; // leaving the loop destroys the stream
-    }
-  } catch {
-    // the status already arrived; a body cut short does not change the verdict
-  }
-  const text = Buffer.concat(chunks).subarray(0, BODY_PREVIEW_BYTES).toString('utf8');
-  return text === '' ? null : text;
-}
-
-function describeNetworkError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  const code = (error as { code?: string }).code ?? (cause as { code?: string } | undefined)?.code;
-  const message = error.message || (cause instanceof Error ? cause.message : '');
-  return code && !message.includes(code) ? `${code}: ${message}` : message || code || 'network error';
 }
 
 /** The verdict on one case: passed or not, and one line saying why. */

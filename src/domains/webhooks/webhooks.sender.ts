@@ -158,7 +158,7 @@ async function send(agent: Agent, attempt: PreparedAttempt, options: AttemptOpti
     });
     // interface 6.1: a 2xx status within the timeout acknowledges; the answer's body is only logged
     const latencyMs = elapsed();
-    const responseBody = await readLimited(response.body);
+    const responseBody = await readAnswerPreview(response.body, RESPONSE_BODY_LOG_LIMIT, 64 * 1024);
     const ok = response.statusCode >= 200 && response.statusCode < 300;
     return {
       outcome: ok ? 'SUCCEEDED' : 'FAILED',
@@ -181,23 +181,27 @@ async function send(agent: Agent, attempt: PreparedAttempt, options: AttemptOpti
   }
 }
 
-async function readLimited(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string | null> {
+/**
+ * The first `keepBytes` of an answer's body as text (null when empty), reading at most `readBytes` before the
+ * stream is let go. The sender and the receiver check (src/faults/receiver-check.service.ts) both log answers so.
+ */
+export async function readAnswerPreview(body: AsyncIterable<Buffer> & { destroy(): unknown }, keepBytes: number, readBytes = keepBytes): Promise<string | null> {
   const chunks: Buffer[] = [];
   let bytes = 0;
   try {
     for await (const chunk of body) {
-      if (bytes < RESPONSE_BODY_LOG_LIMIT) chunks.push(chunk);
+      if (bytes < keepBytes) chunks.push(chunk);
       bytes += chunk.length;
-      if (bytes >= 64 * 1024) break; // enough for a log; leaving the loop destroys the stream
+      if (bytes >= readBytes) break; // enough; leaving the loop destroys the stream
     }
   } catch {
     // the status already arrived; a body cut short does not change the outcome
   }
-  const text = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LOG_LIMIT).toString('utf8');
+  const text = Buffer.concat(chunks).subarray(0, keepBytes).toString('utf8');
   return text === '' ? null : text;
 }
 
-function describeNetworkError(error: unknown): string {
+export function describeNetworkError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = (error as { cause?: unknown }).cause;
   const code = (error as { code?: string }).code ?? (cause as { code?: string } | undefined)?.code;
