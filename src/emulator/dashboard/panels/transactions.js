@@ -59,7 +59,7 @@ function updateTransactionItem(entry, txn) {
     entry.status = txn.status;
   }
   entry.button.setAttribute('aria-pressed', String(txn.id === state.selectedId));
-  entry.button.setAttribute('aria-label', `${txn.type} ${transactionAmount(txn)} ${txn.status}, ${shortTime(txn.createdAt)}`);
+  // No aria-label: the row's visible text is its accessible name, so what is read is what is seen (docs/dashboard.md#accessibility).
 }
 
 export function renderTransactions(transactions) {
