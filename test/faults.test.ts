@@ -412,3 +412,59 @@ t.test('concurrent requests: times is exact, and a 429 storm with backoff ends',
   t.equal(status, 200);
   t.equal(attempts, 4, 'three 429s, then the answer');
 });
+
+t.test('every effect on every kind of route over real HTTP: JSON, the payout text body, a statement download', async (t) => {
+  const sandbox = await buildTestApp({ start: STATEMENT_TEST_START });
+  t.teardown(sandbox.close);
+  seedStatementScenario(sandbox.ctx);
+  fund(sandbox.ctx, 'acct_acme_usd', '5000.00');
+  const base = await sandbox.app.listen({ port: 0, host: '127.0.0.1' });
+  const link = json(await sandbox.request('GET', `/v1/accounts/${ACCOUNT}/statement?startDate=${PERIOD.startDate}&endDate=${PERIOD.endDate}&format=csv`)).url as string;
+  const statementTarget = new URL(link).pathname + new URL(link).search;
+  let payoutNumber = 0;
+
+  const kinds: Array<{ name: string; path: string; send: () => Promise<Response>; ok: number }> = [
+    { name: 'JSON', path: '/v1/accounts', send: () => signedFetch(base, 'GET', '/v1/accounts'), ok: 200 },
+    {
+      name: 'payout text body',
+      path: '/v1/payout-origination/json',
+      send: () => {
+        payoutNumber += 1;
+        const body = base64(JSON.stringify({ entityId: 'acct_acme_usd', beneficiaryId: 'ben_globex', amount: '1.00', currency: 'USD', reference: `MATRIX-${payoutNumber}` }));
+        const url = '/v1/payout-origination/json';
+        return fetch(base + url, { method: 'POST', body, headers: { ...signPayout(url, body), 'content-type': 'text/plain', 'idempotency-key': `matrix-payout-${payoutNumber}` } });
+      },
+      ok: 202,
+    },
+    { name: 'statement download', path: '/v1/statement-files/*', send: () => fetch(base + statementTarget), ok: 200 },
+  ];
+  const effects: Array<{ name: string; effect: unknown; expect: (outcome: { status: number | string; contentType: string | null; ms: number }) => boolean }> = [
+    { name: 'latency', effect: { type: 'latency', ms: 60 }, expect: (o) => o.ms >= 60 },
+    { name: 'status', effect: { type: 'status', status: 503 }, expect: (o) => o.status === 503 && o.contentType === 'application/json; charset=utf-8' },
+    { name: 'drop', effect: { type: 'drop' }, expect: (o) => o.status === 'UND_ERR_SOCKET' },
+    { name: 'ambiguous drop', effect: { type: 'ambiguous' }, expect: (o) => o.status === 'UND_ERR_SOCKET' },
+    { name: 'ambiguous 504', effect: { type: 'ambiguous', status: 504 }, expect: (o) => o.status === 504 && o.contentType === 'application/json; charset=utf-8' },
+  ];
+  for (const kind of kinds) {
+    for (const { name, effect, expect } of effects) {
+      const before = countTransactions(sandbox);
+      await addRule(sandbox, { match: { path: kind.path }, effect, times: 1 });
+      const started = performance.now();
+      let outcome: { status: number | string; contentType: string | null; ms: number };
+      try {
+        const response = await kind.send();
+        await response.arrayBuffer();
+        outcome = { status: response.status, contentType: response.headers.get('content-type'), ms: performance.now() - started };
+      } catch (error) {
+        outcome = { status: String((error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message), contentType: null, ms: performance.now() - started };
+      }
+      t.ok(expect(outcome), `${kind.name}, ${name}: ${JSON.stringify(outcome)}`);
+      const committed = countTransactions(sandbox) - before;
+      const processed = name === 'latency' || name.startsWith('ambiguous');
+      if (kind.name === 'payout text body') t.equal(committed, processed ? 1 : 0, `${kind.name}, ${name}: ${processed ? 'processed once' : 'nothing processed'}`);
+      const next = await kind.send();
+      t.equal(next.status, kind.ok, `${kind.name}: the next request after ${name} is answered as usual`);
+      await next.arrayBuffer();
+    }
+  }
+});
