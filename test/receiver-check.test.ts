@@ -1,13 +1,12 @@
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { buildTestApp, CREDENTIALS, json, START } from './helper.js';
 import { fingerprint, diffFingerprints } from './helpers/db-state.js';
+import { startReceiver, type ReceivedRequest } from './helpers/receiver.js';
 import { CLI, ensureBuilt } from './helpers/server-process.js';
 import { verifyWebhookSignature } from '../src/webhook-verify.js';
 import { startServer } from '../src/server.js';
@@ -22,59 +21,19 @@ const OTHER_WEBHOOK = { apiKey: 'wk_other', secret: 'whsec_other_secret' };
 const CASES = ['valid', 'bad-signature', 'tampered-body', 'stale-timestamp', 'future-timestamp', 'unknown-api-key', 'duplicate', 'query-string'];
 const REFUSAL_CASES = ['bad-signature', 'tampered-body', 'stale-timestamp', 'future-timestamp', 'unknown-api-key'];
 
-interface Received {
-  url: string;
-  headers: IncomingHttpHeaders;
-  rawBody: Buffer;
-  body: any;
-  status?: number;
-}
-
 interface TestReceiver {
   url: string;
-  received: Received[];
+  received: ReceivedRequest[];
   close(): Promise<void>;
 }
 
-type Decide = (request: Received, req: IncomingMessage) => { status: number; body?: string; delayMs?: number };
+type Decide = (request: ReceivedRequest) => { status: number; body?: string; delayMs?: number };
 
-/** A real HTTP server on 127.0.0.1 that records every request and answers as `decide` says. */
+/** The shared test receiver (test/helpers/receiver.ts) answering as `decide` says, closed with the test. */
 async function startTestReceiver(t: Test, decide: Decide, pathName = '/webhooks'): Promise<TestReceiver> {
-  const received: Received[] = [];
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const rawBody = Buffer.concat(chunks);
-      let body: unknown = null;
-      try {
-        body = JSON.parse(rawBody.toString('utf8'));
-      } catch {
-        body = null;
-      }
-      const request: Received = { url: req.url ?? '', headers: req.headers, rawBody, body };
-      received.push(request);
-      const answer = decide(request, req);
-      request.status = answer.status;
-      const reply = () => {
-        if (res.destroyed) return;
-        res.statusCode = answer.status;
-        res.end(answer.body ?? '');
-      };
-      if (answer.delayMs) setTimeout(reply, answer.delayMs);
-      else reply();
-    });
-  });
-  server.keepAliveTimeout = 1000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
-  t.teardown(close);
-  return { url: `http://127.0.0.1:${port}${pathName}`, received, close };
+  const receiver = await startReceiver({ path: pathName, answer: (request) => decide(request) });
+  t.teardown(() => receiver.close());
+  return { url: receiver.url, received: receiver.requests, close: () => receiver.close() };
 }
 
 /** What docs/webhooks.md#verifying-deliveries-in-your-app asks: the key, the signature and its time, then dedupe on eventId. */
@@ -105,12 +64,12 @@ const naiveReceiver: Decide = () => ({ status: 200, body: '{"received":true}' })
 /** Checks like the correct one, but signs over the request target with its query string (the mistake of case 8). */
 function queryFoldingReceiver(): Decide {
   const correct = correctReceiver();
-  return (request, req) => {
+  return (request) => {
     const h = request.headers;
     const timestamp = String(h['x-service-timestamp']);
-    const expected = createHmac('sha256', WEBHOOK.secret).update(`${h['x-service-api-key']}${timestamp}POST${req.url}${request.rawBody.toString('utf8')}`).digest('hex');
+    const expected = createHmac('sha256', WEBHOOK.secret).update(`${h['x-service-api-key']}${timestamp}POST${request.url}${request.rawBody.toString('utf8')}`).digest('hex');
     if (expected !== h['x-service-signature']) return { status: 401, body: 'signature over path and query does not match' };
-    return correct(request, req);
+    return correct(request);
   };
 }
 

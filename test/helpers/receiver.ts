@@ -21,8 +21,8 @@ export interface ReceivedRequest {
   answeredStatus?: number;
 }
 
-/** How to answer one request: a status (optionally after a delay), or never answer. */
-export type Answer = number | { status: number; delayMs?: number } | 'hang';
+/** How to answer one request: a status (optionally after a delay, optionally with a body), or never answer. */
+export type Answer = number | { status: number; delayMs?: number; body?: string } | 'hang';
 
 export interface Receiver {
   url: string;
@@ -55,10 +55,11 @@ export async function startReceiver(
       if (rule === 'hang') return;
       const status = typeof rule === 'number' ? rule : rule.status;
       const delayMs = typeof rule === 'number' ? 0 : (rule.delayMs ?? 0);
+      const answerBody = typeof rule === 'number' ? undefined : rule.body;
       const send = () => {
         received.answeredAtMs = Date.now();
         received.answeredStatus = status;
-        res.writeHead(status, { 'content-type': 'text/plain' }).end(status >= 200 && status < 300 ? 'ok' : `nope ${status}`);
+        res.writeHead(status, { 'content-type': 'text/plain' }).end(answerBody ?? (status >= 200 && status < 300 ? 'ok' : `nope ${status}`));
       };
       if (delayMs > 0) setTimeout(send, delayMs);
       else send();
