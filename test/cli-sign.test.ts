@@ -5,13 +5,14 @@ import path from 'node:path';
 import t from 'tap';
 import { signRequest } from '../src/lib/hmac.js';
 import { CLI, ensureBuilt, startServerProcess } from './helpers/server-process.js';
+import { plainNode } from './helpers/node-child.js';
 
 // `service-sandbox sign` from the built CLI (docs/payouts.md#sending-a-pacs008-with-curl): the payout variant for
 // /v1/payout-origination/* targets, checked by sending the signed request to the built server; refusals of
 // --user with a SINGLE_USER key and of an unknown --format, one line and exit code 2.
 
 function sign(args: string[], env: NodeJS.ProcessEnv = {}) {
-  return spawnSync(process.execPath, [CLI, 'sign', ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env }, timeout: 20_000 });
+  return spawnSync(...plainNode([CLI, 'sign', ...args]), { encoding: 'utf8', env: { PATH: process.env.PATH, ...env }, timeout: 20_000 });
 }
 
 /** `-H Name:value` pairs of the curl format, as curl reads them. */

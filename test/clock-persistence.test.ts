@@ -135,8 +135,16 @@ t.test('a flowing clock records its high-water mark about once a second, not per
   await sleep(2300);
   const second = readMark();
   t.ok(second - first >= 1000, `the mark moved with time (${second - first} ms)`);
-  for (let i = 0; i < 20; i += 1) await clockOf(server);
-  t.ok(readMark() - second < 1500, 'requests do not write it');
+  // per-request writes would show a new mark after nearly every request; once a second, at most one per
+  // second of the burst (plus the one in flight when it began), however slow a loaded machine makes it
+  const marks = new Set<number>();
+  const burstStarted = Date.now();
+  for (let i = 0; i < 20; i += 1) {
+    await clockOf(server);
+    marks.add(readMark());
+  }
+  const burstMs = Date.now() - burstStarted;
+  t.ok(marks.size <= Math.ceil(burstMs / 1000) + 1, `requests do not write it (${marks.size} marks seen in a ${burstMs} ms burst of 20)`);
 });
 
 t.test('--clock realtime later than a frozen stored clock moves forward to now, running due jobs at their due times', async (t) => {

@@ -7,6 +7,7 @@ import t from 'tap';
 import { ConfigError, DEFAULT_FIXTURES, OPTIONS, clockStart, parseConfig } from '../src/config.js';
 import { signRequest } from '../src/lib/hmac.js';
 import { CLI as SERVER_CLI, ensureBuilt } from './helpers/server-process.js';
+import { plainNode } from './helpers/node-child.js';
 
 // docs/configuration.md: every flag and its environment variable through one zod schema; a bad value stops start-up
 // with one line naming the flag and what it accepts (exit code 2).
@@ -154,7 +155,7 @@ t.test('the built CLI', async (t) => {
     rmSync(scratch, { recursive: true, force: true });
   });
   const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-    spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env }, timeout: 20_000 });
+    spawnSync(...plainNode([CLI, ...args]), { encoding: 'utf8', env: { PATH: process.env.PATH, ...env }, timeout: 20_000 });
 
   for (const [args, env, expected] of [
     [['--port', 'abc'], {}, /--port \/ PORT "abc": accepts an integer port 0-65535/],
@@ -219,7 +220,7 @@ t.test('the built CLI', async (t) => {
 
 t.test('the built CLI serves, and stops on SIGTERM', async (t) => {
   await ensureBuilt();
-  const child = spawn(process.execPath, [CLI, '--port', '0', '--log-level', 'silent', '--clock', '2026-03-01T12:00:00.000Z'], {
+  const child = spawn(...plainNode([CLI, '--port', '0', '--log-level', 'silent', '--clock', '2026-03-01T12:00:00.000Z']), {
     env: { PATH: process.env.PATH },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

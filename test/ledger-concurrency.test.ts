@@ -5,6 +5,7 @@ import path from 'node:path';
 import t from 'tap';
 import { balancesOf } from '../src/domains/ledger/ledger.service.js';
 import { checkLedger, freshContext } from './helpers/ledger.js';
+import { plainNode } from './helpers/node-child.js';
 
 // docs/decisions.md#ledger: a debit never takes `available` below zero, even with several writers at once. In one
 // process better-sqlite3 serialises everything; here three processes spend from the same account of one
@@ -22,8 +23,7 @@ t.test('concurrent writers on one database file never overdraw', { timeout: 90_0
   const run = () =>
     new Promise<{ accepted: number; refused: number }>((resolve, reject) => {
       const child = spawn(
-        process.execPath,
-        ['--import=./scripts/ts-loader.mjs', 'test/helpers/ledger-writer.ts', dbPath, String(ATTEMPTS), String(AMOUNT), String(WRITERS)],
+        ...plainNode(['--import=./scripts/ts-loader.mjs', 'test/helpers/ledger-writer.ts', dbPath, String(ATTEMPTS), String(AMOUNT), String(WRITERS)]),
         { cwd: path.resolve(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let out = '';

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { ensureBuilt, PROJECT_ROOT, startServerProcess } from './helpers/server-process.js';
+import { plainCommand, plainNode } from './helpers/node-child.js';
 
 // A typed client generated from the served document, as an integrator would make one
 // (docs/openapi.md#generating-a-typescript-client): openapi-typescript writes the types from the built
@@ -35,13 +36,13 @@ t.test('a client generated with openapi-typescript + openapi-fetch compiles unde
   writeFileSync(path.join(WORK, 'tsconfig.json'), JSON.stringify({ ...options, compilerOptions: { ...options.compilerOptions, outDir: OUT } }));
 
   let started = Date.now();
-  await exec(bin('openapi-typescript'), [documentFile, '-o', path.join(WORK, 'generated', 'schema.d.ts')], { cwd: PROJECT_ROOT });
+  await exec(...plainCommand(bin('openapi-typescript'), [documentFile, '-o', path.join(WORK, 'generated', 'schema.d.ts')]), { cwd: PROJECT_ROOT });
   const schema = readFileSync(path.join(WORK, 'generated', 'schema.d.ts'), 'utf8');
   t.match(schema, /listTransactions: \{/, `types generated, operations named (${Date.now() - started} ms)`);
   t.match(schema, /pageSize\?: number/, 'pageSize is a number');
 
   started = Date.now();
-  const compiled = await exec(bin('tsc'), ['-p', path.join(WORK, 'tsconfig.json')], { cwd: PROJECT_ROOT }).catch(
+  const compiled = await exec(...plainCommand(bin('tsc'), ['-p', path.join(WORK, 'tsconfig.json')]), { cwd: PROJECT_ROOT }).catch(
     (error: { stdout: string; stderr: string; code: number }) => error,
   );
   t.equal(compiled.stdout.trim(), '', `strict tsc compiles the journey with no error (${Date.now() - started} ms)`);
@@ -53,7 +54,7 @@ t.test('a client generated with openapi-typescript + openapi-fetch compiles unde
   t.notMatch(source, /!\./, 'no non-null assertion');
 
   started = Date.now();
-  const journey = await exec(process.execPath, [path.join(OUT, 'journey.js')], { cwd: PROJECT_ROOT, env: { ...process.env, SANDBOX_URL: server.url } }).catch(
+  const journey = await exec(...plainNode([path.join(OUT, 'journey.js')]), { cwd: PROJECT_ROOT, env: { ...process.env, SANDBOX_URL: server.url } }).catch(
     (error: { stdout: string; stderr: string; code: number }) => error,
   );
   t.equal(journey.stderr, '', `the journey ran without a surprise (${Date.now() - started} ms)`);

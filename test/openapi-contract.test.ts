@@ -8,6 +8,7 @@ import { build } from 'esbuild';
 import { signRequest } from '../src/lib/hmac.js';
 import { freePort } from './helpers/receiver.js';
 import { ensureBuilt, PROJECT_ROOT, startServerProcess } from './helpers/server-process.js';
+import { plainNode } from './helpers/node-child.js';
 
 // Contract testing with a third-party tool (docs/openapi.md#gates): Prism (@stoplight/prism-cli) in proxy
 // mode with --errors sits between a client and the built server, loaded with the document that server
@@ -28,7 +29,7 @@ t.test('Prism proxy (validation, --errors) between the journey and the server: z
   const port = await freePort();
   const started = Date.now();
   const prismBin = path.join(PROJECT_ROOT, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
-  const prism = spawn(process.execPath, [prismBin, 'proxy', documentFile, server.url, '-h', '127.0.0.1', '-p', String(port), '--errors'], {
+  const prism = spawn(...plainNode([prismBin, 'proxy', documentFile, server.url, '-h', '127.0.0.1', '-p', String(port), '--errors']), {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -49,7 +50,7 @@ t.test('Prism proxy (validation, --errors) between the journey and the server: z
   const journeyFile = path.join(work, 'journey.mjs');
   await build({ entryPoints: [path.join(PROJECT_ROOT, 'test', 'client', 'journey.ts')], outfile: journeyFile, bundle: true, platform: 'node', format: 'esm', logLevel: 'silent' });
   const journeyStarted = Date.now();
-  const journey = await exec(process.execPath, [journeyFile], { cwd: PROJECT_ROOT, env: { ...process.env, SANDBOX_URL: proxied } }).catch(
+  const journey = await exec(...plainNode([journeyFile]), { cwd: PROJECT_ROOT, env: { ...process.env, SANDBOX_URL: proxied } }).catch(
     (error: { stdout: string; stderr: string; code: number }) => error,
   );
   t.equal(journey.stderr, '', `the journey through Prism ran without a surprise (${Date.now() - journeyStarted} ms)`);

@@ -10,6 +10,7 @@ import { routeCatalog } from '../src/http/route-catalog.js';
 import { OPERATIONS } from '../src/http/operations.js';
 import { ERROR_CODES } from '../src/http/errors.js';
 import { buildTestApp, json } from './helper.js';
+import { plainCommand } from './helpers/node-child.js';
 
 // The OpenAPI document as third-party tools read it (docs/openapi.md): JSON Schema 2020-12 components that
 // Ajv compiles as they are, one schema per resource, integers as integers, formats on every instant and
@@ -208,7 +209,7 @@ t.test('Spectral (spectral:oas) and Redocly lint: zero errors, zero warnings', a
   const bin = (name: string) => path.join(ROOT, 'node_modules', '.bin', name);
 
   const started = Date.now();
-  const spectral = await exec(bin('spectral'), ['lint', '--ruleset', path.join(ROOT, '.spectral.yaml'), '--format', 'json', '--fail-severity', 'hint', '--quiet', file], {
+  const spectral = await exec(...plainCommand(bin('spectral'), ['lint', '--ruleset', path.join(ROOT, '.spectral.yaml'), '--format', 'json', '--fail-severity', 'hint', '--quiet', file]), {
     cwd: ROOT,
   }).catch((error: { stdout: string; code: number }) => error);
   t.match(spectral.stdout, /^\s*\[/, 'Spectral ran and reported as JSON');
@@ -220,7 +221,7 @@ t.test('Spectral (spectral:oas) and Redocly lint: zero errors, zero warnings', a
   );
 
   const redoclyStarted = Date.now();
-  const redocly = await exec(bin('redocly'), ['lint', '--config', path.join(ROOT, 'redocly.yaml'), '--format', 'json', file], {
+  const redocly = await exec(...plainCommand(bin('redocly'), ['lint', '--config', path.join(ROOT, 'redocly.yaml'), '--format', 'json', file]), {
     cwd: ROOT,
     env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
   }).catch((error: { stdout: string; code: number }) => error);

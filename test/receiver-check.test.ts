@@ -11,6 +11,7 @@ import { CLI, ensureBuilt } from './helpers/server-process.js';
 import { verifyWebhookSignature } from '../src/webhook-verify.js';
 import { startServer } from '../src/server.js';
 import type { Config } from '../src/config.js';
+import { plainNode } from './helpers/node-child.js';
 
 // The receiver check (docs/faults.md#receiver-check): POST /_emulator/webhooks/check and `service-sandbox
 // check-receiver` against receivers written here as real HTTP servers: a correct one, one that never checks
@@ -344,7 +345,7 @@ t.test('inside a session: /_sessions/{id}/_emulator/webhooks/check uses that ses
 /** The built CLI, asynchronously: the receivers answer from this process meanwhile. */
 function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'check-receiver', ...args], { env: { PATH: process.env.PATH, ...env } });
+    const child = spawn(...plainNode([CLI, 'check-receiver', ...args]), { env: { PATH: process.env.PATH, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -422,7 +423,7 @@ t.test('service-sandbox check-receiver: the same check in process, exit 0 / 1 / 
 t.test('--help lists check-receiver', async (t) => {
   await ensureBuilt();
   const help = await new Promise<string>((resolve) => {
-    const child = spawn(process.execPath, [CLI, '--help']);
+    const child = spawn(...plainNode([CLI, '--help']));
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     child.on('close', () => resolve(out));

@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { ensureBuilt, PROJECT_ROOT, startServerProcess } from './helpers/server-process.js';
+import { plainCommand } from './helpers/node-child.js';
 
 // Every recipe of docs/recipes.md runs here as a real test: docs/recipes/<language>/run.sh against ONE built
 // server, each suite making a session per test (docs/recipes.md#how-sessions-isolate-tests). Exit code 77
@@ -27,7 +28,7 @@ interface RecipeRun {
 
 function runRecipe(name: string, sandboxUrl: string): Promise<RecipeRun> {
   const started = Date.now();
-  const child = spawn('bash', [path.join(RECIPES_DIR, name, 'run.sh')], {
+  const child = spawn(...plainCommand('bash', [path.join(RECIPES_DIR, name, 'run.sh')]), {
     cwd: path.join(RECIPES_DIR, name),
     env: { ...process.env, SANDBOX_URL: sandboxUrl },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { startSandbox } from '../src/index.js';
 import { buildTestApp, json } from './helper.js';
 import { CLI, ensureBuilt, signedCall, startServerProcess, type ServerProcess } from './helpers/server-process.js';
+import { plainNode } from './helpers/node-child.js';
 
 // `--snapshot FILE` (docs/configuration.md#snapshot) on the built server, and the test kit's snapshot()/restore().
 
@@ -92,7 +93,7 @@ t.test('--snapshot refusals: one line naming the flag, exit code 2', async (t) =
     [['--snapshot', dir], /--snapshot \/ SNAPSHOT ".*": accepts the path of a file exported by .*; no such file/],
     [['--snapshot', notSnapshot], /--snapshot \/ SNAPSHOT ".*notes\.txt": not a snapshot this server can start from: the body is not a (readable )?SQLite database file/],
   ] as const) {
-    const result = spawnSync(process.execPath, [CLI, '--port', '0', ...args], { encoding: 'utf8', timeout: 20_000 });
+    const result = spawnSync(...plainNode([CLI, '--port', '0', ...args]), { encoding: 'utf8', timeout: 20_000 });
     t.equal(result.status, 2, args.join(' '));
     t.match(result.stderr, expected);
     t.equal(result.stderr.trim().split('\n').length, 1, 'one line');

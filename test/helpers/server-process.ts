@@ -5,6 +5,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import { signRequest } from '../../src/lib/hmac.js';
+import { plainNode } from './node-child.js';
 
 // The built server (dist/service-sandbox.mjs, the bundle `npm start` runs) as a child process, for the crash and multi-process concurrency tests
 // (docs/robustness.md). `npm test` builds before tap runs; run on their own, these tests build first when dist/ is
@@ -33,7 +34,7 @@ export async function ensureBuilt(): Promise<void> {
     }
   }
   try {
-    const result = spawnSync(process.execPath, [path.join(PROJECT_ROOT, 'scripts', 'build-if-needed.mjs')], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+    const result = spawnSync(...plainNode([path.join(PROJECT_ROOT, 'scripts', 'build-if-needed.mjs')]), { cwd: PROJECT_ROOT, encoding: 'utf8' });
     if (result.status !== 0 || !existsSync(CLI)) {
       throw new Error(`the built server is needed (dist/service-sandbox.mjs) and the build failed:\n${result.stdout}\n${result.stderr}`);
     }
@@ -78,7 +79,7 @@ export async function startServerProcess(options: ServerOptions): Promise<Server
   for (const name of ['PORT', 'HOST', 'DB_PATH', 'FIXTURES', 'SEED', 'CLOCK', 'WEBHOOK_URL', 'LOG_LEVEL', 'ADMIN_TOKEN', 'JOURNAL_SIZE', 'WEBHOOK_TIMEOUT_MS', 'READ_CACHE', 'SNAPSHOT', 'NODE_OPTIONS']) {
     delete env[name];
   }
-  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(...plainNode(args), { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
