@@ -7,7 +7,7 @@ import { artifactPath, launchChromium } from './helpers/browser.js';
 
 // Accessibility (docs/dashboard.md#accessibility): axe-core, injected into the page by the test (never served), finds
 // no serious or critical violation on the dashboard with every view showing (accounts, balance chart and its table,
-// a transaction's story, the journal and faults panels), at laptop and phone widths; screenshots of both.
+// a transaction's story, a user's journey, the journal and faults panels), at laptop and phone widths; screenshots of both.
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -51,6 +51,8 @@ t.test('the dashboard has no serious accessibility violation, with every view op
     await page.goto(`${base}/_emulator/ui`);
     await page.locator(`#transactions li[data-id="${id}"]`).waitFor();
     await page.waitForFunction(() => Number(document.querySelector('#balance-chart')?.getAttribute('data-points')) > 0, undefined, { timeout: 15_000 });
+    // the journey of a user (docs/dashboard.md#the-journey-of-a-user): the fixture business's steps
+    await page.locator('#journey li').first().waitFor();
     await page.locator(`#transactions li[data-id="${id}"] button`).click();
     await page.locator('#story .story-item').first().waitFor();
     await page.locator('#journal-panel > summary').click();

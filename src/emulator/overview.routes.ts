@@ -14,6 +14,8 @@ import { getEmulatorTransaction, getOverview, listEmulatorTransactions } from '.
 import { balanceHistoryParams, balanceHistoryQuery, balanceHistorySchema, getBalanceHistory } from './balance-history.js';
 import { transactionStorySchema } from './story.schema.js';
 import { getTransactionStory } from './story.service.js';
+import { journeyParams, journeyQuery, userJourneySchema } from './journey.schema.js';
+import { getUserJourney } from './journey.service.js';
 
 // Read endpoints of the control plane (docs/dashboard.md#read-endpoints-behind-the-dashboard) across every programme;
 // the dashboard draws them.
@@ -97,5 +99,24 @@ export const overviewRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         },
       },
       async (request) => getBalanceHistory(ctx, request.params.accountId, request.query),
+    );
+
+    app.get(
+      '/_emulator/users/:userId/journey',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator'],
+          summary: "A user's journey: onboarding steps, accounts opened and money in and out, in order on the emulated clock",
+          description:
+            'Oldest first, each item with its emulated time: the user\'s creation, each state its information requests reached (DRAFT, ' +
+            'PROCESSING_SUBMISSION, PENDING_REVIEW, COMPLETED or CANCELED), its enrollment (ACTIVE, ACTIVATION_REJECTED, REVOKED), accounts and ' +
+            'deposit instructions, then one item per status of each transaction (transactionId names its story). Read only. 404 for an unknown user.',
+          params: journeyParams,
+          querystring: journeyQuery,
+          response: { 200: userJourneySchema, ...errorResponses(404) },
+        },
+      },
+      async (request) => getUserJourney(ctx, request.params.userId, request.query),
     );
   };

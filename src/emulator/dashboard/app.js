@@ -16,6 +16,7 @@ import { fillDepositChoices, initDeposit } from './panels/deposit.js';
 import { initDetail, renderSelected, selectTransaction } from './panels/detail.js';
 import { initFaults, renderFaults } from './panels/faults.js';
 import { initJournal } from './panels/journal.js';
+import { fillJourneyChoices, initJourney, renderJourney } from './panels/journey.js';
 import { fillPayoutChoices, initPayout } from './panels/payout.js';
 import { renderProgrammes } from './panels/programmes.js';
 import { initSessionPicker } from './panels/sessions.js';
@@ -37,8 +38,10 @@ function render(feed) {
     fillBeneficiaryChoices();
     fillTransactionsFilter();
     fillBalanceChoices();
+    fillJourneyChoices();
   }
   renderBalances(feed);
+  renderJourney();
   renderTransactions(feed.transactions);
   renderFaults(feed.faults);
 
@@ -54,6 +57,7 @@ initBeneficiary();
 initTransactions({ select: selectTransaction });
 initDetail();
 initBalances();
+initJourney({ select: selectTransaction });
 initJournal();
 initFaults();
 startFeed(render);

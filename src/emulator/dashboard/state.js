@@ -14,6 +14,8 @@ export const state = {
   deliveriesKey: '',
   storyKey: '',
   userFilter: '',
+  /** The user whose journey is shown. */
+  journeyUser: '',
 };
 
 export function indexOverview(overview) {
