@@ -45,13 +45,50 @@ function nextDueJob(ctx: AppContext, uptoMs: number): JobRow | undefined {
 }
 
 /**
- * Run one job in its own IMMEDIATE transaction, claiming it first: several processes may serve one database
- * file, and each polls for due jobs, so the job is run only if it is still PENDING once this process holds
- * the write lock (a deferred transaction could not even take the lock after another process committed).
- * Returns false when the database stayed locked (SQLITE_BUSY after the busy timeout): the job stays PENDING
- * for a later pass instead of being recorded FAILED and lost.
+ * Jobs run in slices (docs/decisions.md#scheduler-slices): one IMMEDIATE transaction holds up to SLICE_MAX_JOBS jobs or
+ * SLICE_MAX_MS of work, each job in a savepoint of its own, so a job that throws is rolled back alone and recorded
+ * FAILED in the same slice, exactly as when each job had its own transaction; what changes is the number of commits (one
+ * per slice instead of one per job) and, in the background, that the slices yield to waiting requests in between
+ * (docs/decisions.md#scheduler-slices).
  */
-function runJob(ctx: AppContext, job: JobRow): boolean {
+export const SLICE_MAX_JOBS = 64;
+export const SLICE_MAX_MS = 4;
+
+interface SliceResult {
+  ran: number;
+  /** Jobs due are left: the slice stopped at its bound. */
+  more: boolean;
+}
+
+/**
+ * Run due jobs (due by `uptoMs`) in one IMMEDIATE transaction, claiming each first: several processes may serve one
+ * database file, and each polls for due jobs, so a job is run only if it is still PENDING once this process holds the
+ * write lock (a deferred transaction could not even take the lock after another process committed). When the database
+ * stays locked (SQLITE_BUSY after the busy timeout) nothing runs: the jobs stay PENDING for a later pass instead of being
+ * recorded FAILED and lost. `advancing`: the clock is moved to each job's due time before it runs (advanceClock).
+ */
+function runSlice(ctx: AppContext, uptoMs: number, advancing: { frozen: boolean } | null, maxJobs: number, maxMs: number): SliceResult | null {
+  const started = performance.now();
+  try {
+    return ctx.db.transaction((): SliceResult => {
+      let ran = 0;
+      for (;;) {
+        const job = nextDueJob(ctx, uptoMs);
+        if (!job) return { ran, more: false };
+        if (ran >= maxJobs || (ran > 0 && performance.now() - started >= maxMs)) return { ran, more: true };
+        if (advancing && job.due_at_ms > ctx.clock.nowMs()) moveTo(ctx, job.due_at_ms, advancing.frozen);
+        runJob(ctx, job);
+        ran += 1;
+      }
+    }).immediate();
+  } catch (error) {
+    if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) return null;
+    throw error;
+  }
+}
+
+/** One job, in a savepoint of the slice's transaction (docs/decisions.md#scheduler-slices). */
+function runJob(ctx: AppContext, job: JobRow): void {
   const handler = ctx.jobHandlers[job.type];
   try {
     ctx.db.transaction(() => {
@@ -59,12 +96,10 @@ function runJob(ctx: AppContext, job: JobRow): boolean {
       if (claimed === 0) return; // another process ran it meanwhile
       if (!handler) throw new Error(`no handler for job type ${job.type}`);
       handler(ctx, JSON.parse(job.payload) as Record<string, unknown>);
-    }).immediate();
+    })();
   } catch (error) {
-    if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) return false;
     recordJobFailure(ctx, job, error instanceof Error ? error.message : String(error));
   }
-  return true;
 }
 
 /**
@@ -83,7 +118,7 @@ function recordJobFailure(ctx: AppContext, job: JobRow, message: string): void {
       ctx.db.transaction(() => {
         if (markFailed(message) === 0) return; // another process recorded or ran it meanwhile
         onFailure(ctx, JSON.parse(job.payload) as Record<string, unknown>, message);
-      }).immediate();
+      })();
       return;
     } catch (handlerError) {
       message = `${message}; then its failure handling failed: ${handlerError instanceof Error ? handlerError.message : String(handlerError)}`;
@@ -92,39 +127,41 @@ function recordJobFailure(ctx: AppContext, job: JobRow, message: string): void {
   try {
     markFailed(message);
   } catch {
-    // the database may be closing or locked; the job stays PENDING and is tried again on a later pass
+    // the database may be closing; the job stays PENDING and is tried again on a later pass
   }
 }
 
 /**
- * Run every job due by the clock's current time. With a flowing clock jobs keep their own due time
- * only in the database; the clock is not moved back.
+ * Run every job due by the clock's current time, now, slice after slice without yielding (start-up, resuming the
+ * clock). With a flowing clock jobs keep their own due time only in the database; the clock is not moved back.
  */
 export function runDueJobs(ctx: AppContext, limit = 10_000): number {
   let ran = 0;
-  for (;;) {
-    const job = nextDueJob(ctx, ctx.clock.nowMs());
-    if (!job || ran >= limit) break;
-    if (!runJob(ctx, job)) break;
-    ran += 1;
+  while (ran < limit) {
+    const slice = runSlice(ctx, ctx.clock.nowMs(), null, Math.min(SLICE_MAX_JOBS, limit - ran), Infinity);
+    if (!slice) break;
+    ran += slice.ran;
+    if (!slice.more) break;
   }
   if (ran > 0) notifyOutbox(ctx);
   return ran;
 }
 
-/** Advance the emulated clock by `ms`, running due jobs in time order at their own due times. */
+/**
+ * Advance the emulated clock by `ms`, running due jobs in time order at their own due times. Everything due runs before
+ * it returns (the caller answers after it: docs/decisions.md#emulated-clock); the slices only bound each transaction.
+ */
 export function advanceClock(ctx: AppContext, ms: number): number {
   const target = ctx.clock.nowMs() + ms;
-  const frozen = ctx.clock.state().mode === 'frozen';
+  const advancing = { frozen: ctx.clock.state().mode === 'frozen' };
   let ran = 0;
   for (;;) {
-    const job = nextDueJob(ctx, target);
-    if (!job) break;
-    if (job.due_at_ms > ctx.clock.nowMs()) moveTo(ctx, job.due_at_ms, frozen);
-    if (!runJob(ctx, job)) break;
-    ran += 1;
+    const slice = runSlice(ctx, target, advancing, SLICE_MAX_JOBS, Infinity);
+    if (!slice) break;
+    ran += slice.ran;
+    if (!slice.more) break;
   }
-  if (target > ctx.clock.nowMs()) moveTo(ctx, target, frozen);
+  if (target > ctx.clock.nowMs()) moveTo(ctx, target, advancing.frozen);
   if (ran > 0) notifyOutbox(ctx);
   return ran;
 }
@@ -134,15 +171,47 @@ function moveTo(ctx: AppContext, ms: number, frozen: boolean): void {
   else ctx.clock.advance(ms - ctx.clock.nowMs());
 }
 
-/** Poll for due jobs while time flows (realtime clock); returns a stop function. */
+/**
+ * Background pass while time flows: due jobs in slices of at most SLICE_MAX_JOBS jobs or SLICE_MAX_MS, yielding with
+ * setImmediate between slices so requests that arrived meanwhile are served before the next slice
+ * (docs/decisions.md#scheduler-slices). Resolves with the number of jobs run; `stopped()` ends it between slices.
+ */
+export function runDueJobsInSlices(ctx: AppContext, stopped: () => boolean = () => false): Promise<number> {
+  return new Promise((resolve) => {
+    let ran = 0;
+    const next = () => {
+      let more = false;
+      try {
+        if (!stopped()) {
+          const slice = runSlice(ctx, ctx.clock.nowMs(), null, SLICE_MAX_JOBS, SLICE_MAX_MS);
+          if (slice) {
+            ran += slice.ran;
+            more = slice.more;
+            if (slice.ran > 0) notifyOutbox(ctx);
+          }
+        }
+      } catch {
+        // the database may be closing during shutdown
+      }
+      if (more) setImmediate(next);
+      else resolve(ran);
+    };
+    next();
+  });
+}
+
+/** Poll for due jobs while time flows (realtime clock), in slices (runDueJobsInSlices); returns a stop function. */
 export function startSchedulerTimer(ctx: AppContext, intervalMs = 100): () => void {
+  let stopped = false;
+  let running = false;
   const timer = setInterval(() => {
-    try {
-      runDueJobs(ctx);
-    } catch {
-      // the database may be closing during shutdown
-    }
+    if (running) return; // the previous pass is still going, slice by slice
+    running = true;
+    void runDueJobsInSlices(ctx, () => stopped).then(() => (running = false));
   }, intervalMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
 }
