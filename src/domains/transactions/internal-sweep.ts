@@ -20,12 +20,15 @@ import type { TransactionRow } from './transactions.schema.js';
 export const SWEEP_EXCHANGE_RATE = '1';
 export const SWEEP_FX_SPREAD = '0';
 
-/** Called by transitionTransaction after every status write: sweeps a sub-balance deposit that has just completed. */
-export function sweepCompletedDeposit(ctx: AppContext, row: TransactionRow, previousStatus: TransactionStatus): void {
-  if (row.status !== 'COMPLETED' || previousStatus === 'COMPLETED') return;
-  if (row.type !== 'DEPOSIT' || !row.credit_account_id) return;
+/**
+ * Called by transitionTransaction after every status write: sweeps a sub-balance deposit that has just completed.
+ * Returns whether it swept (then `row` was written again: its relatedTransactionId names the sweep).
+ */
+export function sweepCompletedDeposit(ctx: AppContext, row: TransactionRow, previousStatus: TransactionStatus): boolean {
+  if (row.status !== 'COMPLETED' || previousStatus === 'COMPLETED') return false;
+  if (row.type !== 'DEPOSIT' || !row.credit_account_id) return false;
   const sub = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(row.credit_account_id);
-  if (!sub || sub.kind !== 'SUB_BALANCE' || !sub.parent_account_id) return;
+  if (!sub || sub.kind !== 'SUB_BALANCE' || !sub.parent_account_id) return false;
   const parent = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(sub.parent_account_id)!;
   const parentInstrument = (currency: string) => ({
     instrumentType: 'ACCOUNT' as const,
@@ -57,4 +60,5 @@ export function sweepCompletedDeposit(ctx: AppContext, row: TransactionRow, prev
   });
   prepared(ctx.db, 'UPDATE transactions SET related_transaction_id = ? WHERE id = ?').run(sweep.id, row.id);
   refreshStoredTransaction(ctx, row.id);
+  return true;
 }

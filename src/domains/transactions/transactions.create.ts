@@ -5,7 +5,7 @@ import { availableOf, entriesOfTransaction, postEntry } from '../ledger/ledger.s
 import { formatAmount } from '../../lib/money.js';
 import type { TransactionStatus } from './transactions.machine.js';
 import type { Fee, Instrument, Party, Transaction, TransactionRow } from './transactions.schema.js';
-import { emitTransactionEvent, getTransactionRow, refreshStoredTransaction } from './transactions.stored.js';
+import { emitTransactionEvent, getTransactionRow, refreshStoredTransaction, storeTransactionJson } from './transactions.stored.js';
 import { scheduleNextRailStep, type RailBehaviour } from './transactions.rail.js';
 
 // Creating a transaction, with the ledger rules every caller must keep and the hold on its debit. It runs
@@ -267,8 +267,7 @@ function createTransactionNow(ctx: AppContext, input: NewTransaction, options: {
     if (status === 'FAILED' && holdPosted) reverseHold(ctx, id, input.history.completedAt);
   }
 
-  const transaction = refreshStoredTransaction(ctx, id);
-  const row = getTransactionRow(ctx, id)!;
+  const { transaction, row } = storeTransactionJson(ctx, id);
   if (!input.history) {
     emitTransactionEvent(ctx, row, transaction, 'transaction_created');
     if (status !== 'FAILED') scheduleNextRailStep(ctx, row);

@@ -21,11 +21,21 @@ export function getTransactionRow(ctx: AppContext, id: string): TransactionRow |
  * to a transaction row; a write that skips this only leaves the stored form stale, never wrong.
  */
 export function refreshStoredTransaction(ctx: AppContext, id: string): Transaction {
+  return storeTransactionJson(ctx, id).transaction;
+}
+
+/**
+ * refreshStoredTransaction, also returning the row as it now stands (the row it read, with the `rest_json` it wrote),
+ * so a writer that goes on with the row need not read it again (docs/architecture.md#row-to-json).
+ */
+export function storeTransactionJson(ctx: AppContext, id: string): { row: TransactionRow; transaction: Transaction } {
   const row = getTransactionRow(ctx, id);
   if (!row) throw errors.notFound(`Transaction ${id} not found`);
   const transaction = toTransaction(row, precisionLookup(ctx));
-  prepared(ctx.db, 'UPDATE transactions SET rest_json = ? WHERE id = ?').run(JSON.stringify(transaction), id);
-  return transaction;
+  const text = JSON.stringify(transaction);
+  prepared(ctx.db, 'UPDATE transactions SET rest_json = ? WHERE id = ?').run(text, id);
+  // the row as a read would now return it: `SELECT *` carries rest_json, which the row type leaves out
+  return { row: { ...row, rest_json: text } as TransactionRow, transaction };
 }
 
 /** The REST JSON text of a row: the stored form, or rebuilt from the row when it is stale. */

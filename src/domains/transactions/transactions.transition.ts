@@ -6,7 +6,7 @@ import { replaceEventPayload } from '../webhooks/outbox.js';
 import { errors } from '../../http/errors.js';
 import { TRANSACTION_STATUSES, transactionTransitions, type TransactionStatus } from './transactions.machine.js';
 import { toWebhookTransaction, type Party, type TransactionRow, toTransaction } from './transactions.schema.js';
-import { emitTransactionEvent, getTransactionRow, precisionLookup, refreshStoredTransaction } from './transactions.stored.js';
+import { emitTransactionEvent, getTransactionRow, precisionLookup, storeTransactionJson } from './transactions.stored.js';
 import { scheduleNextRailStep } from './transactions.rail.js';
 import { reverseHold, typeLabel } from './transactions.create.js';
 import { sweepCompletedDeposit } from './internal-sweep.js';
@@ -62,15 +62,15 @@ function transitionTransactionNow(
   }
   if (to === 'FAILED') reverseHold(ctx, id);
 
-  const transaction = refreshStoredTransaction(ctx, id);
-  const updated = getTransactionRow(ctx, id)!;
+  const { transaction, row: updated } = storeTransactionJson(ctx, id);
   const eventId = emitTransactionEvent(ctx, updated, transaction, 'transaction_status_updated');
   scheduleNextRailStep(ctx, updated);
-  sweepCompletedDeposit(ctx, updated, row.status);
+  const swept = sweepCompletedDeposit(ctx, updated, row.status);
   const received = createP2pCredit(ctx, updated, row.status);
   // the receiver's transfer has no timeline of its own: it settles with the sender's, here
   if (received) transitionTransactionNow(ctx, received.id, 'COMPLETED', {});
-  const final = getTransactionRow(ctx, id)!;
+  // only the sweep or the receiver's side write to this row again; otherwise it stands as stored above
+  const final = swept || received ? getTransactionRow(ctx, id)! : updated;
   // The sweep links this transaction to the one it created (a completed stablecoin deposit names its sweep in
   // relatedTransactionId, interface 2.4): the event written above, not yet sent (the dispatcher sends after
   // commit), is brought to that final form, so the webhook says what GET /v1/transactions/{id} says.
