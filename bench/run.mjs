@@ -28,6 +28,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const COMMIT_INTENTS_MEMORY = Number(process.env.BENCH_COMMIT_INTENTS_MEMORY ?? 8_000);
 const COMMIT_INTENTS_FILE = Number(process.env.BENCH_COMMIT_INTENTS_FILE ?? 20_000);
+const ADVANCE_IN_FLIGHT = Number(process.env.BENCH_ADVANCE_IN_FLIGHT ?? 1_000);
 
 // Default fixture credentials (README.md#default-fixture-credentials): the SINGLE_USER key acts for usr_acme, who owns
 // the large tables.
@@ -132,10 +133,13 @@ async function spawnServer(command, args, { readyUrl, readyWhen = (status) => st
   };
 }
 
+// BENCH_CPU_PROF=DIR: every emulator server under test writes a V8 CPU profile into DIR when it stops (bench/README.md, "Profiling").
+const CPU_PROF = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_CPU_PROF)] : [];
+
 async function startSandboxServer({ db = ':memory:', extra = [] } = {}) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const server = await spawnServer(process.execPath, [CLI, '--port', String(port), '--host', '127.0.0.1', '--db', db, '--log-level', 'warn', ...extra], {
+  const server = await spawnServer(process.execPath, [...CPU_PROF, CLI, '--port', String(port), '--host', '127.0.0.1', '--db', db, '--log-level', 'warn', ...extra], {
     readyUrl: `${url}/_emulator/health`,
     label: `server (${db})`,
   });
@@ -436,6 +440,162 @@ async function depositsRun({ file }) {
   if (file) removeDbFiles(db);
 }
 
+// ---- write ceiling (bench/README.md, "The write ceiling") ----
+
+/**
+ * The write ceiling of one storage: bench/lib/write-ceiling.mjs (bare Fastify, one BEGIN IMMEDIATE transaction with the
+ * row writes of a commit, on the app's schema) under the same signed, per-request commit requests as commitRun.
+ */
+async function writeCeilingRun({ file }) {
+  const db = file ? path.join(DATA_DIR, 'tmp-write-ceiling.db') : ':memory:';
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const load = loadAverage();
+  const server = await spawnServer(process.execPath, [path.join(BENCH_DIR, 'lib', 'write-ceiling.mjs'), String(port), db], {
+    readyUrl: `${url}/_emulator/health`,
+    label: 'write ceiling',
+  });
+  const writes = JSON.parse(await fetch(`${url}/_emulator/health`).then((response) => response.text())).writesPerRequest;
+  let n = 0;
+  const requests = () => [
+    {
+      method: 'POST',
+      setupRequest: (request) => {
+        const target = `/v1/transaction-intents/ti_ceiling${n}/commit`;
+        const body = JSON.stringify({ idempotencyKey: `bench-commit-${n++}` });
+        return { ...request, method: 'POST', path: target, body, headers: { ...sign('POST', target, body), 'content-type': 'application/json' } };
+      },
+    },
+  ];
+  const figures = await measure(url, requests);
+  const entry = record(
+    `write ceiling (${file ? 'file' : 'in-memory'})`,
+    `Bare Fastify POST route: the ${writes} row writes of a commit in one BEGIN IMMEDIATE transaction with prepared statements on the app's schema, ${file ? 'database file in WAL mode' : 'in-memory database'}`,
+    figures,
+    await server.stop(),
+    load,
+  );
+  entry.writeCeiling = file ? 'file' : 'memory';
+  entry.writesPerRequest = writes;
+  if (file) removeDbFiles(db);
+  return entry;
+}
+
+/** Each write scenario (commit, deposit) against the write ceiling of the same storage, measured in the same run. */
+function writeRatios() {
+  const ceilingOf = (storage) => scenarios.filter((s) => s.writeCeiling === storage);
+  const rows = [];
+  for (const scenario of scenarios) {
+    const storage = /\((file|in-memory)\)$/.exec(scenario.name)?.[1];
+    if (!storage || scenario.writeCeiling || !/commit|deposit/.test(scenario.name)) continue;
+    const runs = ceilingOf(storage === 'file' ? 'file' : 'memory');
+    if (runs.length === 0) continue;
+    const ceilingRps = runs.reduce((sum, s) => sum + s.requestsPerSecond, 0) / runs.length;
+    scenario.writeCeilingUsed = round(ceilingRps, 0);
+    scenario.ratioToWriteCeiling = round(scenario.requestsPerSecond / ceilingRps, 3);
+    const p99Target = storage === 'file' ? 50 : 25;
+    rows.push(
+      { target: `${scenario.name} >= 50% of the write ceiling (req/s)`, measured: `${round(scenario.ratioToWriteCeiling * 100, 1)}% (${scenario.requestsPerSecond} of ${scenario.writeCeilingUsed} req/s)`, met: scenario.ratioToWriteCeiling >= 0.5 },
+      { target: `${scenario.name}: p99 < ${p99Target} ms`, measured: `${scenario.latencyP99Ms} ms (p50 ${scenario.latencyP50Ms} ms)`, met: scenario.latencyP99Ms < p99Target },
+    );
+  }
+  return rows;
+}
+
+/** Commits and deposits, in memory and on a file, each storage between two runs of its write ceiling. */
+async function writeScenarios() {
+  await writeCeilingRun({ file: false });
+  await commitRun({ file: false });
+  await depositsRun({ file: false });
+  await writeCeilingRun({ file: false });
+  await writeCeilingRun({ file: true });
+  await commitRun({ file: true });
+  await depositsRun({ file: true });
+  await writeCeilingRun({ file: true });
+  return writeRatios();
+}
+
+// ---- clock advance (bench/README.md, "Scenarios") ----
+
+/**
+ * Advance one emulated day with ADVANCE_IN_FLIGHT transactions in flight and webhook retries owed, all set up over the
+ * API: a frozen clock, the programme's webhook URL on a local listener that answers 500 to everything, half deposits and
+ * half committed payouts (each still PENDING: the clock has not moved), and the first attempt of every delivery made
+ * and refused (so each owes a retry). Then `POST /_emulator/clock {"advanceMs": 86400000}` is timed as the client sees
+ * it; it answers once every job due in that day ran (rail steps, settlements, webhook retries).
+ */
+async function advanceRun(inFlight = ADVANCE_IN_FLIGHT, runs = 3) {
+  const refusing = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      response.statusCode = 500;
+      response.end('refused');
+    });
+  });
+  refusing.listen(0, '127.0.0.1');
+  await once(refusing, 'listening');
+  let refused = 0;
+  refusing.on('request', () => (refused += 1));
+  const times = [];
+  const details = [];
+  try {
+    for (let run = 0; run < runs; run += 1) {
+      const server = await startSandboxServer({ extra: ['--clock', '2026-03-02T09:00:00.000Z'] });
+      try {
+        const control = (method, target, body) =>
+          fetch(`${server.url}${target}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (response) => ({ status: response.status, json: await response.json() }));
+        const endpoint = await control('PUT', '/_emulator/webhooks/endpoint', { url: `http://127.0.0.1:${refusing.address().port}/hooks` });
+        if (endpoint.status !== 200) throw new Error(`PUT /_emulator/webhooks/endpoint answered ${endpoint.status}`);
+        const funding = await signedFetch(server.url, 'POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', JSON.stringify({ depositInstructionId: 'di_acme_usd_wire', amount: '5000000.00', reference: 'bench funding' }));
+        if (funding.status !== 202) throw new Error(`funding deposit answered ${funding.status}`);
+        await control('POST', '/_emulator/clock', { advanceMs: 5_000 });
+        let next = 0;
+        const worker = async () => {
+          while (next < inFlight) {
+            const i = next++;
+            if (i % 2 === 0) {
+              const made = await signedFetch(server.url, 'POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', JSON.stringify({ depositInstructionId: 'di_acme_usd_ach', amount: '10.00', reference: `in flight ${i}` }));
+              if (made.status !== 202) throw new Error(`deposit answered ${made.status}: ${made.text}`);
+            } else {
+              const idempotencyKey = `advance-${i}`;
+              const created = await signedFetch(server.url, 'POST', '/v1/transaction-intents', JSON.stringify({ idempotencyKey, debitAccountId: 'acct_acme_usd', credit: { instrumentType: 'BANK_ACCOUNT', beneficiaryId: 'ben_globex', instrumentId: 'bi_globex_usd' }, creditAmount: '1.00' }));
+              if (created.status !== 201) throw new Error(`intent answered ${created.status}: ${created.text}`);
+              const id = JSON.parse(created.text).id;
+              const committed = await signedFetch(server.url, 'POST', `/v1/transaction-intents/${id}/commit`, JSON.stringify({ idempotencyKey }));
+              if (committed.status !== 200) throw new Error(`commit answered ${committed.status}: ${committed.text}`);
+            }
+          }
+        };
+        await Promise.all(Array.from({ length: 8 }, worker));
+        // every delivery attempted once and refused: each owes a retry on the emulated clock
+        // (a later event of the same transaction waits behind a retrying one: docs/webhooks.md#delivery-rules, so wait for quiet)
+        let seen = -1;
+        await waitFor(async () => {
+          const quiet = refused > 0 && refused === seen;
+          seen = refused;
+          if (!quiet) await new Promise((resolve) => setTimeout(resolve, 500));
+          return quiet;
+        }, 120_000, 'first webhook attempts');
+        const owed = (await control('GET', '/_emulator/webhooks/deliveries?status=RETRYING&pageSize=1')).json.totalRecords;
+        const pendingJobs = (await control('GET', '/_emulator/jobs?status=PENDING&pageSize=1')).json.totalRecords;
+        const load = loadAverage();
+        const t0 = performance.now();
+        const advanced = await control('POST', '/_emulator/clock', { advanceMs: 86_400_000 });
+        const ms = performance.now() - t0;
+        if (advanced.status !== 200) throw new Error(`clock advance answered ${advanced.status}`);
+        const left = (await control('GET', '/_emulator/jobs?status=PENDING&pageSize=1')).json.totalRecords;
+        times.push(ms);
+        details.push({ ms: round(ms, 0), retriesOwed: owed, pendingJobsBefore: pendingJobs, pendingJobsAfter: left, loadAverageBefore: load });
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    refusing.close();
+  }
+  return { inFlight, medianMs: round(median(times), 0), runs: details, refusedAttempts: refused };
+}
+
 async function prismRun(openapiFile) {
   const bin = path.join(ROOT, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
   if (!existsSync(bin)) return { skipped: 'node_modules/@stoplight/prism-cli is not installed' };
@@ -609,9 +769,38 @@ async function sandboxesOnly() {
   log(`load average at the end: ${loadAverage().join(' / ')}`);
 }
 
+/**
+ * BENCH_ONLY=write,advance (bench/README.md, "Running only some scenarios"): only those groups, printed as they run; no
+ * databases built, results.json untouched. Groups: `write` (write ceilings, commits, deposits, in memory and on a
+ * file, with their ratios and targets), `advance` (one emulated day with transactions in flight and retries owed).
+ */
+async function onlySome(groups) {
+  const known = ['write', 'advance'];
+  const unknown = groups.filter((group) => !known.includes(group));
+  if (unknown.length) throw new Error(`BENCH_ONLY: unknown group(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
+  mkdirSync(DATA_DIR, { recursive: true });
+  log(`load average at start (1/5/15 min): ${loadAverage().join(' / ')}; autocannon -c ${CONNECTIONS} -d ${DURATION} after a ${WARMUP} s warm-up`);
+  const rows = [];
+  if (groups.includes('write')) rows.push(...(await writeScenarios()));
+  if (groups.includes('advance')) {
+    const advance = await advanceRun();
+    log(`  advance one emulated day, ${advance.inFlight} in flight: ${advance.runs.map((r) => `${r.ms} ms (${r.retriesOwed} retries owed, ${r.pendingJobsBefore} jobs pending before, ${r.pendingJobsAfter} after)`).join('; ')}`);
+    rows.push({ target: `advance one day, ${advance.inFlight} in flight + retries owed < 1 s`, measured: `${advance.medianMs} ms (median of ${advance.runs.length})`, met: advance.medianMs < 1000 });
+  }
+  log(`load average at the end: ${loadAverage().join(' / ')}`);
+  log(
+    table(rows, [
+      { title: 'target', value: (t) => t.target, left: true },
+      { title: 'measured', value: (t) => t.measured, left: true },
+      { title: 'met', value: (t) => (t.met ? 'met' : 'gap'), left: true },
+    ]),
+  );
+}
+
 async function main() {
   if (!existsSync(CLI)) throw new Error('dist/service-sandbox.mjs is missing: run `npm run bench` (it builds first)');
   if (process.argv.includes('--sandboxes')) return sandboxesOnly();
+  if (process.env.BENCH_ONLY) return onlySome(process.env.BENCH_ONLY.split(',').map((group) => group.trim()).filter(Boolean));
   mkdirSync(DATA_DIR, { recursive: true });
   const startedAt = new Date();
   const started = performance.now();
@@ -656,10 +845,7 @@ async function main() {
   await healthRun();
   await ceilingRun(pageFile, 'ceiling');
   const openapi = await accountsRun();
-  await commitRun({ file: false });
-  await depositsRun({ file: false });
-  await commitRun({ file: true });
-  await depositsRun({ file: true });
+  const writeTargets = await writeScenarios(); // write ceilings, commits, deposits (bench/README.md, "The write ceiling")
   await ceilingRun(pageFile, 'ceiling');
   const openapiFile = path.join(DATA_DIR, 'openapi.json');
   writeFileSync(openapiFile, openapi);
@@ -688,6 +874,9 @@ async function main() {
   log(`  POST /_emulator/reset: median ${extras.reset.medianMs} ms over ${extras.reset.runs} (p90 ${extras.reset.p90Ms}, max ${extras.reset.maxMs})`);
   extras.restore = await restores(50);
   log(`  POST /_emulator/snapshots/{name}/restore: median ${extras.restore.medianMs} ms over ${extras.restore.runs} (p90 ${extras.restore.p90Ms}; inside the server ${extras.restore.serverReportedMedianMs} ms)`);
+
+  extras.advance = await advanceRun();
+  log(`  advance one emulated day, ${extras.advance.inFlight} transactions in flight and webhook retries owed: median ${extras.advance.medianMs} ms (${extras.advance.runs.map((r) => `${r.ms} ms`).join(', ')})`);
 
   extras.sessions = await sessions(40);
   log(
@@ -732,6 +921,8 @@ async function main() {
     { target: 'session creation < 10 ms (default fixtures, from the pool)', measured: `${extras.sessions.pooled.medianMs} ms median, p90 ${extras.sessions.pooled.p90Ms} ms`, met: extras.sessions.pooled.medianMs < 10 },
     { target: 'session creation < 10 ms (from a snapshot)', measured: `${extras.sessions.fromSnapshot.medianMs} ms median, p90 ${extras.sessions.fromSnapshot.p90Ms} ms`, met: extras.sessions.fromSnapshot.medianMs < 10 },
     { target: '10,000-entry PDF < 1 s', measured: `${round(extras.statements.pdf.httpRequestMs, 0)} ms (request), ${round(extras.statements.pdf.renderWallMs, 0)} ms (renderer)`, met: extras.statements.pdf.httpRequestMs < 1000 },
+    ...writeTargets,
+    { target: 'advance one day, 1,000 in flight + retries owed < 1 s', measured: `${extras.advance.medianMs} ms (median of ${extras.advance.runs.length})`, met: extras.advance.medianMs < 1000 },
     { target: 'RSS < 150 MB with 1,000,000 transactions', measured: `${large.entry.peakRssMb} MB`, met: large.entry.peakRssMb !== null && large.entry.peakRssMb < 150 },
   ];
   const finishedLoad = loadAverage();
