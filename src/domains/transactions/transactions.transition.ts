@@ -6,7 +6,7 @@ import { replaceEventPayload } from '../webhooks/outbox.js';
 import { errors } from '../../http/errors.js';
 import { TRANSACTION_STATUSES, transactionTransitions, type TransactionStatus } from './transactions.machine.js';
 import { toWebhookTransaction, type Party, type TransactionRow, toTransaction } from './transactions.schema.js';
-import { emitTransactionEvent, getTransactionRow, precisionLookup, storeTransactionJson } from './transactions.stored.js';
+import { emitTransactionEvent, getTransactionRow, precisionLookup } from './transactions.stored.js';
 import { scheduleNextRailStep } from './transactions.rail.js';
 import { reverseHold, typeLabel } from './transactions.create.js';
 import { sweepCompletedDeposit } from './internal-sweep.js';
@@ -35,19 +35,35 @@ function transitionTransactionNow(
   id: string,
   to: TransactionStatus,
   details: { statusCode?: string | null; statusReason?: string | null },
+  known?: TransactionRow,
 ): TransactionRow {
-  const row = getTransactionRow(ctx, id);
+  const row = known ?? getTransactionRow(ctx, id);
   if (!row) throw errors.notFound(`Transaction ${id} not found`);
   assertTransition('Transaction', transactionTransitions, row.status, to);
   const now = ctx.clock.nowIso();
   const statusCode = details.statusCode !== undefined ? details.statusCode : to === 'FAILED' ? (row.status_code ?? 'RAIL_REJECTED') : row.status_code;
   const statusReason = details.statusReason !== undefined ? details.statusReason : defaultReason(to, statusCode);
+  // The row as this UPDATE leaves it, and its REST form stored by the same UPDATE (docs/architecture.md#row-to-json):
+  // one write of the row instead of three (the status, the stale-JSON trigger clearing rest_json, the refresh). Only
+  // the row's own columns shape its REST form, and nothing below writes to them again unless the sweep or the
+  // receiver's side of a P2P transfer does (then the row is read back).
+  const next: TransactionRow = {
+    ...row,
+    status: to,
+    status_code: statusCode,
+    status_reason: statusReason,
+    updated_at: now,
+    updated_at_ms: Date.parse(now),
+    completed_at: to === 'COMPLETED' ? now : row.completed_at,
+  };
+  const transaction = toTransaction(next, precisionLookup(ctx));
+  const restJson = JSON.stringify(transaction);
   prepared(
     ctx.db,
     `UPDATE transactions SET status = ?, status_code = ?, status_reason = ?, updated_at = ?, updated_at_ms = ?,
-       completed_at = CASE WHEN ? = 'COMPLETED' THEN ? ELSE completed_at END
+       completed_at = CASE WHEN ? = 'COMPLETED' THEN ? ELSE completed_at END, rest_json = ?
      WHERE id = ?`,
-  ).run(to, statusCode, statusReason, now, Date.parse(now), to, now, id);
+  ).run(to, statusCode, statusReason, now, next.updated_at_ms, to, now, restJson, id);
 
   if (to === 'COMPLETED' && row.credit_account_id) {
     postEntry(ctx, {
@@ -62,7 +78,8 @@ function transitionTransactionNow(
   }
   if (to === 'FAILED') reverseHold(ctx, id);
 
-  const { transaction, row: updated } = storeTransactionJson(ctx, id);
+  // the row as a read would now return it: `SELECT *` carries rest_json, which the row type leaves out
+  const updated = { ...next, rest_json: restJson } as TransactionRow;
   const eventId = emitTransactionEvent(ctx, updated, transaction, 'transaction_status_updated');
   scheduleNextRailStep(ctx, updated);
   const swept = sweepCompletedDeposit(ctx, updated, row.status);
@@ -106,7 +123,8 @@ export function runRailStep(ctx: AppContext, payload: Record<string, unknown>): 
   const row = getTransactionRow(ctx, id);
   if (!row || !TRANSACTION_STATUSES.includes(to) || !transactionTransitions[row.status].includes(to)) return;
   const statusCode = typeof payload.statusCode === 'string' ? payload.statusCode : 'RAIL_REJECTED';
-  transitionTransaction(ctx, id, to, to === 'FAILED' ? { statusCode } : {});
+  // the row just read is current: the job's own transaction holds the write lock (docs/decisions.md#scheduler-slices)
+  ctx.db.transaction(() => transitionTransactionNow(ctx, id, to, to === 'FAILED' ? { statusCode } : {}, row)).immediate();
 }
 
 
