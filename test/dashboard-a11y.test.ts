@@ -77,3 +77,35 @@ t.test('the dashboard has no serious accessibility violation, with every view op
     await page.close();
   }
 });
+
+t.test('the guided demo in progress has no serious accessibility violation, at laptop and phone widths', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  await sandbox.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = sandbox.app.server.address();
+  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  let completed = 0;
+  for (const [name, viewport] of [
+    ['laptop', { width: 1366, height: 900 }],
+    ['phone', { width: 390, height: 844 }],
+  ] as const) {
+    const page = await browser.newPage({ viewport });
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    // the demo in place on this sandbox (docs/dashboard.md#run-a-demo), one step per page, then a long pause
+    await page.goto(`${base}/_emulator/ui#demo&pace=600000`);
+    completed += 1;
+    await page.waitForFunction((count) => document.querySelector('#demo-panel')?.getAttribute('data-completed') === String(count), completed, { timeout: 15_000 });
+    await page.locator('#journey li').first().waitFor();
+    await page.locator('#demo-panel details > summary').click();
+    t.match(await page.locator('#demo-caption').textContent(), `Step ${completed} of `, `${name}: the caption of the step in progress`);
+    const violations = await seriousViolations(page);
+    t.same(violations, [], `${name}: no serious or critical axe-core violation with the demo running`);
+    await page.screenshot({ path: artifactPath(`dashboard-demo-${name}.png`), fullPage: false });
+    t.same(pageErrors, [], `${name}: no script errors`);
+    await page.close();
+  }
+});

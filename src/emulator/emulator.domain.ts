@@ -10,9 +10,10 @@ import { emulatorAccountsRoutes } from './accounts.routes.js';
 import { snapshotsRoutes } from './snapshots.routes.js';
 import { emulatorJobsRoutes } from './jobs.routes.js';
 import { clockHighWaterService } from './clock.high-water.js';
+import { demoRoutes } from './demo/demo.routes.js';
 
 export const emulatorDomain: DomainDescriptor = {
   name: 'emulator',
-  routes: [emulatorRoutes, webhooksRoutes, overviewRoutes, actAsRoutes, dashboardRoutes, emulatorEnrollmentRoutes, emulatorTransactionsRoutes, emulatorAccountsRoutes, snapshotsRoutes, emulatorJobsRoutes],
+  routes: [emulatorRoutes, webhooksRoutes, overviewRoutes, actAsRoutes, dashboardRoutes, emulatorEnrollmentRoutes, emulatorTransactionsRoutes, emulatorAccountsRoutes, snapshotsRoutes, emulatorJobsRoutes, demoRoutes],
   services: [clockHighWaterService],
 };

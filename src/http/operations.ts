@@ -149,6 +149,8 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'GET /_emulator/transactions/{transactionId}/story': { operationId: 'emulatorTransactionStory' },
   'GET /_emulator/accounts/{accountId}/balance-history': { operationId: 'emulatorBalanceHistory' },
   'GET /_emulator/users/{userId}/journey': { operationId: 'emulatorUserJourney' },
+  'GET /_emulator/demo': { operationId: 'emulatorDemo' },
+  'POST /_emulator/demo/steps/{number}': { operationId: 'emulatorRunDemoStep' },
   'POST /_emulator/information-requests/{informationRequestId}/decision': { operationId: 'emulatorDecideInformationRequest' },
   'POST /_emulator/information-requests/{informationRequestId}/cancel': { operationId: 'emulatorCancelInformationRequest' },
   'POST /_emulator/enrollment/{userId}/revoke': { operationId: 'emulatorRevokeEnrollment' },

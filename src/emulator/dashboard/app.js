@@ -12,11 +12,12 @@ import { indexOverview, state } from './state.js';
 import { fillBalanceChoices, initBalances, renderBalances } from './panels/balances.js';
 import { fillBeneficiaryChoices, initBeneficiary } from './panels/beneficiary.js';
 import { initClock, renderClock } from './panels/clock.js';
+import { applyDemoViews, initDemo } from './panels/demo.js';
 import { fillDepositChoices, initDeposit } from './panels/deposit.js';
 import { initDetail, renderSelected, selectTransaction } from './panels/detail.js';
 import { initFaults, renderFaults } from './panels/faults.js';
 import { initJournal } from './panels/journal.js';
-import { fillJourneyChoices, initJourney, renderJourney } from './panels/journey.js';
+import { fillJourneyChoices, initJourney, renderJourney, showJourneyOf } from './panels/journey.js';
 import { fillPayoutChoices, initPayout } from './panels/payout.js';
 import { renderProgrammes } from './panels/programmes.js';
 import { initSessionPicker } from './panels/sessions.js';
@@ -39,6 +40,7 @@ function render(feed) {
     fillTransactionsFilter();
     fillBalanceChoices();
     fillJourneyChoices();
+    applyDemoViews();
   }
   renderBalances(feed);
   renderJourney();
@@ -60,4 +62,5 @@ initBalances();
 initJourney({ select: selectTransaction });
 initJournal();
 initFaults();
+initDemo({ select: selectTransaction, showJourney: showJourneyOf });
 startFeed(render);

@@ -12,7 +12,8 @@ import { renderDeliveries } from './deliveries.js';
 import { renderStory } from './story.js';
 import { focusTransaction, markSelected } from './transactions.js';
 
-export function selectTransaction(id) {
+/** Open a transaction's detail and story; `focus: false` (the guided demo) leaves the focus and the scroll alone. */
+export function selectTransaction(id, { focus = true } = {}) {
   state.selectedId = id;
   state.detailKey = '';
   state.deliveriesKey = '';
@@ -27,6 +28,7 @@ export function selectTransaction(id) {
   $('#detail-json').textContent = '';
   setResult($('#status-form [data-result]'), 'idle');
   refreshSoon();
+  if (!focus) return;
   panel.scrollIntoView({ block: 'nearest', behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth' });
   $('#detail-heading').focus({ preventScroll: true });
 }
