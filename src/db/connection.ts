@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { migrate } from './migrate.js';
+import { checkpointInBackground } from './checkpointer.js';
 
 export type Db = Database.Database;
 
@@ -11,6 +12,8 @@ export function openDatabase(path: string): Db {
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   migrate(db);
+  // a file's WAL checkpoints run on a worker thread, not inside a request's commit (docs/decisions.md#wal-checkpoints)
+  if (path !== ':memory:' && path !== '' && db.pragma('journal_mode', { simple: true }) === 'wal') checkpointInBackground(db, path);
   return db;
 }
 
