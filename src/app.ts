@@ -3,13 +3,8 @@ import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerFactory, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { z } from 'zod';
-import {
-  jsonSchemaTransform,
-  jsonSchemaTransformObject,
-  serializerCompiler,
-  validatorCompiler,
-  type ZodTypeProvider,
-} from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { serializerCompiler } from './http/serializer.js';
 import type { AppContext } from './context.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handling.js';
 import { registerBodyParsers } from './http/body-parsers.js';
@@ -20,7 +15,6 @@ import { finishDocument, type RouteNotes } from './http/openapi-document.js';
 import { registerRouteCatalog } from './http/route-catalog.js';
 import { registerDocs } from './http/docs.js';
 import { redactUrl } from './http/redact.js';
-import { noteArrival } from './db/read-cache.js';
 import { journalRoutes, registerJournal } from './emulator/journal.js';
 import { endUiEvents } from './emulator/ui-events.js';
 import { registerFaultRules } from './faults/fault-rules.hooks.js';
@@ -129,11 +123,6 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })),
   );
 
-  // Cached reads re-check other processes' commits once per arriving request (db/read-cache.ts).
-  app.addHook('onRequest', (_request, _reply, done) => {
-    noteArrival();
-    done();
-  });
   // Fault rules act before the journal's hooks, so the journal records the answer the client really got
   // (docs/faults.md#in-the-journal).
   registerFaultRules(app, ctx, () => journal);

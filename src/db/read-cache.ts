@@ -1,139 +1,45 @@
-import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import type { Db } from './connection.js';
 import { prepared } from './connection.js';
 
-// Answers of hot reads, kept while the database has not changed (docs/architecture.md#the-read-cache; the target,
-// docs/benchmarks.md: the signed list of transactions at 1,000,000 rows within half of a bare HTTP route's throughput).
-// A client polling the same page (a dashboard, a change-sync loop at its tail, a test waiting for a status) is answered
-// from memory; any write anywhere makes every entry stale, so an answer is never older than the data it was built from.
+// Answers of hot reads, kept while the database has not changed (docs/architecture.md#the-read-cache; the targets,
+// docs/benchmarks.md). A client polling the same page (a dashboard, a change-sync loop at its tail, a test waiting
+// for a status) is answered from memory; any write anywhere makes every entry stale, so an answer is never older
+// than the data it was built from.
 //
-// "Changed" is the database's change marker, two parts that only move forward:
+// "Changed" is the database's change marker, SQLite's own two counters:
 // - `total_changes()`: every row this connection has inserted, updated or deleted. Reset, jobs, webhooks
 //   and requests all write through the one connection, so this catches every write of this process; it
 //   costs no read transaction.
-// - Commits by another connection or process on the same file. The WAL index header (the first 48 bytes of
-//   the `-shm` file, https://www.sqlite.org/walformat.html) changes with every commit: its iChange counter
-//   and mxFrame move, and a WAL restart changes its salts. It is read with one pread (≈0.8 µs) instead of
-//   `PRAGMA data_version`, whose read transaction takes file locks (≈2.2 µs alone, ≈7% of a cached list
-//   request under load); data_version remains the fallback when there is no -shm file to read. Either is
-//   read again only when a request has arrived since the last read (`noteArrival`, an onRequest hook in
-//   app.ts). That is still exact for every request: its answer uses a reading taken after it arrived, so
-//   a commit a client saw finish before sending it is always seen. A header caught mid-update only reads
-//   as a change (a rebuild), never as no change.
+// - `PRAGMA data_version` (https://www.sqlite.org/pragma.html#pragma_data_version): moves when another
+//   connection or process commits to the same file, never for this connection's own commits. An in-memory
+//   database (the default) belongs to this one connection and skips it.
+// A data_version reading is kept until the current run of JavaScript ends (a microtask clears it): the API key
+// and the page of one request share it, and every reading is taken after the request being answered arrived, so
+// a commit a client saw finish before sending its request is always seen.
 //
 // Limits, none reachable from the emulator's own code: schema changes by this connection (DROP/ALTER) do not
 // move total_changes() (migrations run before anything is cached), and a statement iterator left open on the
 // connection pins an older snapshot while db.inTransaction is false (nothing here iterates).
 
-let arrivals = 0;
+/** data_version readings of the current run of JavaScript, per handle; cleared by a microtask. */
+let readings: Map<Db, number> | null = null;
 
-interface CommitWatch {
-  arrival: number;
-  /** Bumped whenever another connection's commit is seen. */
-  version: number;
-  /** The -shm file, or null when it cannot be read (then PRAGMA data_version). */
-  fd: number | null;
-  last: Buffer;
-  reading: Buffer;
-  dataVersion: number;
-}
-
-const watches = new WeakMap<Db, CommitWatch>();
-
-// One read-only descriptor per -shm file (by device and inode) for the whole process, shared by every handle
-// on that database. POSIX: closing ANY descriptor of a file drops every fcntl lock the process holds on it,
-// SQLite's own locks on the -shm included (https://www.sqlite.org/howtocorrupt.html, 2.2.1), so a descriptor
-// is never closed while SQLite may use the file, and never opened twice: only once SQLite has deleted the
-// file (no connection of this process uses it any more) is it closed, when a handle that used it is collected.
-const shmDescriptors = new Map<string, number>();
-const releaseShm = new FinalizationRegistry<string>((key) => {
-  const fd = shmDescriptors.get(key);
-  if (fd === undefined) return;
-  try {
-    if (fstatSync(fd).nlink > 0) return; // still SQLite's file
-    shmDescriptors.delete(key);
-    closeSync(fd);
-  } catch {
-    // already gone
+function dataVersion(db: Db): number {
+  let version = readings?.get(db);
+  if (version !== undefined) return version;
+  version = prepared(db, 'PRAGMA data_version').pluck().get() as number;
+  if (!readings) {
+    readings = new Map();
+    queueMicrotask(() => (readings = null));
   }
-});
-
-const WAL_INDEX_HEADER_BYTES = 48;
-
-/** An HTTP request has arrived: the next marker read looks for other connections' commits again. */
-export function noteArrival(): void {
-  arrivals += 1;
-}
-
-/** The descriptor of the database's -shm file, or null (not in WAL mode, or not readable: data_version). */
-function shmDescriptor(db: Db): number | null {
-  try {
-    if (String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return null;
-    // SQLite's own name for the file: absolute, symlinks resolved (db.name is the path as given).
-    const main = (db.pragma('database_list') as Array<{ name: string; file: string }>).find((entry) => entry.name === 'main');
-    if (!main?.file) return null;
-    const path = `${main.file}-shm`;
-    const { dev, ino } = statSync(path);
-    const key = `${dev}:${ino}`;
-    let fd = shmDescriptors.get(key);
-    if (fd === undefined) {
-      fd = openSync(path, 'r');
-      shmDescriptors.set(key, fd);
-    }
-    releaseShm.register(db, key);
-    return fd;
-  } catch {
-    return null;
-  }
-}
-
-function watchOf(db: Db): CommitWatch {
-  let watch = watches.get(db);
-  if (!watch) {
-    watch = {
-      arrival: -1,
-      version: 0,
-      fd: shmDescriptor(db),
-      last: Buffer.alloc(WAL_INDEX_HEADER_BYTES),
-      reading: Buffer.alloc(WAL_INDEX_HEADER_BYTES),
-      dataVersion: -1,
-    };
-    watches.set(db, watch);
-  }
-  return watch;
-}
-
-/** Whether another connection has committed since the last look (or may have: a change of source counts). */
-function sawOtherCommits(db: Db, watch: CommitWatch): boolean {
-  if (watch.fd !== null) {
-    try {
-      if (readSync(watch.fd, watch.reading, 0, WAL_INDEX_HEADER_BYTES, 0) === WAL_INDEX_HEADER_BYTES) {
-        if (watch.reading.equals(watch.last)) return false;
-        watch.reading.copy(watch.last);
-        return true;
-      }
-    } catch {
-      // unreadable now: fall back below for good (the descriptor stays open, see shmDescriptors)
-    }
-    watch.fd = null;
-  }
-  const dataVersion = prepared(db, 'PRAGMA data_version').pluck().get() as number;
-  if (dataVersion === watch.dataVersion) return false;
-  watch.dataVersion = dataVersion;
-  return true;
+  readings.set(db, version);
+  return version;
 }
 
 /** The database's change marker: equal markers mean no row changed in between. */
 export function changeMarker(db: Db): string {
   const changes = prepared(db, 'SELECT total_changes()').pluck().get() as number;
-  // An in-memory database (the default) belongs to this one connection: nothing else can commit to it.
-  if (db.memory) return `${changes}`;
-  const watch = watchOf(db);
-  if (watch.arrival !== arrivals) {
-    if (sawOtherCommits(db, watch)) watch.version += 1;
-    watch.arrival = arrivals; // only once read: a failed reading is tried again
-  }
-  return `${changes}:${watch.version}`;
+  return db.memory ? `${changes}` : `${changes}:${dataVersion(db)}`;
 }
 
 interface Entry<V> {

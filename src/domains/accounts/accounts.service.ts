@@ -6,7 +6,7 @@ import { formatAmount } from '../../lib/money.js';
 import type { Page } from '../../http/pagination.js';
 import { balancesOf } from '../ledger/ledger.service.js';
 import { toDepositInstruction, type DepositInstructionRow } from '../deposit-instructions/deposit-instructions.schema.js';
-import { toAccount, type Account, type AccountDetail, type AccountRow } from './accounts.schema.js';
+import { ACCOUNT_COLUMNS, toAccount, type Account, type AccountDetail, type AccountRow } from './accounts.schema.js';
 
 export interface Caller {
   programmeId: string;
@@ -35,10 +35,13 @@ export function requireProgrammeAccount(ctx: AppContext, programmeId: string, ac
 }
 
 // docs/decisions.md#accounts-list: createdAt ascending, then id
+// `LIMIT +? OFFSET +?`: with a bare `LIMIT ?` after ORDER BY, SQLite prepares the statement again each time the
+// value is bound (the planner may use the limit), ≈8 µs per list; the unary plus keeps the value and the plan
+// (docs/benchmarks.md#uncached-reads).
 export function listAccounts(ctx: AppContext, caller: Caller, page: { pageIndex: number; pageSize: number }): Page<Account> {
   const rows = prepared<AccountRow>(
     ctx.db,
-    'SELECT * FROM accounts WHERE user_id = ? AND parent_account_id IS NULL ORDER BY created_at_ms, id LIMIT ? OFFSET ?',
+    `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE user_id = ? AND parent_account_id IS NULL ORDER BY created_at_ms, id LIMIT +? OFFSET +?`,
   ).all(caller.userId, page.pageSize, page.pageIndex * page.pageSize);
   const total = prepared<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM accounts WHERE user_id = ? AND parent_account_id IS NULL').get(caller.userId)!;
   return { data: rows.map(toAccount), pageIndex: page.pageIndex, pageSize: page.pageSize, totalRecords: total.n };

@@ -58,8 +58,9 @@ function inReadTransaction(db: Db, work: () => string): string {
 const PAGE_CACHE = { maxEntries: 256, maxBytes: 16 * 1024 * 1024 };
 
 /** The list envelope of interface 2 as JSON bytes, from the page cache when nothing changed since. */
-export function listTransactionsPage(ctx: AppContext, caller: ListScope, query: ListTransactionsQuery): Buffer {
-  if (ctx.config.readCache === 'off') return Buffer.from(listTransactionsJson(ctx, caller, query));
+export function listTransactionsPage(ctx: AppContext, caller: ListScope, query: ListTransactionsQuery): Buffer | string {
+  // Built for one answer only: the text goes to the socket as is (encoded once, in the write), no Buffer copy first.
+  if (ctx.config.readCache === 'off') return listTransactionsJson(ctx, caller, query);
   const cache = readCacheOf<Buffer>(ctx.db, 'transactions-list', PAGE_CACHE, (page) => page.length);
   // A programme page and a user's page of the same query are different answers: keyed apart.
   const who = caller.userId === null ? 'programme' : `user:${caller.userId}`;
