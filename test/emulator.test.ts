@@ -2,6 +2,8 @@ import t, { type Test } from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { errorBodySchema } from '../src/http/errors.js';
 import { scheduleJob } from '../src/scheduler/scheduler.js';
+import { stateTables } from '../src/db/migrate.js';
+import { resetState } from '../src/fixtures/fixtures.seed.js';
 import { VERSION } from '../src/version.js';
 import { CREDENTIALS, START, buildTestApp, json, type Identity, type TestApp } from './helper.js';
 
@@ -191,6 +193,47 @@ t.test('reset restores the fixtures', async (t) => {
     cpuMs.push((used.user + used.system) / 1000);
   }
   t.ok(Math.min(...cpuMs) < 50, `reset under 50 ms of CPU (fastest of five: ${Math.min(...cpuMs).toFixed(1)} ms)`);
+});
+
+t.test('a reset puts back exactly the rows seeding the fixtures gives, whatever happened and whenever', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const { ctx } = sandbox;
+  const reset = () => sandbox.app.inject({ method: 'POST', url: '/_emulator/reset' });
+  // every state table and sqlite_sequence, row by row
+  const dump = () =>
+    Object.fromEntries(
+      [...stateTables(ctx.db), 'sqlite_sequence'].map((table) => [
+        table,
+        (ctx.db.prepare(`SELECT * FROM "${table}"`).raw().all() as unknown[][]).map((row) => JSON.stringify(row)).sort(),
+      ]),
+    );
+  const busy = async (round: number) => {
+    t.equal((await sandbox.request('POST', '/v1/auth/users', { externalId: `reset-${round}`, type: 'PERSON', name: 'Reset Me' }, MULTI)).statusCode, 201);
+    const deposit = await sandbox.request('POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', { depositInstructionId: 'di_acme_usd_ach', amount: '12.34', reference: `r${round}` });
+    t.equal(deposit.statusCode, 202);
+    t.equal((await clock(sandbox, { advanceMs: 3_600_000 })).statusCode, 200, 'an hour later: the deposit settles, jobs and events run');
+  };
+
+  t.equal((await reset()).statusCode, 200, 'the first reset seeds the fixtures (and keeps their rows)');
+  const seeded = dump();
+  await busy(1);
+  t.not(JSON.stringify(dump()), JSON.stringify(seeded), 'the state moved');
+  t.equal((await reset()).statusCode, 200, 'a later reset puts the kept rows back');
+  t.same(dump(), seeded, 'every table as the seeding left it, ids and sequences included');
+
+  // the same rows as seeding again from scratch, an hour of real time and a moved clock later
+  await busy(2);
+  resetState(ctx);
+  ctx.clock.restoreInitial();
+  t.same(dump(), seeded, 'seeding from scratch gives the very rows a reset puts back');
+
+  // a session's webhook URL is part of what the fixtures seed: a reset after it changed seeds it
+  ctx.sessionWebhookUrl = 'http://127.0.0.1:9/session-hooks';
+  t.equal((await reset()).statusCode, 200);
+  t.equal(ctx.db.prepare("SELECT webhook_url FROM programmes WHERE id = 'prg_sandbox'").pluck().get(), 'http://127.0.0.1:9/session-hooks');
+  t.equal((await reset()).statusCode, 200);
+  t.equal(ctx.db.prepare("SELECT webhook_url FROM programmes WHERE id = 'prg_sandbox'").pluck().get(), 'http://127.0.0.1:9/session-hooks', 'and keeps it on the next reset');
 });
 
 t.test('ADMIN_TOKEN guards the control plane (docs/decisions.md#control-plane-open)', async (t) => {
