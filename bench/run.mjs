@@ -655,7 +655,7 @@ const MOCKOON_VERSION = '9.9.0'; // the newest release; its engines accept Node 
 const PEERS_DIR = path.join(BENCH_DIR, '.peers');
 
 function mockoonBin() {
-  const bin = path.join(PEERS_DIR, 'node_modules', '@mockoon', 'cli', 'bin', 'run');
+  const bin = path.join(PEERS_DIR, 'node_modules', '@mockoon', 'cli', 'bin', 'run.js'); // package.json "bin"
   const installed = path.join(PEERS_DIR, 'node_modules', '@mockoon', 'cli', 'package.json');
   if (existsSync(installed) && JSON.parse(readFileSync(installed, 'utf8')).version === MOCKOON_VERSION) return bin;
   if (process.env.BENCH_NO_INSTALL === '1') return null;
