@@ -5,11 +5,11 @@
 // Usage: node bench/lib/prepare-intents.mjs DB_FILE COUNT
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fundAcme } from './fund-acme.mjs';
 
 const DIST = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'src');
 const load = (file) => import(pathToFileURL(path.join(DIST, file)).href);
 const { createContext } = await load('create-context.js');
-const { createTransaction } = await load('domains/transactions/transactions.create.js');
 const { createIntent } = await load('domains/intents/intents.service.js');
 const { createIntentBody } = await load('domains/intents/intents.schema.js');
 
@@ -18,22 +18,7 @@ const count = Number(countText);
 const ctx = createContext({ config: { db: file, logLevel: 'silent' } });
 const caller = { programmeId: 'prg_sandbox', userId: 'usr_acme' };
 const fundedAt = new Date(Date.now() - 3_600_000).toISOString();
-createTransaction(ctx, {
-  programmeId: 'prg_sandbox',
-  userId: 'usr_acme',
-  accountId: 'acct_acme_usd',
-  debitAccountId: null,
-  creditAccountId: 'acct_acme_usd',
-  direction: 'INCOMING',
-  type: 'DEPOSIT',
-  debitAmountMinor: 500_000_000n,
-  debitCurrency: 'USD',
-  debitParty: { partyType: 'PAYER', payer: { displayName: 'Benchmark funding' } },
-  debitRail: 'US.USD.FEDWIRE',
-  creditAmountMinor: 500_000_000n,
-  creditCurrency: 'USD',
-  history: { status: 'COMPLETED', createdAt: fundedAt, completedAt: fundedAt },
-});
+fundAcme(ctx, fundedAt);
 const intents = [];
 const BATCH = 1000;
 for (let start = 0; start < count; start += BATCH) {

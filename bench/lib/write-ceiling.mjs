@@ -23,12 +23,12 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
+import { fundAcme } from './fund-acme.mjs';
 
 const DIST = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'src');
 const load = (file) => import(pathToFileURL(path.join(DIST, file)).href);
 const { createContext } = await load('create-context.js');
 const { migrate } = await load('db/migrate.js');
-const { createTransaction } = await load('domains/transactions/transactions.create.js');
 const { createIntent, commitIntent } = await load('domains/intents/intents.service.js');
 const { createIntentBody } = await load('domains/intents/intents.schema.js');
 
@@ -49,22 +49,7 @@ const ctx = createContext({ config: { logLevel: 'silent' }, db });
 // One real commit through the app's services, traced: its rows are the templates, its writes the count.
 const caller = { programmeId: 'prg_sandbox', userId: 'usr_acme' };
 const fundedAt = new Date(ctx.clock.nowMs() - 3_600_000).toISOString();
-createTransaction(ctx, {
-  programmeId: 'prg_sandbox',
-  userId: 'usr_acme',
-  accountId: 'acct_acme_usd',
-  debitAccountId: null,
-  creditAccountId: 'acct_acme_usd',
-  direction: 'INCOMING',
-  type: 'DEPOSIT',
-  debitAmountMinor: 500_000_000n,
-  debitCurrency: 'USD',
-  debitParty: { partyType: 'PAYER', payer: { displayName: 'Benchmark funding' } },
-  debitRail: 'US.USD.FEDWIRE',
-  creditAmountMinor: 500_000_000n,
-  creditCurrency: 'USD',
-  history: { status: 'COMPLETED', createdAt: fundedAt, completedAt: fundedAt },
-});
+fundAcme(ctx, fundedAt);
 const body = createIntentBody.parse({
   idempotencyKey: 'ceiling',
   debitAccountId: 'acct_acme_usd',
