@@ -194,21 +194,6 @@ async function signedFetch(url, method, target, body) {
 
 // ---- load ----
 
-function summarize(result, { durationSeconds } = {}) {
-  const total = result.requests.total ?? 0;
-  const seconds = durationSeconds ?? result.duration;
-  return {
-    requestsPerSecond: round(total / seconds, 0),
-    latencyP50Ms: result.latency.p50,
-    latencyP99Ms: result.latency.p99,
-    requests: total,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    bytesPerResponse: total ? Math.round(result.throughput.total / total) : 0,
-  };
-}
-
 function cannon({ onInstance, ...options }) {
   return new Promise((resolve, reject) => {
     const instance = autocannon({ connections: CONNECTIONS, ...options }, (error, result) => (error ? reject(error) : resolve(result)));
@@ -216,11 +201,84 @@ function cannon({ onInstance, ...options }) {
   });
 }
 
-/** Warm-up run (discarded), then the measured run. `makeRequests()` is called once per run. */
-async function measure(url, makeRequests, pid = null) {
-  if (WARMUP > 0) await cannon({ url, duration: WARMUP, requests: makeRequests() });
-  const cpu0 = pid === null ? null : cpuMsOf(pid);
-  const figures = summarize(await cannon({ url, duration: DURATION, requests: makeRequests() }));
+const percentile = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : null);
+
+/**
+ * One load run on one set of connections (bench/README.md, "How it measures"): the warm-up and the measured window
+ * share the connections, and the window opens only once the warm-up time has passed AND every connection has had its
+ * first answer. A fresh connection waits to be accepted: Node accepts one new connection per turn of its event loop,
+ * so 50 connections opened at once on a busy server are answered for the first time one turn apart (up to seconds on
+ * a write route). That ramp is reported apart (`connectionRampMs`), not mixed into the steady-state latencies.
+ * `makeRequests()` gives autocannon's request list; `onInstance` receives the autocannon instance (to stop it early).
+ */
+async function measure(url, makeRequests, pid = null, { onInstance } = {}) {
+  const latencies = [];
+  const clients = new Set();
+  let started = null;
+  let rampMs = null;
+  let windowStart = null;
+  let windowEnd = null;
+  let cpu0 = null;
+  let non2xx = 0;
+  let bytes = 0;
+  let errors = 0;
+  let instance = null;
+  const openWindow = () => {
+    windowStart = performance.now();
+    cpu0 = pid === null ? null : cpuMsOf(pid);
+  };
+  const maxRampMs = 30_000;
+  const result = await cannon({
+    url,
+    duration: WARMUP + DURATION + maxRampMs / 1000,
+    requests: makeRequests(),
+    onInstance: (i) => {
+      instance = i;
+      started = performance.now();
+      onInstance?.(i);
+      i.on('response', (client, statusCode, resBytes, responseTime) => {
+        const now = performance.now();
+        if (windowStart === null) {
+          if (!clients.has(client)) {
+            clients.add(client);
+            if (clients.size === CONNECTIONS) rampMs = now - started;
+          }
+          if (now - started >= WARMUP * 1000 && (rampMs !== null || now - started >= maxRampMs)) openWindow();
+          return;
+        }
+        if (windowEnd !== null) return;
+        if (now - windowStart >= DURATION * 1000) {
+          windowEnd = now;
+          instance.stop();
+          return;
+        }
+        latencies.push(responseTime);
+        bytes += resBytes;
+        if (statusCode < 200 || statusCode >= 300) non2xx += 1;
+      });
+      i.on('reqError', () => {
+        if (windowStart !== null && windowEnd === null) errors += 1;
+      });
+    },
+  });
+  // stopped early (e.g. the commit run's intents ran out) or ended by its duration cap
+  if (windowStart === null) openWindow();
+  if (windowEnd === null) windowEnd = performance.now();
+  latencies.sort((a, b) => a - b);
+  const seconds = (windowEnd - windowStart) / 1000;
+  const figures = {
+    requestsPerSecond: round(latencies.length / seconds, 0),
+    latencyP50Ms: round(percentile(latencies, 50), 1),
+    latencyP99Ms: round(percentile(latencies, 99), 1),
+    latencyMaxMs: round(latencies.at(-1) ?? null, 1),
+    requests: latencies.length,
+    non2xx,
+    errors,
+    timeouts: result.timeouts,
+    bytesPerResponse: latencies.length ? Math.round(bytes / latencies.length) : 0,
+    measuredSeconds: round(seconds, 2),
+    connectionRampMs: rampMs === null ? null : round(rampMs, 0),
+  };
   return withCpu(figures, pid, cpu0);
 }
 
@@ -255,7 +313,8 @@ function record(name, description, figures, rss, load) {
   const entry = { name, description, ...figures, peakRssMb: rss ?? null, loadAverageBefore: load };
   scenarios.push(entry);
   const cpu = figures.serverCpuMsPerRequest === undefined ? '' : `, server CPU ${figures.serverCpuMsPerRequest} ms/request`;
-  log(`  ${name}: ${figures.requestsPerSecond} req/s, p50 ${figures.latencyP50Ms} ms, p99 ${figures.latencyP99Ms} ms, non-2xx ${figures.non2xx}, peak RSS ${rss ?? '?'} MB${cpu}`);
+  const ramp = figures.connectionRampMs === undefined ? '' : `, all ${CONNECTIONS} connections answered after ${figures.connectionRampMs ?? '?'} ms`;
+  log(`  ${name}: ${figures.requestsPerSecond} req/s, p50 ${figures.latencyP50Ms} ms, p99 ${figures.latencyP99Ms} ms, max ${figures.latencyMaxMs} ms, non-2xx ${figures.non2xx}, peak RSS ${rss ?? '?'} MB${cpu}${ramp}`);
   return entry;
 }
 
@@ -421,13 +480,8 @@ async function commitRun({ file }) {
       },
     },
   ];
-  // Warm-up with its own intents, then the measured run.
-  await cannon({ url: server.url, duration: WARMUP, requests: commitRequests(), onInstance: (i) => (instance = i) });
-  const firstMeasured = next;
-  const cpu0 = cpuMsOf(server.pid);
-  const started = performance.now();
-  const result = await cannon({ url: server.url, duration: DURATION, requests: commitRequests(), onInstance: (i) => (instance = i) });
-  const figures = withCpu(summarize(result, { durationSeconds: (performance.now() - started) / 1000 }), server.pid, cpu0);
+  // Warm-up and measured window on the same connections, each request with its own intent.
+  const figures = await measure(server.url, commitRequests, server.pid, { onInstance: (i) => (instance = i) });
   const entry = record(
     `POST .../commit (${file ? 'file' : 'in-memory'})`,
     `HMAC-signed POST /v1/transaction-intents/{id}/commit, each request a fresh CREATED intent (1.00 USD to a bank account over ACH, funded account), ${file ? 'database file in WAL mode (--db)' : 'in-memory database (the default)'}`,
@@ -436,7 +490,7 @@ async function commitRun({ file }) {
     load,
   );
   entry.intentsPrepared = intents.length;
-  entry.intentsUsed = next - firstMeasured;
+  entry.intentsUsed = next;
   entry.intentsExhausted = exhausted;
   if (file) removeDbFiles(db);
 }
