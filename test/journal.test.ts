@@ -85,6 +85,20 @@ t.test('large JSON bodies are noted, not stored whole', async (t) => {
   t.ok(String(data[0].requestBody).length < 20 * 1024, 'truncated');
 });
 
+t.test('a large text answer is journaled as its head and a note', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const served = await sandbox.app.inject({ method: 'GET', url: '/openapi.json' });
+  t.equal(served.statusCode, 200);
+  t.ok(served.body.length > 64 * 1024, `the document is large (${served.body.length} chars)`);
+  const { data } = json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/requests?pathPrefix=/openapi.json' }));
+  t.equal(data.length, 1);
+  const body = String(data[0].responseBody);
+  t.equal(body.slice(0, 16 * 1024), served.body.slice(0, 16 * 1024), 'the first 16 KiB are kept as they were sent');
+  t.match(body.slice(16 * 1024), /^\.\.\.\[truncated \d+ chars\]$/, 'then a truncation note');
+  t.ok(body.length < 17 * 1024, 'nothing more');
+});
+
 t.test('long path parameters get the error body, not a bare 414', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);

@@ -146,7 +146,9 @@ function materialize(seq: number, recorded: RecordedRequest): JournalEntry {
 /** Large bodies (document uploads up to 20 MiB) are cut at once, so the ring buffer never holds them whole. */
 function capRaw(raw: unknown): unknown {
   if ((typeof raw === 'string' || Buffer.isBuffer(raw)) && raw.length > MAX_PARSED_BODY_CHARS) {
-    const head = typeof raw === 'string' ? raw.slice(0, MAX_BODY_CHARS) : raw.subarray(0, MAX_BODY_CHARS).toString('utf8');
+    // A string's slice would share the whole string's memory (V8 keeps the parent of a sliced string alive), so the
+    // head is copied: 1,000 journaled 100 KB answers would otherwise keep 100 MB (docs/decisions.md#journal).
+    const head = typeof raw === 'string' ? Buffer.from(raw.slice(0, MAX_BODY_CHARS), 'utf8').toString('utf8') : raw.subarray(0, MAX_BODY_CHARS).toString('utf8');
     return `${head}...[truncated ${raw.length - MAX_BODY_CHARS} of ${raw.length} ${typeof raw === 'string' ? 'chars' : 'bytes'}]`;
   }
   return raw;
