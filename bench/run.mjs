@@ -570,6 +570,8 @@ function writeRatios() {
     if (runs.length === 0) continue;
     const ceilingRps = runs.reduce((sum, s) => sum + s.requestsPerSecond, 0) / runs.length;
     scenario.writeCeilingUsed = round(ceilingRps, 0);
+    // the bare write ceiling's own tail at the same 50 connections: a p99 target below it cannot be met on this machine
+    scenario.writeCeilingP99Ms = round(runs.reduce((sum, s) => sum + s.latencyP99Ms, 0) / runs.length, 1);
     scenario.ratioToWriteCeiling = round(scenario.requestsPerSecond / ceilingRps, 3);
     // the same ratio by the server's CPU per request (the ceiling's over the scenario's): what a core would give each
     const cpuRuns = runs.filter((s) => s.serverCpuMsPerRequest);
@@ -1012,7 +1014,7 @@ function issueTargets(extras) {
         targetRow(`${kind}, ${storage === 'in-memory' ? 'in memory' : 'file'}`, `>= 50% of the write ceiling, p99 < ${maxP99} ms`, [
           check(ratio !== undefined && ratio !== null ? pct(ratio) : undefined, '50%', ratio !== undefined && ratio !== null ? ratio >= 0.5 : null),
           check(s && `p99 ${s.latencyP99Ms} ms`, `< ${maxP99} ms`, s ? s.latencyP99Ms < maxP99 : null),
-        ]),
+        ], s?.writeCeilingP99Ms ? `the write ceiling's own p99: ${s.writeCeilingP99Ms} ms` : ''),
       );
     }
   }
