@@ -26,7 +26,7 @@ const RESULTS = path.join(BENCH_DIR, 'results.json');
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const COMMIT_INTENTS_MEMORY = Number(process.env.BENCH_COMMIT_INTENTS_MEMORY ?? 8_000);
+const COMMIT_INTENTS_MEMORY = Number(process.env.BENCH_COMMIT_INTENTS_MEMORY ?? 12_000);
 const COMMIT_INTENTS_FILE = Number(process.env.BENCH_COMMIT_INTENTS_FILE ?? 20_000);
 const ADVANCE_IN_FLIGHT = Number(process.env.BENCH_ADVANCE_IN_FLIGHT ?? 1_000);
 
