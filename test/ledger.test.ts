@@ -116,6 +116,20 @@ t.test('the model check is not vacuous: a tampered entry is caught', async (t) =
   t.ok(failures.some((message) => message.includes('acct_jane_usd')));
 });
 
+t.test('the model check is not vacuous: an in_flight flag out of step with its transaction is caught', async (t) => {
+  const ctx = freshContext();
+  t.teardown(() => ctx.db.close());
+  const failures: string[] = [];
+  const recorder = { fail: (message: string) => failures.push(message) };
+  const held = createWithdrawal(ctx, { accountId: 'acct_jane_usd', userId: 'usr_jane', amountMinor: 1_000n, feeMinor: 25n });
+  t.ok(checkLedger(recorder, ctx, 'held'), 'a hold in flight passes');
+  t.equal((ctx.db.prepare('SELECT COUNT(*) AS n FROM ledger_entries WHERE transaction_id = ? AND in_flight = 1').get(held.id) as { n: number }).n, 2, 'principal and fee are in flight');
+  ctx.db.prepare('UPDATE ledger_entries SET in_flight = 0 WHERE transaction_id = ?').run(held.id);
+  t.notOk(checkLedger(recorder, ctx, 'cleared'), 'a hold no longer flagged is reported');
+  t.ok(failures.some((message) => /in_flight flag/.test(message)), 'as a wrong flag');
+  t.ok(failures.some((message) => message.includes('acct_jane_usd ledger')), 'and as a wrong current balance');
+});
+
 t.test('fixture history: every account balance is reached without ever overdrawing, in posting order', async (t) => {
   const ctx = freshContext();
   t.teardown(() => ctx.db.close());

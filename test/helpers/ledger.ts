@@ -1,7 +1,7 @@
 import { createContext } from '../../src/create-context.js';
 import type { AppContext } from '../../src/context.js';
 import { createClock } from '../../src/lib/clock.js';
-import { balancesOf, sumOfEntries } from '../../src/domains/ledger/ledger.service.js';
+import { balancesOf, reachableBalanceOf, sumOfEntries } from '../../src/domains/ledger/ledger.service.js';
 import type { TransactionStatus } from '../../src/domains/transactions/transactions.machine.js';
 import { START } from '../helper.js';
 
@@ -65,7 +65,53 @@ export function checkLedger(t: { fail(message: string): unknown }, ctx: AppConte
       ok = false;
       t.fail(`${label}: ${accountId} ledger ${ledger.availableMinor}/${ledger.currentMinor}, sum ${sum}, completed ${completed}, model ${model.available}/${model.current}`);
     }
+    const reachable = reachableBalanceOf(ctx, accountId);
+    const plainReachable = plainReachableBalance(ctx, accountId);
+    if (reachable !== plainReachable) {
+      ok = false;
+      t.fail(`${label}: ${accountId} reachable balance ${reachable}, by the plain definition ${plainReachable}`);
+    }
+  }
+  const wrong = wrongInFlightFlags(ctx);
+  if (wrong.length > 0) {
+    ok = false;
+    t.fail(`${label}: ${wrong.length} ledger entries whose in_flight flag is not their transaction's status (first: ${JSON.stringify(wrong[0])})`);
   }
   return ok;
+}
+
+/**
+ * Entries whose `in_flight` flag disagrees with its definition: 1 exactly when the entry's transaction is PENDING
+ * or PROCESSING (docs/decisions.md#ledger). Empty when the flag is right everywhere.
+ */
+export function wrongInFlightFlags(ctx: AppContext): Array<{ id: number; in_flight: number; status: string }> {
+  return ctx.db
+    .prepare(
+      `SELECT e.id, e.in_flight, t.status FROM ledger_entries e JOIN transactions t ON t.id = e.transaction_id
+        WHERE e.in_flight IS NOT (CASE WHEN t.status IN ('PENDING', 'PROCESSING') THEN 1 ELSE 0 END)`,
+    )
+    .all() as Array<{ id: number; in_flight: number; status: string }>;
+}
+
+/**
+ * The largest balance an account can reach (docs/decisions.md#amount-bounds) by the plain definition, through full
+ * scans: the entries of its account and sub-balances whose transaction is not in flight, plus the credit amount of
+ * every in-flight transaction crediting one of them or transferring to it from another user.
+ */
+export function plainReachableBalance(ctx: AppContext, accountId: string): bigint {
+  const row = ctx.db
+    .prepare(
+      `WITH ids AS (SELECT id FROM accounts WHERE id = :account OR parent_account_id = :account)
+       SELECT
+         (SELECT COALESCE(SUM(e.amount_minor), 0) FROM ledger_entries e JOIN transactions t ON t.id = e.transaction_id
+           WHERE e.account_id IN (SELECT id FROM ids) AND t.status NOT IN ('PENDING', 'PROCESSING'))
+       + (SELECT COALESCE(SUM(credit_amount_minor), 0) FROM transactions NOT INDEXED
+           WHERE status IN ('PENDING', 'PROCESSING')
+             AND (credit_account_id IN (SELECT id FROM ids)
+                  OR (category = 'P2P' AND direction = 'OUTGOING' AND json_extract(credit_instrument, '$.account.id') = :account))) AS n`,
+    )
+    .safeIntegers(true)
+    .get({ account: accountId }) as { n: bigint };
+  return BigInt(row.n);
 }
 

@@ -10,6 +10,7 @@ import { migration008IntentFlows } from './008-intent-flows.js';
 import { migration009DeliveryStatusOnce } from './009-delivery-status-once.js';
 import { migration010WrittenAmount } from './010-written-amount.js';
 import { migration011WebhookChaos } from './011-webhook-chaos.js';
+import { migration012InFlightSums } from './012-in-flight-sums.js';
 
 export interface Migration {
   version: number;
@@ -22,5 +23,5 @@ export interface Migration {
 export const migrations: Migration[] = [
   migration001Core, migration002MoneyIn, migration003MoneyOut, migration004Webhooks, migration005Statements, migration006Enrollment,
   migration007ProgrammeTransactions, migration008IntentFlows, migration009DeliveryStatusOnce, migration010WrittenAmount,
-  migration011WebhookChaos,
+  migration011WebhookChaos, migration012InFlightSums,
 ];

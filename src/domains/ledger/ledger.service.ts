@@ -12,7 +12,10 @@ import { formatAmount } from '../../lib/money.js';
 // `current` is `available` minus the entries of in-flight (PENDING/PROCESSING) transactions: a FAILED
 // transaction's entries net to zero on every account (its hold is reversed in full) and an incoming credit
 // is only posted at COMPLETED, so this equals the sum over COMPLETED transactions; the ledger test checks
-// both identities against plain sums.
+// both identities against plain sums. An entry carries `in_flight` = 1 exactly while its transaction is
+// PENDING or PROCESSING (written here from the transaction's status, kept by a trigger on every status write:
+// migration 012), so the in-flight part is one partial-index range of the account's in-flight entries,
+// whatever the number of transactions in flight elsewhere.
 
 export type EntryKind = 'PRINCIPAL' | 'FEE' | 'REVERSAL';
 
@@ -58,10 +61,12 @@ export function sumOfEntries(ctx: AppContext, accountId: string): bigint {
 export function postEntry(ctx: AppContext, entry: EntryInput): bigint {
   const postedAt = entry.postedAt ?? ctx.clock.nowIso();
   const availableAfter = availableOf(ctx, entry.accountId) + entry.amountMinor;
+  // in_flight from the transaction's status as it stands now: a hold posted at creation is in flight, a credit
+  // posted at COMPLETED or a reversal posted at FAILED is not (the status is written before them)
   prepared(
     ctx.db,
-    `INSERT INTO ledger_entries (account_id, transaction_id, kind, amount_minor, currency, is_fee, description, posted_at, posted_at_ms, available_after_minor)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO ledger_entries (account_id, transaction_id, kind, amount_minor, currency, is_fee, description, posted_at, posted_at_ms, available_after_minor, in_flight)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE((SELECT status IN ('PENDING', 'PROCESSING') FROM transactions WHERE id = ?), 0))`,
   ).run(
     entry.accountId,
     entry.transactionId,
@@ -73,25 +78,25 @@ export function postEntry(ctx: AppContext, entry: EntryInput): bigint {
     postedAt,
     Date.parse(postedAt),
     availableAfter,
+    entry.transactionId,
   );
   return availableAfter;
 }
 
 export function balancesOf(ctx: AppContext, accountId: string): Balances {
   const availableMinor = availableOf(ctx, accountId);
-  // In-flight transactions are found through the owner's (user_id, status) index, so this stays cheap
-  // however many settled transactions the account has.
-  const inFlight = prepared<{ total: bigint }>(
+  return { currentMinor: availableMinor - inFlightOf(ctx, accountId), availableMinor };
+}
+
+/** The sum of the account's entries whose transaction is PENDING or PROCESSING (a covering partial index). */
+function inFlightOf(ctx: AppContext, accountId: string): bigint {
+  const row = prepared<{ total: bigint }>(
     ctx.db,
-    `SELECT COALESCE(SUM(e.amount_minor), 0) AS total
-       FROM accounts a
-       JOIN transactions t ON t.user_id = a.user_id AND t.status IN ('PENDING', 'PROCESSING')
-       JOIN ledger_entries e ON e.transaction_id = t.id AND e.account_id = a.id
-      WHERE a.id = ?`,
+    'SELECT COALESCE(SUM(amount_minor), 0) AS total FROM ledger_entries WHERE account_id = ? AND in_flight = 1',
   )
     .safeIntegers(true)
     .get(accountId)!;
-  return { currentMinor: availableMinor - BigInt(inFlight.total), availableMinor };
+  return BigInt(row.total);
 }
 
 export interface LedgerEntryRow {
@@ -125,22 +130,31 @@ export const LEDGER_MAX_MINOR = BigInt(Number.MAX_SAFE_INTEGER);
  * from another user by their credit instrument). In-flight debits only lower it.
  */
 export function reachableBalanceOf(ctx: AppContext, accountId: string): bigint {
-  const account = prepared<{ programme_id: string }>(ctx.db, 'SELECT programme_id FROM accounts WHERE id = ?').get(accountId);
-  if (!account) return 0n;
   const ids = [accountId, ...prepared<{ id: string }>(ctx.db, 'SELECT id FROM accounts WHERE parent_account_id = ?').all(accountId).map((row) => row.id)];
   let total = 0n;
   for (const id of ids) total += balancesOf(ctx, id).currentMinor;
+  // Two sums, each over a partial covering index of in-flight rows only (migration 012), so the cost follows
+  // the credits in flight towards these accounts, not every transaction in flight. No row is in both: a P2P
+  // transfer to another user names the receiver only in its credit instrument (credit_account_id NULL). No
+  // programme filter is needed: an account id names one account of one programme, and a transfer injected
+  // through the control plane towards an account of another programme still credits it when it completes.
   const placeholders = ids.map(() => '?').join(', ');
-  const pending = prepared<{ total: bigint }>(
+  const own = prepared<{ total: bigint }>(
     ctx.db,
     `SELECT COALESCE(SUM(credit_amount_minor), 0) AS total FROM transactions
-      WHERE programme_id = ? AND status IN ('PENDING', 'PROCESSING')
-        AND (credit_account_id IN (${placeholders})
-             OR (category = 'P2P' AND direction = 'OUTGOING' AND json_extract(credit_instrument, '$.account.id') = ?))`,
+      WHERE credit_account_id IN (${placeholders}) AND status IN ('PENDING', 'PROCESSING')`,
   )
     .safeIntegers(true)
-    .get(account.programme_id, ...ids, accountId)!;
-  return total + BigInt(pending.total);
+    .get(...ids)!;
+  const p2p = prepared<{ total: bigint }>(
+    ctx.db,
+    `SELECT COALESCE(SUM(credit_amount_minor), 0) AS total FROM transactions
+      WHERE json_extract(credit_instrument, '$.account.id') = ?
+        AND status IN ('PENDING', 'PROCESSING') AND category = 'P2P' AND direction = 'OUTGOING'`,
+  )
+    .safeIntegers(true)
+    .get(accountId)!;
+  return total + BigInt(own.total) + BigInt(p2p.total);
 }
 
 /**
