@@ -153,13 +153,16 @@ t.test('a database file from before the flag: reopening adds it, right for the e
   t.not(before.acme.current, before.acme.available, 'the holds lower available, not current');
   await first.close();
 
-  // Take the file back to schema version 11: no flag, no index, no trigger (what a server of the previous version left).
+  // Take the file back to schema version 11: no flag, no index, no counter table, no trigger (what a server of the
+  // previous version left).
   const raw = new Database(file);
   raw.exec(`
     DROP TRIGGER ledger_entries_in_flight;
     DROP INDEX ledger_in_flight_by_account;
-    DROP INDEX transactions_in_flight_credit;
-    DROP INDEX transactions_in_flight_p2p_credit;
+    DROP TRIGGER in_flight_credits_insert;
+    DROP TRIGGER in_flight_credits_update;
+    DROP TRIGGER in_flight_credits_delete;
+    DROP TABLE in_flight_credits;
     ALTER TABLE ledger_entries DROP COLUMN in_flight;
   `);
   raw.pragma('user_version = 11');
@@ -170,9 +173,47 @@ t.test('a database file from before the flag: reopening adds it, right for the e
   t.teardown(reopened.close);
   t.equal(reopened.ctx.db.pragma('user_version', { simple: true }), 12, 'the migration ran on the existing file');
   t.equal(check(t, reopened, 'reopened'), inFlight, 'the backfill flagged exactly the entries of in-flight transactions');
+  t.same(
+    reopened.ctx.db.prepare('SELECT account_id, amount_minor FROM in_flight_credits ORDER BY account_id').all(),
+    [{ account_id: 'acct_acme_usd', amount_minor: 4_000 }, { account_id: 'acct_jane_usd', amount_minor: 2_500 }],
+    'the backfill counted the deposit towards acme and the P2P transfer towards jane',
+  );
   t.same(await balances(reopened, 'acct_acme_usd'), before.acme, 'acme balances unchanged by the migration');
   t.same(await balances(reopened, 'acct_jane_usd', AS_JANE), before.jane, 'jane balances unchanged by the migration');
   await advance(reopened, 120_000);
   t.equal(check(t, reopened, 'settled after reopening'), 0, 'the trigger clears the backfilled flags as the transactions settle');
   t.not((await balances(reopened, 'acct_acme_usd')).current, before.acme.current, 'current moved as they settled');
+});
+
+t.test('in_flight_credits follows a transaction row written or deleted by other means than a status change', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const db = sandbox.ctx.db;
+  const credits = (accountId: string) => (db.prepare('SELECT amount_minor FROM in_flight_credits WHERE account_id = ?').get(accountId) as { amount_minor: number } | undefined)?.amount_minor ?? 0;
+  const first = await deposit(sandbox, 'acct_acme_usd', 'di_acme_usd_ach', '40.00');
+  await deposit(sandbox, 'acct_acme_usd', 'di_acme_usd_ach', '2.00');
+  const p2p = await intentAndCommit(sandbox, { idempotencyKey: 'p2p-row', debitAccountId: 'acct_acme_usd', credit: { instrumentType: 'ACCOUNT', accountId: 'acct_jane_usd' }, creditAmount: '7.00' });
+  t.equal(credits('acct_acme_usd'), 4_200, 'two deposits in flight towards acme');
+  t.equal(credits('acct_jane_usd'), 700, 'the P2P transfer in flight towards jane');
+  db.pragma('foreign_keys = OFF');
+  try {
+    db.transaction(() => {
+      db.prepare('UPDATE transactions SET credit_amount_minor = 5000 WHERE id = ?').run(first);
+      t.equal(credits('acct_acme_usd'), 5_200, 'an in-flight amount rewritten is counted anew');
+      db.prepare('DELETE FROM ledger_entries WHERE transaction_id = ?').run(p2p);
+      db.prepare('DELETE FROM transactions WHERE id IN (?, ?)').run(first, p2p);
+      t.equal(credits('acct_acme_usd'), 200, 'a deleted transaction (as a snapshot restore deletes rows) is taken out');
+      t.equal(credits('acct_jane_usd'), 0, 'and the deleted P2P transfer too');
+      throw new Error('roll back');
+    })();
+  } catch (error) {
+    t.equal((error as Error).message, 'roll back');
+  } finally {
+    db.pragma('foreign_keys = ON');
+  }
+  t.equal(credits('acct_acme_usd'), 4_200, 'rolled back with the rows');
+  await advance(sandbox, 120_000);
+  t.equal(credits('acct_acme_usd'), 0, 'nothing in flight once settled');
+  t.equal(credits('acct_jane_usd'), 0);
+  check(t, sandbox, 'settled');
 });

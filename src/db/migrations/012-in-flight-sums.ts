@@ -7,10 +7,23 @@ import type { Migration } from './index.js';
 //    writes it from the transaction's status at posting time, the trigger below rewrites a transaction's entries
 //    when its status crosses into or out of flight, and the backfill sets it on an existing database. The partial
 //    index holds only those entries, so `current` is one index range of the account's in-flight entries.
-//  - the in-flight credits towards an account are two sums over partial covering indexes holding only in-flight
-//    rows: by credit_account_id, and (transfers to another user, whose account is named only in the credit
-//    instrument) by the instrument's account id.
-// A partial index is written only for the rows its WHERE admits, so settled history costs nothing in them.
+//  - `in_flight_credits` holds, per account, the credit amounts of the in-flight transactions that will credit it
+//    (by credit_account_id; a P2P transfer to another user names the receiver's account only in its credit
+//    instrument), kept by triggers on every write of a transaction (a status crossing into or out of flight, an
+//    insert, a delete by a snapshot restore), so the credit bound reads one row per account, however many
+//    credits are in flight towards it. A transaction moving PENDING -> PROCESSING leaves it untouched.
+// A partial index is written only for the rows its WHERE admits, so settled history costs nothing in it.
+/**
+ * The account a row of `transactions` will credit while it is in flight, or NULL: its credit account, or the
+ * receiver's account named in the credit instrument of a P2P transfer to another user (credit_account_id NULL).
+ */
+const credited = (row: 'NEW' | 'OLD' | 't') => `(CASE WHEN ${row}.status IN ('PENDING', 'PROCESSING') THEN COALESCE(${row}.credit_account_id,
+  CASE WHEN ${row}.category = 'P2P' AND ${row}.direction = 'OUTGOING' THEN json_extract(${row}.credit_instrument, '$.account.id') END) END)`;
+
+const addCredit = (account: string, amount: string) => `INSERT INTO in_flight_credits (account_id, amount_minor)
+    SELECT account_id, ${amount} FROM (SELECT ${account} AS account_id) WHERE account_id IS NOT NULL
+    ON CONFLICT (account_id) DO UPDATE SET amount_minor = amount_minor + excluded.amount_minor;`;
+
 export const migration012InFlightSums: Migration = {
   version: 12,
   name: 'in-flight-sums',
@@ -27,12 +40,32 @@ BEGIN
    WHERE transaction_id = NEW.id AND in_flight IS NOT (NEW.status IN ('PENDING', 'PROCESSING'));
 END;
 
--- status (and category, direction) are in the columns, nearly constant within these rows, so that SQLite
--- reads the sums from the index alone (USING COVERING INDEX) instead of each table row with its JSON
-CREATE INDEX transactions_in_flight_credit ON transactions (credit_account_id, status, credit_amount_minor)
-  WHERE status IN ('PENDING', 'PROCESSING') AND credit_account_id IS NOT NULL;
-CREATE INDEX transactions_in_flight_p2p_credit
-  ON transactions (json_extract(credit_instrument, '$.account.id'), status, category, direction, credit_amount_minor)
-  WHERE status IN ('PENDING', 'PROCESSING') AND category = 'P2P' AND direction = 'OUTGOING';
+CREATE TABLE in_flight_credits (
+  account_id TEXT PRIMARY KEY,
+  -- the credit amounts of the PENDING and PROCESSING transactions that will credit this account (0 once none)
+  amount_minor INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO in_flight_credits (account_id, amount_minor)
+  SELECT account_id, SUM(credit_amount_minor) FROM (SELECT ${credited('t')} AS account_id, credit_amount_minor FROM transactions t)
+   WHERE account_id IS NOT NULL GROUP BY account_id;
+
+CREATE TRIGGER in_flight_credits_insert AFTER INSERT ON transactions WHEN ${credited('NEW')} IS NOT NULL
+BEGIN
+  ${addCredit(credited('NEW'), 'NEW.credit_amount_minor')}
+END;
+
+CREATE TRIGGER in_flight_credits_update
+  AFTER UPDATE OF status, credit_account_id, credit_amount_minor, credit_instrument, category, direction ON transactions
+  WHEN ${credited('OLD')} IS NOT ${credited('NEW')}
+    OR (${credited('OLD')} IS NOT NULL AND OLD.credit_amount_minor IS NOT NEW.credit_amount_minor)
+BEGIN
+  UPDATE in_flight_credits SET amount_minor = amount_minor - OLD.credit_amount_minor WHERE account_id = ${credited('OLD')};
+  ${addCredit(credited('NEW'), 'NEW.credit_amount_minor')}
+END;
+
+CREATE TRIGGER in_flight_credits_delete AFTER DELETE ON transactions WHEN ${credited('OLD')} IS NOT NULL
+BEGIN
+  UPDATE in_flight_credits SET amount_minor = amount_minor - OLD.credit_amount_minor WHERE account_id = ${credited('OLD')};
+END;
 `,
 };

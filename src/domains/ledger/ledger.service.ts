@@ -133,28 +133,17 @@ export function reachableBalanceOf(ctx: AppContext, accountId: string): bigint {
   const ids = [accountId, ...prepared<{ id: string }>(ctx.db, 'SELECT id FROM accounts WHERE parent_account_id = ?').all(accountId).map((row) => row.id)];
   let total = 0n;
   for (const id of ids) total += balancesOf(ctx, id).currentMinor;
-  // Two sums, each over a partial covering index of in-flight rows only (migration 012), so the cost follows
-  // the credits in flight towards these accounts, not every transaction in flight. No row is in both: a P2P
-  // transfer to another user names the receiver only in its credit instrument (credit_account_id NULL). No
-  // programme filter is needed: an account id names one account of one programme, and a transfer injected
-  // through the control plane towards an account of another programme still credits it when it completes.
+  // The credits in flight towards these accounts, kept per account by triggers on transactions (migration 012): one
+  // row per account, however many are in flight. A P2P transfer to another user counts for the account its credit
+  // instrument names. No programme filter is needed: an account id names one account of one programme.
   const placeholders = ids.map(() => '?').join(', ');
-  const own = prepared<{ total: bigint }>(
+  const pending = prepared<{ total: bigint }>(
     ctx.db,
-    `SELECT COALESCE(SUM(credit_amount_minor), 0) AS total FROM transactions
-      WHERE credit_account_id IN (${placeholders}) AND status IN ('PENDING', 'PROCESSING')`,
+    `SELECT COALESCE(SUM(amount_minor), 0) AS total FROM in_flight_credits WHERE account_id IN (${placeholders})`,
   )
     .safeIntegers(true)
     .get(...ids)!;
-  const p2p = prepared<{ total: bigint }>(
-    ctx.db,
-    `SELECT COALESCE(SUM(credit_amount_minor), 0) AS total FROM transactions
-      WHERE json_extract(credit_instrument, '$.account.id') = ?
-        AND status IN ('PENDING', 'PROCESSING') AND category = 'P2P' AND direction = 'OUTGOING'`,
-  )
-    .safeIntegers(true)
-    .get(accountId)!;
-  return total + BigInt(own.total) + BigInt(p2p.total);
+  return total + BigInt(pending.total);
 }
 
 /**
