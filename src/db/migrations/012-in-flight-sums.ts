@@ -13,6 +13,9 @@ import type { Migration } from './index.js';
 //    insert, a delete by a snapshot restore), so the credit bound reads one row per account, however many
 //    credits are in flight towards it. A transaction moving PENDING -> PROCESSING leaves it untouched.
 // A partial index is written only for the rows its WHERE admits, so settled history costs nothing in it.
+// The step can run again on a database that already has its column, index, table and triggers (a database taken
+// back to an earlier user_version and migrated again): SQLite has no ADD COLUMN IF NOT EXISTS, so it looks first,
+// and both backfills recompute every row from the transactions rather than add to what is there.
 /**
  * The account a row of `transactions` will credit while it is in flight, or NULL: its credit account, or the
  * receiver's account named in the credit instrument of a P2P transfer to another user (credit_account_id NULL).
@@ -27,12 +30,16 @@ const addCredit = (account: string, amount: string) => `INSERT INTO in_flight_cr
 export const migration012InFlightSums: Migration = {
   version: 12,
   name: 'in-flight-sums',
-  sql: `
-ALTER TABLE ledger_entries ADD COLUMN in_flight INTEGER NOT NULL DEFAULT 0;
-UPDATE ledger_entries SET in_flight = 1
- WHERE transaction_id IN (SELECT id FROM transactions WHERE status IN ('PENDING', 'PROCESSING'));
-CREATE INDEX ledger_in_flight_by_account ON ledger_entries (account_id, amount_minor) WHERE in_flight = 1;
+  sql: (db) => {
+    const columns = db.prepare("SELECT name FROM pragma_table_info('ledger_entries')").all() as Array<{ name: string }>;
+    const addColumn = columns.some((column) => column.name === 'in_flight') ? '' : 'ALTER TABLE ledger_entries ADD COLUMN in_flight INTEGER NOT NULL DEFAULT 0;';
+    return `
+${addColumn}
+UPDATE ledger_entries SET in_flight = NOT in_flight
+ WHERE in_flight IS NOT (transaction_id IN (SELECT id FROM transactions WHERE status IN ('PENDING', 'PROCESSING')));
+CREATE INDEX IF NOT EXISTS ledger_in_flight_by_account ON ledger_entries (account_id, amount_minor) WHERE in_flight = 1;
 
+DROP TRIGGER IF EXISTS ledger_entries_in_flight;
 CREATE TRIGGER ledger_entries_in_flight AFTER UPDATE OF status ON transactions
   WHEN (OLD.status IN ('PENDING', 'PROCESSING')) IS NOT (NEW.status IN ('PENDING', 'PROCESSING'))
 BEGIN
@@ -40,20 +47,23 @@ BEGIN
    WHERE transaction_id = NEW.id AND in_flight IS NOT (NEW.status IN ('PENDING', 'PROCESSING'));
 END;
 
-CREATE TABLE in_flight_credits (
+CREATE TABLE IF NOT EXISTS in_flight_credits (
   account_id TEXT PRIMARY KEY,
   -- the credit amounts of the PENDING and PROCESSING transactions that will credit this account (0 once none)
   amount_minor INTEGER NOT NULL
 ) WITHOUT ROWID;
+DELETE FROM in_flight_credits;
 INSERT INTO in_flight_credits (account_id, amount_minor)
   SELECT account_id, SUM(credit_amount_minor) FROM (SELECT ${credited('t')} AS account_id, credit_amount_minor FROM transactions t)
    WHERE account_id IS NOT NULL GROUP BY account_id;
 
+DROP TRIGGER IF EXISTS in_flight_credits_insert;
 CREATE TRIGGER in_flight_credits_insert AFTER INSERT ON transactions WHEN ${credited('NEW')} IS NOT NULL
 BEGIN
   ${addCredit(credited('NEW'), 'NEW.credit_amount_minor')}
 END;
 
+DROP TRIGGER IF EXISTS in_flight_credits_update;
 CREATE TRIGGER in_flight_credits_update
   AFTER UPDATE OF status, credit_account_id, credit_amount_minor, credit_instrument, category, direction ON transactions
   WHEN ${credited('OLD')} IS NOT ${credited('NEW')}
@@ -63,9 +73,11 @@ BEGIN
   ${addCredit(credited('NEW'), 'NEW.credit_amount_minor')}
 END;
 
+DROP TRIGGER IF EXISTS in_flight_credits_delete;
 CREATE TRIGGER in_flight_credits_delete AFTER DELETE ON transactions WHEN ${credited('OLD')} IS NOT NULL
 BEGIN
   UPDATE in_flight_credits SET amount_minor = amount_minor - OLD.credit_amount_minor WHERE account_id = ${credited('OLD')};
 END;
-`,
+`;
+  },
 };
