@@ -42,6 +42,8 @@ const median = (values) => {
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 };
+/** Nearest-rank percentile of an ascending array (null when empty). */
+const percentile = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : null);
 const loadAverage = () => os.loadavg().map((value) => round(value, 2));
 
 // ---- processes ----
@@ -200,8 +202,6 @@ function cannon({ onInstance, ...options }) {
     onInstance?.(instance);
   });
 }
-
-const percentile = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : null);
 
 /**
  * One load run on one set of connections (bench/README.md, "How it measures"): the warm-up and the measured window
@@ -782,7 +782,7 @@ async function timedPosts(server, path, runs, before = async () => {}) {
   const sorted = [...client].sort((a, b) => a - b);
   return {
     medianMs: round(median(client), 2),
-    p90Ms: round(sorted[Math.floor(runs * 0.9) - 1], 2),
+    p90Ms: round(percentile(sorted, 90), 2),
     maxMs: round(sorted[runs - 1], 2),
     serverReportedMedianMs: round(median(reported), 2),
     runs,
@@ -841,7 +841,7 @@ async function sessions(runs) {
       await end(made.id);
     }
     const sorted = [...times].sort((a, b) => a - b);
-    return { medianMs: round(median(times), 2), p90Ms: round(sorted[Math.floor(count * 0.9) - 1], 2), runs: count };
+    return { medianMs: round(median(times), 2), p90Ms: round(percentile(sorted, 90), 2), runs: count };
   };
   await pause(2000); // the pool is built a second after the server listens
   const pooled = await timed(runs, {}, 200);
