@@ -6,7 +6,8 @@ import { formatAmount } from '../../lib/money.js';
 // The ledger (docs/decisions.md#ledger): signed entries in minor units (credits positive, debits negative).
 // - `available` = every posted entry, so in-flight debits are held;
 // - `current`   = entries of COMPLETED transactions.
-// Nothing stores a balance apart from the entries. Each entry carries the account's running total after it
+// Nothing stores a balance apart from the entries (in_flight_credits sums credits that are not entries yet, for
+// reachableBalanceOf below). Each entry carries the account's running total after it
 // (`available_after_minor`, written in the same statement as the entry), so `available` is the running
 // total of the account's last entry: one index lookup, whatever the number of entries.
 // `current` is `available` minus the entries of in-flight (PENDING/PROCESSING) transactions: a FAILED
