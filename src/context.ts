@@ -3,7 +3,7 @@ import type { Clock } from './lib/clock.js';
 import type { IdSource } from './lib/ids.js';
 import type { Config } from './config.js';
 import type { Fixtures } from './fixtures/fixtures.schema.js';
-import { errors } from './http/errors.js';
+import { errors } from './core/errors.js';
 
 /**
  * Everything a domain function needs, injected

@@ -9,7 +9,7 @@ import { loadFixtures } from './fixtures/fixtures.loader.js';
 import type { Fixtures } from './fixtures/fixtures.schema.js';
 import { seedFixtures } from './fixtures/fixtures.seed.js';
 import { parseSnapshotFile, restoreTables, setStartingSnapshot, type Snapshot } from './emulator/snapshots.service.js';
-import { ServiceError } from './http/errors.js';
+import { ServiceError } from './core/errors.js';
 import { readFileSync } from 'node:fs';
 import { jobFailureHandlers, jobHandlers } from './domains/index.js';
 import type { AppContext } from './context.js';

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import t, { type Test } from 'tap';
 import type { FastifyPluginAsync, LightMyRequestResponse } from 'fastify';
 import { authOf, SCOPES } from '../src/http/auth.js';
-import { errorBodySchema } from '../src/http/errors.js';
+import { errorBodySchema } from '../src/core/errors.js';
 import { signRequest } from '../src/lib/hmac.js';
 import { AS_JANE, AS_OTHER, CREDENTIALS, START, buildTestApp, json, type Identity } from './helper.js';
 

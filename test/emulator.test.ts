@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
-import { errorBodySchema } from '../src/http/errors.js';
+import { errorBodySchema } from '../src/core/errors.js';
 import { scheduleJob } from '../src/scheduler/scheduler.js';
 import { stateTables } from '../src/db/migrate.js';
 import { resetState } from '../src/fixtures/fixtures.seed.js';

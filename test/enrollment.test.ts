@@ -2,7 +2,7 @@ import t from 'tap';
 import { AS_JANE, AS_OTHER, buildTestApp, json, type TestApp } from './helper.js';
 import { advance, businessEntries, createUser, getDetail, MULTI, personEntries, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
 import { assertEnrollmentActive } from '../src/domains/enrollment/enrollment.service.js';
-import { ServiceError } from '../src/http/errors.js';
+import { ServiceError } from '../src/core/errors.js';
 
 // Enrollment (docs/onboarding.md; interface 2.10, 3.3, 4.9-4.11) end to end over HTTP.
 

@@ -4,7 +4,7 @@ import { AS_JANE, buildTestApp, CREDENTIALS, json, type Identity, type TestApp }
 import { postPayout, base64 } from './helpers/funding.js';
 import { documentValue, makePdf } from './helpers/pdf.js';
 import { MULTI, createUser, personEntries, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
-import { ERROR_CODES, VALIDATION_ERROR_TYPES } from '../src/http/errors.js';
+import { ERROR_CODES, VALIDATION_ERROR_TYPES } from '../src/core/errors.js';
 import { PAYMENT_PURPOSES, TRANSACTION_CATEGORIES, TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../src/domains/transactions/transactions.machine.js';
 import { INTENT_STATUSES } from '../src/domains/intents/intents.machine.js';
 import { CREDIT_RAILS } from '../src/domains/fees-fx/fees-fx.schema.js';

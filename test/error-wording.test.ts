@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
-import { errorBodySchema } from '../src/http/errors.js';
+import { errorBodySchema } from '../src/core/errors.js';
 import { CREDENTIALS, buildTestApp, json, type Identity, type TestApp } from './helper.js';
 import { base64, countTransactions, fund, postPayout } from './helpers/funding.js';
 

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import type { FastifyPluginAsync, LightMyRequestResponse } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { errorBodySchema } from '../src/http/errors.js';
+import { errorBodySchema } from '../src/core/errors.js';
 import { CREDENTIALS, buildTestApp, json, type Identity } from './helper.js';
 
 // docs/decisions.md#error-body-everywhere: every non-2xx answer has the interface 7.1 body, including unknown routes,

@@ -1,7 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { errorBodySchema } from '../src/http/errors.js';
+import { errorBodySchema } from '../src/core/errors.js';
 import { routeCatalog, type CatalogRoute } from '../src/http/route-catalog.js';
 import { AS_JANE, CREDENTIALS, buildTestApp, json, type Identity, type TestApp } from './helper.js';
 import { base64, signPayout } from './helpers/funding.js';

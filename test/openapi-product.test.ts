@@ -8,7 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { routeCatalog } from '../src/http/route-catalog.js';
 import { OPERATIONS } from '../src/http/operations.js';
-import { ERROR_CODES } from '../src/http/errors.js';
+import { ERROR_CODES } from '../src/core/errors.js';
 import { buildTestApp, json } from './helper.js';
 import { plainCommand } from './helpers/node-child.js';
 

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
-import { errorBodySchema } from '../src/http/errors.js';
+import { errorBodySchema } from '../src/core/errors.js';
 import { AS_OTHER, CREDENTIALS, START, buildTestApp, json, type Identity, type TestApp } from './helper.js';
 
 // POST /v1/auth/users (docs/decisions.md#users-create) and GET /v1/users (interface 4.11).

@@ -2,7 +2,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { z } from 'zod';
 import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
-import { errors } from '../http/errors.js';
+import { errors } from '../core/errors.js';
 import { HEADER, SCOPES, entitlementsOf } from '../http/auth.js';
 import { signRequest } from '../lib/hmac.js';
 

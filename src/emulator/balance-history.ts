@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
 import { precisionOf } from '../context.js';
-import { errors } from '../http/errors.js';
+import { errors } from '../core/errors.js';
 import { instant } from '../http/formats.js';
 import { formatAmount } from '../lib/money.js';
 

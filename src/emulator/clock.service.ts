@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { advanceClock, runDueJobs } from '../scheduler/scheduler.js';
-import { errors } from '../http/errors.js';
+import { errors } from '../core/errors.js';
 
 export function clockView(ctx: AppContext, jobsRun?: number) {
   const state = ctx.clock.state();

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { PROJECT_ROOT } from '../config.js';
 import { pathPrefixOf } from '../http/public-url.js';
 import type { AppContext } from '../context.js';
-import { errorResponses, errors, ServiceError } from '../http/errors.js';
+import { errorResponses, errors, ServiceError } from '../core/errors.js';
 import { CONTROL_PLANE, OPEN } from './emulator.routes.js';
 import { dashboardStateQuery, dashboardStateResponse } from './overview.schema.js';
 import { getDashboardState } from './overview.service.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
-import { errorResponses } from '../http/errors.js';
+import { errorResponses } from '../core/errors.js';
 import { ADMIN_POLICY, OPEN_POLICY } from '../http/auth.js';
 import { resetSandbox } from './reset.service.js';
 import { VERSION } from '../version.js';

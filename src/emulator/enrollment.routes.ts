@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { CONTROL_PLANE } from './emulator.routes.js';
 import type { AppContext } from '../context.js';
-import { errorResponses } from '../http/errors.js';
+import { errorResponses } from '../core/errors.js';
 import { decisionParams, enrollmentSchema, forcedDecisionBody, revokeBody, revokeParams } from '../domains/enrollment/enrollment.schema.js';
 import { forceReviewDecision, revokeEnrollment } from '../domains/enrollment/enrollment.service.js';
 import { informationRequestDetailSchema } from '../domains/information-requests/information-requests.schema.js';

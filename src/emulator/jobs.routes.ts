@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
-import { errorResponses } from '../http/errors.js';
+import { errorResponses } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.routes.js';
 import { jobListSchema, listJobs, listJobsQuery } from './jobs.service.js';
 

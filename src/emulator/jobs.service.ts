@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
-import { envelopeSchema, pageQuery, type Page } from '../http/pagination.js';
+import { envelopeSchema, pageQuery } from '../http/pagination.js';
+import type { Page } from '../core/page.js';
 import { instant } from '../http/formats.js';
 
 // GET /_emulator/jobs (docs/control-plane.md#jobs): the scheduled work on the emulated clock, so a job that

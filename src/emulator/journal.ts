@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { instant } from '../http/formats.js';
 import type { AppContext } from '../context.js';
-import { errorResponses } from '../http/errors.js';
+import { errorResponses } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.routes.js';
 import { firedFaultSchema } from '../faults/fault-rules.schema.js';
 

@@ -3,7 +3,7 @@ import { listFaultRules } from '../faults/fault-rules.service.js';
 import { getWebhookChaos } from '../faults/webhook-chaos.service.js';
 import type { AppContext } from '../context.js';
 import { precisionOf } from '../context.js';
-import { errors } from '../http/errors.js';
+import { errors } from '../core/errors.js';
 import { formatAmount } from '../lib/money.js';
 import type { AccountRow } from '../domains/accounts/accounts.schema.js';
 import type { DepositInstructionRow } from '../domains/deposit-instructions/deposit-instructions.schema.js';

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import type { AppContext } from '../context.js';
 import { prepared, type Db } from '../db/connection.js';
 import { stateTables } from '../db/migrate.js';
-import { errors, ServiceError } from '../http/errors.js';
+import { errors, ServiceError } from '../core/errors.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
 import { markEqualIfTracking, markEqualTo, tablesThatMayDiffer } from './snapshots.tracking.js';
 

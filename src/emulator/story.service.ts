@@ -1,7 +1,7 @@
 import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
 import { precisionOf } from '../context.js';
-import { errors } from '../http/errors.js';
+import { errors } from '../core/errors.js';
 import { formatAmount } from '../lib/money.js';
 import { getTransactionRow } from '../domains/transactions/transactions.stored.js';
 import { transactionTransitions, type TransactionStatus } from '../domains/transactions/transactions.machine.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
-import { errorResponses } from '../http/errors.js';
+import { errorResponses } from '../core/errors.js';
 import { forceStatusBody, transactionParams, transactionSchema } from '../domains/transactions/transactions.schema.js';
 import { forceTransactionStatus } from '../domains/transactions/control.service.js';
 import { injectParams, injectTransactionBody, returnTransactionBody } from '../domains/transactions/control.schema.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { CONTROL_PLANE } from './emulator.routes.js';
 import type { AppContext } from '../context.js';
-import { errorResponses, errors } from '../http/errors.js';
+import { errorResponses, errors } from '../core/errors.js';
 import {
   deliveryListSchema,
   deliveryParams,

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { errors } from '../http/errors.js';
+import { errors } from '../core/errors.js';
 import { seededRandom, type SeededRandom } from '../lib/seeded-random.js';
 import { MAX_FAULT_RULES, type CreateFaultRuleInput, type FaultEffect, type FaultRule, type FiredFault } from './fault-rules.schema.js';
 

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Agent } from 'undici';
 import type { AppContext } from '../context.js';
 import { prepared } from '../db/connection.js';
-import { errors } from '../http/errors.js';
+import { errors } from '../core/errors.js';
 import { buildDelivery, CHECK_CASES, type CheckCaseDefinition, type CheckTarget, type Delivery } from './receiver-check.cases.js';
 import { describeNetworkError, readAnswerPreview } from '../domains/webhooks/webhooks.sender.js';
 import {

@@ -5,7 +5,7 @@ import { readCacheOf } from '../db/read-cache.js';
 import type { AppContext } from '../context.js';
 import { hexDigestsEqual, hmacSha256Hex } from '../lib/hmac.js';
 import { pathPrefixOf } from './public-url.js';
-import { errors, ServiceError } from './errors.js';
+import { errors, ServiceError } from '../core/errors.js';
 import { SCOPES, type Scope } from './scopes.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 

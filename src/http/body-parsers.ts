@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { errors, ServiceError } from './errors.js';
+import { errors, ServiceError } from '../core/errors.js';
 
 /**
  * The only body parsers: JSON (kept as `request.rawBody` for the HMAC), text/plain for the payout

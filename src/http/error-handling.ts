@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { InvalidTransitionError } from '../lib/state-machine.js';
 import { MoneyFormatError } from '../lib/money.js';
 import { methodsForPath } from './route-catalog.js';
-import { ServiceError, errors } from './errors.js';
+import { ServiceError, errors } from '../core/errors.js';
 import { summarize, zodIssuesToValidationErrors, type Location } from './validation-errors.js';
 
 // Everything thrown becomes the error body: the not-found (404/405) and error handlers, and the mapping of

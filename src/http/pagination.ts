@@ -33,10 +33,3 @@ export function envelopeSchema<T extends z.ZodType>(item: T) {
     totalRecords: z.number().int(),
   });
 }
-
-export interface Page<T> {
-  data: T[];
-  pageIndex: number;
-  pageSize: number;
-  totalRecords: number;
-}

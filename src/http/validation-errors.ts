@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { errors, type ValidationError, type ValidationErrorType } from './errors.js';
+import { errors, type ValidationError, type ValidationErrorType } from '../core/errors.js';
 
 // zod issues -> the interface's validationErrors items (one per issue, with a field path and a message for
 // people), used for every route's params, query and body and by parseOrThrow in the domains.

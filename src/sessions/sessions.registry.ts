@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../emulator/snapshots.service.js';
 import { setWebhookEndpoint } from '../domains/webhooks/webhooks.service.js';
-import { ServiceError } from '../http/errors.js';
+import { ServiceError } from '../core/errors.js';
 import { enterPathPrefix } from '../http/public-url.js';
 
 // Sessions (docs/sessions.md): whole sandboxes, each with its own in-memory database, clock, scheduler, webhook

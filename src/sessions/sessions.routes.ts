@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
-import { errorResponses } from '../http/errors.js';
+import { errorResponses } from '../core/errors.js';
 import { originOf } from '../http/public-url.js';
 import { CONTROL_PLANE } from '../emulator/emulator.routes.js';
 import { createSessionBody, sessionListSchema, sessionParams, sessionSchema } from './sessions.schema.js';

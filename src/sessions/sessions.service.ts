@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import { listEndpoints } from '../domains/webhooks/webhooks.service.js';
 import { FixturesError, validateFixtures } from '../fixtures/fixtures.loader.js';
 import { getSnapshot } from '../emulator/snapshots.service.js';
-import { errors } from '../http/errors.js';
+import { errors } from '../core/errors.js';
 import type { createSessionBody, sessionSchema } from './sessions.schema.js';
 import { SESSION_PATH, type Session, type SessionOptions, type SessionRegistry } from './sessions.registry.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.js';
-import { errorResponses } from '../../http/errors.js';
+import { errorResponses } from '../../core/errors.js';
 import { envelopeSchema } from '../../http/pagination.js';
 import { userOf } from '../../http/auth.js';
 import { accountDetailSchema, accountParams, accountSchema, listAccountsQuery } from './accounts.schema.js';

@@ -1,9 +1,9 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
-import { errors } from '../../http/errors.js';
+import { errors } from '../../core/errors.js';
 import { formatAmount } from '../../lib/money.js';
-import type { Page } from '../../http/pagination.js';
+import type { Page } from '../../core/page.js';
 import { balancesOf } from '../ledger/ledger.service.js';
 import { toDepositInstruction, type DepositInstructionRow } from '../deposit-instructions/deposit-instructions.schema.js';
 import { ACCOUNT_COLUMNS, toAccount, type Account, type AccountDetail, type AccountRow } from './accounts.schema.js';

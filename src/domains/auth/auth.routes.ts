@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.js';
-import { errorResponses } from '../../http/errors.js';
+import { errorResponses } from '../../core/errors.js';
 import { authOf, userOf } from '../../http/auth.js';
 import { tokenBody, tokenResponse } from './auth.schema.js';
 import { issueToken } from './auth.service.js';

@@ -2,7 +2,7 @@ import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { hashToken, newAccessToken, SCOPES, TOKEN_LIFETIME_SECONDS, type Scope } from '../../http/auth.js';
 import type { TokenResponse } from './auth.schema.js';
-import { errors } from '../../http/errors.js';
+import { errors } from '../../core/errors.js';
 
 /**
  * Issue a bearer token for the caller's user; only its hash is stored (docs/decisions.md#bearer-tokens). A token never

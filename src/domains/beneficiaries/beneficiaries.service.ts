@@ -1,7 +1,7 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
-import { errors, type ValidationError } from '../../http/errors.js';
-import type { Page } from '../../http/pagination.js';
+import { errors, type ValidationError } from '../../core/errors.js';
+import type { Page } from '../../core/page.js';
 import type { ProgrammeFixture } from '../../fixtures/fixtures.schema.js';
 import { FixturesError } from '../../fixtures/fixtures.loader.js';
 import type { Caller } from '../accounts/accounts.service.js';

@@ -1,6 +1,6 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
-import { errors } from '../../http/errors.js';
+import { errors } from '../../core/errors.js';
 import { assertTransition } from '../../lib/state-machine.js';
 import { getUserRow } from '../users/users.service.js';
 import { openTemplateAccounts } from '../accounts/account-templates.js';

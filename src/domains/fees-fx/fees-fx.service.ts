@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
-import { errors } from '../../http/errors.js';
+import { errors } from '../../core/errors.js';
 import { convertMinor, divideRounded, MoneyFormatError, parseAmount, parseDecimal } from '../../lib/money.js';
 import { RATE_SCALE, type Quote, type QuotedFee } from './fees-fx.schema.js';
 

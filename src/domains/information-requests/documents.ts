@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ServiceError, type ErrorCode, type ValidationError } from '../../http/errors.js';
+import { ServiceError, type ErrorCode, type ValidationError } from '../../core/errors.js';
 
 // Document entries (docs/decisions.md#documents-metadata-only): `{ fileName, contentType: "application/pdf",
 // contentBase64 }`, checked for real by opening the file with pdfjs-dist (a full PDF parser, not a search for "%PDF"):

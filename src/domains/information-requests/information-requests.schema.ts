@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { instant } from '../../http/formats.js';
-import { validationErrorSchema } from '../../http/errors.js';
+import { validationErrorSchema } from '../../core/errors.js';
 import { ENTRY_SOURCES, REQUIREMENT_KINDS, REQUIREMENT_STATUSES, type RequirementSet, type ValidationStatus } from './requirements.js';
 import { INFORMATION_REQUEST_STATUSES, type InformationRequestStatus } from './information-requests.machine.js';
 

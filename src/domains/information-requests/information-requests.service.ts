@@ -1,6 +1,6 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
-import { errors, ServiceError, type ValidationError } from '../../http/errors.js';
+import { errors, ServiceError, type ValidationError } from '../../core/errors.js';
 import { assertTransition } from '../../lib/state-machine.js';
 import { cancelJobs, scheduleJob } from '../../scheduler/scheduler.js';
 import { decodeDocumentValue, type DecodedDocument, type DocumentMetadata } from './documents.js';

@@ -1,4 +1,4 @@
-import type { ValidationError, ValidationErrorType } from '../../http/errors.js';
+import type { ValidationError, ValidationErrorType } from '../../core/errors.js';
 import { COUNTRY_CODES } from './countries.js';
 
 // The requirement model (docs/onboarding.md#requirements-and-value-formats): what an ENROLLMENT information request

@@ -1,6 +1,6 @@
 import { prepared } from '../../db/connection.js';
 import { precisionOf, type AppContext } from '../../context.js';
-import { errors } from '../../http/errors.js';
+import { errors } from '../../core/errors.js';
 import { formatAmount } from '../../lib/money.js';
 
 // The ledger (docs/decisions.md#ledger): signed entries in minor units (credits positive, debits negative).

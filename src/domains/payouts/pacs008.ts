@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { XMLParser as XmlParserType, XMLValidator as XmlValidatorType } from 'fast-xml-parser';
-import { errors } from '../../http/errors.js';
+import { errors } from '../../core/errors.js';
 import type { CreditRail } from '../fees-fx/fees-fx.schema.js';
 import type { PayoutOrder } from './payouts.schema.js';
 

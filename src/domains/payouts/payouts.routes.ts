@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.js';
-import { errorResponses, ServiceError } from '../../http/errors.js';
+import { errorResponses, ServiceError } from '../../core/errors.js';
 import { userOf } from '../../http/auth.js';
 import { payoutBody, payoutHeaders, payoutParams, payoutSubmissionResponse } from './payouts.schema.js';
 import { submitPayout } from './payouts.service.js';

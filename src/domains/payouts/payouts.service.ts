@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { prepared } from '../../db/connection.js';
 import { precisionOf, type AppContext } from '../../context.js';
-import { errors, ServiceError } from '../../http/errors.js';
+import { errors, ServiceError } from '../../core/errors.js';
 import { parseOrThrow } from '../../http/validation-errors.js';
 import { requireOwnAccount, type Caller } from '../accounts/accounts.service.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';

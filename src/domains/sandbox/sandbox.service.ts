@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
-import { ServiceError, errors } from '../../http/errors.js';
+import { ServiceError, errors } from '../../core/errors.js';
 import { MoneyFormatError, formatAmount, parseAmount } from '../../lib/money.js';
 import { requireOwnAccount, type Caller } from '../accounts/accounts.service.js';
 import { instructionOfAccount, pendingRequestOfAccount } from '../deposit-instructions/deposit-instructions.service.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
-import { errorBodySchema, errorResponses } from '../../http/errors.js';
+import { errorBodySchema, errorResponses } from '../../core/errors.js';
 import { userOf } from '../../http/auth.js';
 import {
   statementFileParams,

@@ -1,7 +1,7 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
-import { errors, ServiceError, type ValidationError } from '../../http/errors.js';
+import { errors, ServiceError, type ValidationError } from '../../core/errors.js';
 import { formatAmount } from '../../lib/money.js';
 import { hexDigestsEqual, hmacSha256Hex } from '../../lib/hmac.js';
 import { depositInstructionsOf, requireOwnAccount, type Caller } from '../accounts/accounts.service.js';

@@ -1,7 +1,7 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
-import { ServiceError, errors } from '../../http/errors.js';
+import { ServiceError, errors } from '../../core/errors.js';
 import { MoneyFormatError, formatAmount, parseAmount } from '../../lib/money.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
 import { assertCreditFits } from '../ledger/ledger.service.js';

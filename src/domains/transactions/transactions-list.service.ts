@@ -1,7 +1,7 @@
 import { prepared, type Db } from '../../db/connection.js';
 import { readCacheOf } from '../../db/read-cache.js';
 import type { AppContext } from '../../context.js';
-import { errors } from '../../http/errors.js';
+import { errors } from '../../core/errors.js';
 import { requireOwnAccount, requireProgrammeAccount } from '../accounts/accounts.service.js';
 import { transactionJson } from './transactions.stored.js';
 import type { ListTransactionsQuery, TransactionSortField } from './transactions.schema.js';

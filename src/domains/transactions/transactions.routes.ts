@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.js';
-import { errorResponses } from '../../http/errors.js';
+import { errorResponses } from '../../core/errors.js';
 import { envelopeSchema } from '../../http/pagination.js';
 import { scopeOf } from '../../http/auth.js';
 import { checkUpdatedBoundsOrder, listTransactionsQuery, transactionParams, transactionSchema } from './transactions.schema.js';

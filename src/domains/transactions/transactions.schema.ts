@@ -1,4 +1,4 @@
-import { errors } from '../../http/errors.js';
+import { errors } from '../../core/errors.js';
 import { z } from 'zod';
 import { instant } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';

@@ -1,7 +1,7 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
-import { errors } from '../../http/errors.js';
+import { errors } from '../../core/errors.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { toTransaction, toWebhookTransaction, type Transaction, type TransactionRow } from './transactions.schema.js';
 

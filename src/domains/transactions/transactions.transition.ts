@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { assertTransition } from '../../lib/state-machine.js';
 import { postEntry } from '../ledger/ledger.service.js';
 import { replaceEventPayload } from '../webhooks/outbox.js';
-import { errors } from '../../http/errors.js';
+import { errors } from '../../core/errors.js';
 import { TRANSACTION_STATUSES, transactionTransitions, type TransactionStatus } from './transactions.machine.js';
 import { toWebhookTransaction, type Party, type TransactionRow, toTransaction } from './transactions.schema.js';
 import { emitTransactionEvent, getTransactionRow, precisionLookup } from './transactions.stored.js';

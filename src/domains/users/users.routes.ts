@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.js';
-import { errorResponses, errors } from '../../http/errors.js';
+import { errorResponses, errors } from '../../core/errors.js';
 import { envelopeSchema } from '../../http/pagination.js';
 import { authOf } from '../../http/auth.js';
 import { createUserBody, listUsersQuery, userSchema } from './users.schema.js';

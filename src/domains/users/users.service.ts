@@ -1,7 +1,7 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
-import { errors } from '../../http/errors.js';
-import type { Page } from '../../http/pagination.js';
+import { errors } from '../../core/errors.js';
+import type { Page } from '../../core/page.js';
 import { toUser, type CreateUserInput, type User, type UserRow } from './users.schema.js';
 
 export function getUserRow(ctx: AppContext, userId: string): UserRow | undefined {

@@ -1,6 +1,6 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
-import { errors } from '../../http/errors.js';
+import { errors } from '../../core/errors.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
 import { signWebhook } from '../../webhook-verify.js';
 import { VERSION } from '../../version.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
-import { errors } from '../../http/errors.js';
+import { errors } from '../../core/errors.js';
 import { getTransactionRow, precisionLookup } from '../transactions/transactions.stored.js';
 import { toWebhookTransaction, toTransaction } from '../transactions/transactions.schema.js';
 import { recordEvent } from './outbox.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
-import { errorResponses } from '../../http/errors.js';
+import { errorResponses } from '../../core/errors.js';
 import { notifyOutbox } from '../../domains/webhooks/outbox.js';
 import { CONTROL_PLANE } from '../emulator.routes.js';
 import { DEMO_STEPS } from './demo-script.js';

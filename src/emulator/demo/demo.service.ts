@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
-import { errors, ServiceError } from '../../http/errors.js';
+import { errors, ServiceError } from '../../core/errors.js';
 import { HEADER, SCOPES, entitlementsOf } from '../../http/auth.js';
 import { signRequest } from '../../lib/hmac.js';
 import { actAs } from '../act-as.service.js';
