@@ -16,10 +16,6 @@ import type { CreateIntentInput } from './intents.schema.js';
 // PARTIAL_REFUND) and a pull from the user's own bank account (DEPOSIT, DIRECT_DEBIT). Each resolver checks
 // its cross-field rules and names the offending field in the 400.
 
-export function accountInstrument(account: Pick<AccountRow, 'id' | 'display_name' | 'currency'>): Instrument {
-  return { instrumentType: 'ACCOUNT', account: { id: account.id, displayName: account.display_name, currency: account.currency } };
-}
-
 const present = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
 
 /**

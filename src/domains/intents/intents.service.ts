@@ -26,7 +26,6 @@ import { createTransaction, InsufficientFundsError, type NewTransaction } from '
 import { getTransactionRow, precisionLookup } from '../transactions/transactions.stored.js';
 import { railBehaviourFor, type RailBehaviour } from '../transactions/transactions.rail.js';
 import {
-  accountInstrument,
   DIRECT_DEBIT_RAIL,
   flowOf,
   otherUsersAccount,
@@ -37,7 +36,7 @@ import {
   requireOwnBankAccount,
   requireRefundableDeposit,
 } from './intent-flows.js';
-import type { Instrument, Party } from '../transactions/transactions.schema.js';
+import { accountInstrument, type Instrument, type Party } from '../transactions/transactions.schema.js';
 import { intentTransitions, type IntentStatus } from './intents.machine.js';
 import { toIntent, type CreateIntentInput, type IntentRow, type StoredFee, type TransactionIntent } from './intents.schema.js';
 
@@ -46,8 +45,6 @@ import { toIntent, type CreateIntentInput, type IntentRow, type StoredFee, type 
 // clock and is also applied lazily whenever an intent is read, so a reader never sees a stale CREATED.
 
 export const INTENT_EXPIRY_JOB = 'intent.expire';
-
-export { accountInstrument };
 
 function getIntentRow(ctx: AppContext, id: string): IntentRow | undefined {
   return prepared<IntentRow>(ctx.db, 'SELECT * FROM transaction_intents WHERE id = ?').get(id);

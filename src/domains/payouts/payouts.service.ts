@@ -19,10 +19,10 @@ import {
 import type { BeneficiaryInstrumentRow, BeneficiaryRow } from '../beneficiaries/beneficiaries.schema.js';
 import { normalizeIban } from '../beneficiaries/bank-validation.js';
 import { parsePositiveAmount, quote } from '../fees-fx/fees-fx.service.js';
-import { accountInstrument } from '../intents/intents.service.js';
 import { assertEnrollmentActive } from '../enrollment/enrollment.service.js';
 import { createTransaction } from '../transactions/transactions.create.js';
 import { railBehaviourFor } from '../transactions/transactions.rail.js';
+import { accountInstrument } from '../transactions/transactions.schema.js';
 import { parsePacs008 } from './pacs008.js';
 import { payoutJsonPayload, type PayoutFormat, type PayoutOrder, type PayoutSubmissionResponse } from './payouts.schema.js';
 

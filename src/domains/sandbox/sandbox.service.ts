@@ -8,7 +8,7 @@ import { NETWORK_TOKEN_CURRENCY, RAILS } from '../deposit-instructions/rails.js'
 import { subBalanceId } from '../../fixtures/fixtures.seed.js';
 import { createTransaction } from '../transactions/transactions.create.js';
 import { assertCreditFits } from '../ledger/ledger.service.js';
-import type { Party } from '../transactions/transactions.schema.js';
+import { accountInstrument, type Party } from '../transactions/transactions.schema.js';
 import type { SimulateDepositBody, SimulateDepositResponse } from './sandbox.schema.js';
 import { notifyOutbox } from '../webhooks/outbox.js';
 
@@ -64,10 +64,6 @@ export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: stri
     const rail = RAILS[instruction.rail_type];
     const reference = body.reference ?? null;
     const payerName = body.counterpartyName ?? SERVICE_PAYER_NAME;
-    const creditInstrument = (currency: string) => ({
-      instrumentType: 'ACCOUNT' as const,
-      account: { id: account.id, displayName: account.display_name, currency },
-    });
 
     if (instruction.network) {
       // docs/decisions.md#stablecoin-sweep: the DEPOSIT lands in the network sub-balance in its token currency; the
@@ -93,7 +89,7 @@ export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: stri
         debitMemo: reference,
         creditAmountMinor: amountMinor,
         creditCurrency: tokenCurrency,
-        creditInstrument: creditInstrument(tokenCurrency),
+        creditInstrument: accountInstrument(account, tokenCurrency),
         depositReconciliationId: account.deposit_reconciliation_id,
         railBehaviour: 'NORMAL',
       });
@@ -124,7 +120,7 @@ export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: stri
       debitMemo: reference !== null && rail?.carriesMemo ? reference : null,
       creditAmountMinor: amountMinor,
       creditCurrency: account.currency,
-      creditInstrument: creditInstrument(account.currency),
+      creditInstrument: accountInstrument(account),
       depositReconciliationId: account.deposit_reconciliation_id,
       railBehaviour: 'NORMAL',
     });

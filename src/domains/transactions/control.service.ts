@@ -9,7 +9,7 @@ import type { DepositInstructionRow } from '../deposit-instructions/deposit-inst
 import { maskOf } from '../beneficiaries/bank-validation.js';
 import type { InjectTransactionBody, ReturnTransactionBody } from './control.schema.js';
 import type { TransactionStatus } from './transactions.machine.js';
-import type { Instrument, Party, Transaction, TransactionRow } from './transactions.schema.js';
+import { accountInstrument, type Instrument, type Party, type Transaction, type TransactionRow } from './transactions.schema.js';
 import { InsufficientFundsError, createTransaction, type NewTransaction } from './transactions.create.js';
 import { getTransactionRow, transactionJson } from './transactions.stored.js';
 import { transitionTransaction } from './transactions.transition.js';
@@ -42,10 +42,6 @@ function requireTopLevelAccount(ctx: AppContext, accountId: string): AccountRow 
   const account = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
   if (!account || account.parent_account_id !== null) throw errors.notFound(`Account ${accountId} not found`);
   return account;
-}
-
-function accountInstrument(account: AccountRow): Instrument {
-  return { instrumentType: 'ACCOUNT', account: { id: account.id, displayName: account.display_name, currency: account.currency } };
 }
 
 /**
@@ -302,10 +298,9 @@ export function returnTransaction(ctx: AppContext, transactionId: string, body: 
     assertCreditFits(ctx, original.account_id, amount, 'amount'); // docs/decisions.md#amount-bounds
     const type = amount === total ? 'REFUND' : 'PARTIAL_REFUND';
     const reason = RETURN_REASONS[body.reasonCode];
-    const ownInstrument: Instrument = {
-      instrumentType: 'ACCOUNT',
-      account: { id: ledgerAccount.id, displayName: account.display_name, currency: ledgerAccount.currency },
-    };
+    // The ledger account the original left (a sub-balance, when it was sent from one) under the display
+    // name of its top-level account.
+    const ownInstrument = accountInstrument({ ...ledgerAccount, display_name: account.display_name });
     const row = createTransaction(ctx, {
       programmeId: original.programme_id,
       userId: original.user_id,

@@ -9,7 +9,7 @@ import type { AccountRow } from '../accounts/accounts.schema.js';
 import { SWEEP_EXCHANGE_RATE, SWEEP_FX_SPREAD } from './internal-sweep.js';
 import type { HistoryEntry } from './history.schema.js';
 import { createTransaction, InsufficientFundsError, type NewTransaction } from './transactions.create.js';
-import type { Instrument, Party } from './transactions.schema.js';
+import { accountInstrument, type Instrument, type Party } from './transactions.schema.js';
 
 // Loads the fixtures' `history` through createTransaction's history mode: the same rows, entries and
 // REST form as live transactions, with the fixture's instants, no events and no rail timeline. Entries
@@ -48,10 +48,6 @@ function minor(ctx: AppContext, entry: { id: string }, value: string, currency: 
     if (error instanceof FixturesError) throw error;
     return fail(entry, `${field}: ${(error as Error).message}`);
   }
-}
-
-function accountInstrument(account: AccountRow, currency = account.currency): Instrument {
-  return { instrumentType: 'ACCOUNT', account: { id: account.id, displayName: account.display_name, currency } };
 }
 
 function settled(entry: HistoryEntry): NewTransaction['history'] {

@@ -4,7 +4,7 @@ import type { AccountRow } from '../accounts/accounts.schema.js';
 import { createTransaction } from './transactions.create.js';
 import { refreshStoredTransaction } from './transactions.stored.js';
 import type { TransactionStatus } from './transactions.machine.js';
-import type { TransactionRow } from './transactions.schema.js';
+import { accountInstrument, type TransactionRow } from './transactions.schema.js';
 
 // docs/decisions.md#stablecoin-sweep, interface 2.4: a stablecoin deposit lands in the account's network sub-balance;
 // when it completes, a TRANSFER with category INTERNAL_SWEEP moves it to the parent account. The two are linked
@@ -30,10 +30,6 @@ export function sweepCompletedDeposit(ctx: AppContext, row: TransactionRow, prev
   const sub = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(row.credit_account_id);
   if (!sub || sub.kind !== 'SUB_BALANCE' || !sub.parent_account_id) return false;
   const parent = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(sub.parent_account_id)!;
-  const parentInstrument = (currency: string) => ({
-    instrumentType: 'ACCOUNT' as const,
-    account: { id: parent.id, displayName: parent.display_name, currency },
-  });
   const sweep = createTransaction(ctx, {
     programmeId: row.programme_id,
     userId: row.user_id,
@@ -48,10 +44,10 @@ export function sweepCompletedDeposit(ctx: AppContext, row: TransactionRow, prev
     netDebitAmountMinor: null,
     debitCurrency: sub.currency,
     debitRail: row.debit_rail,
-    debitInstrument: parentInstrument(sub.currency),
+    debitInstrument: accountInstrument(parent, sub.currency),
     creditAmountMinor: BigInt(row.credit_amount_minor),
     creditCurrency: parent.currency,
-    creditInstrument: parentInstrument(parent.currency),
+    creditInstrument: accountInstrument(parent),
     exchangeRate: SWEEP_EXCHANGE_RATE,
     baseExchangeRate: SWEEP_EXCHANGE_RATE,
     fxSpread: SWEEP_FX_SPREAD,

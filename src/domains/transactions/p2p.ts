@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
 import { createTransaction } from './transactions.create.js';
 import type { TransactionStatus } from './transactions.machine.js';
-import type { Instrument, Party, TransactionRow } from './transactions.schema.js';
+import { accountInstrument, type Instrument, type Party, type TransactionRow } from './transactions.schema.js';
 
 // Transfers to another user of the programme (docs/money-out.md#p2p). The sender's TRANSFER (category
 // P2P) holds its debit at creation like any outgoing transaction and names the receiver as creditParty.
@@ -47,7 +47,7 @@ function createReceiverTransfer(ctx: AppContext, sent: TransactionRow, account: 
     debitMemo: sent.debit_memo,
     creditAmountMinor: BigInt(sent.credit_amount_minor),
     creditCurrency: sent.credit_currency,
-    creditInstrument: { instrumentType: 'ACCOUNT', account: { id: account.id, displayName: account.display_name, currency: account.currency } },
+    creditInstrument: accountInstrument(account),
     exchangeRate: '1',
     baseExchangeRate: '1',
     fxSpread: '0',

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { instant } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';
 import { formatAmount } from '../../lib/money.js';
+import type { AccountRow } from '../accounts/accounts.schema.js';
 import {
   PAYMENT_PURPOSES,
   TRANSACTION_CATEGORIES,
@@ -74,6 +75,16 @@ export const instrumentSchema = z
   ])
   .meta({ id: 'Instrument' });
 export type Instrument = z.infer<typeof instrumentSchema>;
+
+/**
+ * An account of the emulator as a transaction's instrument: the one builder for every flow (intents,
+ * payouts, P2P, the stablecoin sweep, simulated and injected deposits, returns, fixture history).
+ * `currency` is the account's own unless the funds move in another one on it (a stablecoin deposit or
+ * sweep names the token currency of the network sub-balance).
+ */
+export function accountInstrument(account: Pick<AccountRow, 'id' | 'display_name' | 'currency'>, currency = account.currency): Instrument {
+  return { instrumentType: 'ACCOUNT', account: { id: account.id, displayName: account.display_name, currency } };
+}
 
 export const transactionSchema = z
   .object({
