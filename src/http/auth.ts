@@ -6,6 +6,7 @@ import type { AppContext } from '../context.js';
 import { hexDigestsEqual, hmacSha256Hex } from '../lib/hmac.js';
 import { pathPrefixOf } from './public-url.js';
 import { errors, ServiceError } from '../core/errors.js';
+import type { Caller, CallerScope } from '../core/caller.js';
 import { SCOPES, type Scope } from './scopes.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 
@@ -399,14 +400,14 @@ export function authOf(request: FastifyRequest): AuthContext {
 }
 
 /** The user a user-scoped call acts for. */
-export function userOf(request: FastifyRequest): { programmeId: string; userId: string } {
+export function userOf(request: FastifyRequest): Caller {
   const auth = authOf(request);
   if (!auth.userId) throw errors.internal('route is not user-scoped');
   return { programmeId: auth.programmeId, userId: auth.userId };
 }
 
 /** Who a `user-or-programme` call acts for: one user, or (userId null) the whole programme. */
-export function scopeOf(request: FastifyRequest): { programmeId: string; userId: string | null } {
+export function scopeOf(request: FastifyRequest): CallerScope {
   const auth = authOf(request);
   return { programmeId: auth.programmeId, userId: auth.userId };
 }

@@ -3,15 +3,11 @@ import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { errors } from '../../core/errors.js';
 import { formatAmount } from '../../lib/money.js';
+import type { Caller } from '../../core/caller.js';
 import type { Page } from '../../core/page.js';
 import { balancesOf } from '../ledger/ledger.service.js';
 import { toDepositInstruction, type DepositInstructionRow } from '../deposit-instructions/deposit-instructions.schema.js';
 import { ACCOUNT_COLUMNS, toAccount, type Account, type AccountDetail, type AccountRow } from './accounts.schema.js';
-
-export interface Caller {
-  programmeId: string;
-  userId: string;
-}
 
 /**
  * The caller's own top-level account. docs/decisions.md#status-codes: an id of another programme (or no such id) is

@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.js';
 import { hashToken, newAccessToken, SCOPES, TOKEN_LIFETIME_SECONDS, type Scope } from '../../http/auth.js';
 import type { TokenResponse } from './auth.schema.js';
 import { errors } from '../../core/errors.js';
+import type { Caller } from '../../core/caller.js';
 
 /**
  * Issue a bearer token for the caller's user; only its hash is stored (docs/decisions.md#bearer-tokens). A token never
@@ -10,7 +11,7 @@ import { errors } from '../../core/errors.js';
  */
 export function issueToken(
   ctx: AppContext,
-  caller: { programmeId: string; userId: string },
+  caller: Caller,
   scopes: readonly Scope[] | undefined,
   entitled: ReadonlySet<Scope> = new Set(SCOPES),
 ): TokenResponse {
@@ -19,7 +20,7 @@ export function issueToken(
 
 function issueTokenNow(
   ctx: AppContext,
-  caller: { programmeId: string; userId: string },
+  caller: Caller,
   scopes: readonly Scope[] | undefined,
   entitled: ReadonlySet<Scope> = new Set(SCOPES),
 ): TokenResponse {

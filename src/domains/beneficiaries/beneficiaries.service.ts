@@ -4,7 +4,7 @@ import { errors, type ValidationError } from '../../core/errors.js';
 import type { Page } from '../../core/page.js';
 import type { ProgrammeFixture } from '../../fixtures/fixtures.schema.js';
 import { FixturesError } from '../../fixtures/fixtures.loader.js';
-import type { Caller } from '../accounts/accounts.service.js';
+import type { Caller } from '../../core/caller.js';
 import type { Instrument, Party } from '../transactions/transactions.schema.js';
 import type { CreditRail } from '../fees-fx/fees-fx.schema.js';
 import { abaRoutingValid, ibanChecksumValid, IBAN_FORMAT, isIsoCountry, maskOf, normalizeIban, VERIFICATION_FAILURE_ACCOUNT_NUMBER } from './bank-validation.js';

@@ -2,7 +2,8 @@ import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../core/errors.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
-import { requireOwnAccount, type Caller } from '../accounts/accounts.service.js';
+import { requireOwnAccount } from '../accounts/accounts.service.js';
+import type { Caller } from '../../core/caller.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
 import {
   RAILS,

@@ -12,8 +12,8 @@ import {
   getInformationRequestRow,
   listInformationRequests,
   toDetail,
-  type Caller,
 } from '../information-requests/information-requests.service.js';
+import type { Caller } from '../../core/caller.js';
 import type { InformationRequest, InformationRequestDetail, InformationRequestRow } from '../information-requests/information-requests.schema.js';
 import type { RequirementSet } from '../information-requests/requirements.js';
 import { enrollmentTransitions, STATE_FIELDS, stateOf, type EnrollmentState } from './enrollment.machine.js';

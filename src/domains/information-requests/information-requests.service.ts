@@ -1,5 +1,6 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
+import type { Caller } from '../../core/caller.js';
 import { errors, ServiceError, type ValidationError } from '../../core/errors.js';
 import { assertTransition } from '../../lib/state-machine.js';
 import { cancelJobs, scheduleJob } from '../../scheduler/scheduler.js';
@@ -30,11 +31,6 @@ import {
 // Information requests (docs/onboarding.md): creation with prefilled values, the entry write (all entries of a
 // call or none), submission with its outside-data check, and the first review step. Completing the review
 // is driven by the subject's domain (enrollment.service.ts), which applies the decision to the enrollment.
-
-export interface Caller {
-  programmeId: string;
-  userId: string;
-}
 
 /** Job: PROCESSING_SUBMISSION -> PENDING_REVIEW (handler: advanceToReview). */
 export const SUBMISSION_PROCESSING_JOB = 'information-request.process-submission';

@@ -8,7 +8,8 @@ import type { Page } from '../../core/page.js';
 import { formatAmount } from '../../lib/money.js';
 import { assertTransition } from '../../lib/state-machine.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
-import { requireOwnAccount, type Caller } from '../accounts/accounts.service.js';
+import { requireOwnAccount } from '../accounts/accounts.service.js';
+import type { Caller } from '../../core/caller.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
 import {
   creditInstrumentFor,

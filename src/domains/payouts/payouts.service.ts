@@ -3,7 +3,8 @@ import { prepared } from '../../db/connection.js';
 import { precisionOf, type AppContext } from '../../context.js';
 import { errors, ServiceError } from '../../core/errors.js';
 import { parseOrThrow } from '../../http/validation-errors.js';
-import { requireOwnAccount, type Caller } from '../accounts/accounts.service.js';
+import { requireOwnAccount } from '../accounts/accounts.service.js';
+import type { Caller } from '../../core/caller.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
 import {
   creditInstrumentFor,

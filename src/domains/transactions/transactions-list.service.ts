@@ -2,6 +2,7 @@ import { prepared, type Db } from '../../db/connection.js';
 import { readCacheOf } from '../../db/read-cache.js';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../core/errors.js';
+import type { CallerScope } from '../../core/caller.js';
 import { requireOwnAccount, requireProgrammeAccount } from '../accounts/accounts.service.js';
 import { transactionJson } from './transactions.stored.js';
 import type { ListTransactionsQuery, TransactionSortField } from './transactions.schema.js';
@@ -30,12 +31,6 @@ const SORT_COLUMN: Record<TransactionSortField, string> = {
   TYPE: 'type',
 };
 
-/** Who a read acts for: one user, or (userId null) the whole programme. */
-export interface ListScope {
-  programmeId: string;
-  userId: string | null;
-}
-
 interface PageRow {
   id: string;
   rest_json: string | null;
@@ -58,7 +53,7 @@ function inReadTransaction(db: Db, work: () => string): string {
 const PAGE_CACHE = { maxEntries: 256, maxBytes: 16 * 1024 * 1024 };
 
 /** The list envelope of interface 2 as JSON bytes, from the page cache when nothing changed since. */
-export function listTransactionsPage(ctx: AppContext, caller: ListScope, query: ListTransactionsQuery): Buffer | string {
+export function listTransactionsPage(ctx: AppContext, caller: CallerScope, query: ListTransactionsQuery): Buffer | string {
   // Built for one answer only: the text goes to the socket as is (encoded once, in the write), no Buffer copy first.
   if (ctx.config.readCache === 'off') return listTransactionsJson(ctx, caller, query);
   const cache = readCacheOf<Buffer>(ctx.db, 'transactions-list', PAGE_CACHE, (page) => page.length);
@@ -69,7 +64,7 @@ export function listTransactionsPage(ctx: AppContext, caller: ListScope, query: 
 }
 
 /** The list envelope of interface 2, as JSON text (the rows' stored REST JSON is spliced in as is). */
-export function listTransactionsJson(ctx: AppContext, caller: ListScope, query: ListTransactionsQuery): string {
+export function listTransactionsJson(ctx: AppContext, caller: CallerScope, query: ListTransactionsQuery): string {
   return inReadTransaction(ctx.db, () => {
     const byAccount = query.accountId !== undefined;
     const programmeWide = caller.userId === null;
@@ -277,7 +272,7 @@ function countBelow(ctx: AppContext, listing: Listing, field: 'created' | 'updat
  * GET /v1/transactions/{id}: 404 unknown or another programme's; 403 another user's (docs/decisions.md#status-codes),
  * unless the call acts for the whole programme (docs/money-in.md#programme-wide-transactions).
  */
-export function getTransactionJson(ctx: AppContext, caller: ListScope, transactionId: string): string {
+export function getTransactionJson(ctx: AppContext, caller: CallerScope, transactionId: string): string {
   const row = prepared<PageRow & { programme_id: string; user_id: string }>(
     ctx.db,
     'SELECT id, programme_id, user_id, rest_json FROM transactions WHERE id = ?',
