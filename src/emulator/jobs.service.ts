@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { prepared } from '../db/connection.js';
+import { readPage } from '../db/page.js';
 import type { AppContext } from '../context.js';
 import { envelopeSchema, pageQuery } from '../http/pagination.js';
 import type { Page } from '../core/page.js';
@@ -78,7 +78,5 @@ export function listJobs(ctx: AppContext, query: ListJobsQuery): Page<Job> {
     params.push(query.transactionId);
   }
   const filter = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
-  const rows = prepared<JobRow>(ctx.db, `SELECT * FROM jobs ${filter} ORDER BY id DESC LIMIT ? OFFSET ?`).all(...params, query.pageSize, query.pageIndex * query.pageSize);
-  const total = prepared<{ n: number }>(ctx.db, `SELECT COUNT(*) AS n FROM jobs ${filter}`).get(...params)!.n;
-  return { data: rows.map(toJob), pageIndex: query.pageIndex, pageSize: query.pageSize, totalRecords: total };
+  return readPage<JobRow, Job>(ctx.db, { columns: '*', from: `jobs ${filter}`, orderBy: 'id DESC' }, params, query, toJob);
 }

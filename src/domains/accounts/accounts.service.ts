@@ -5,6 +5,7 @@ import { errors } from '../../core/errors.js';
 import { formatAmount } from '../../lib/money.js';
 import type { Caller } from '../../core/caller.js';
 import type { Page } from '../../core/page.js';
+import { readPage, type PageRequest } from '../../db/page.js';
 import { balancesOf } from '../ledger/ledger.service.js';
 import { toDepositInstruction, type DepositInstructionRow } from '../deposit-instructions/deposit-instructions.schema.js';
 import { ACCOUNT_COLUMNS, toAccount, type Account, type AccountDetail, type AccountRow } from './accounts.schema.js';
@@ -30,17 +31,16 @@ export function requireProgrammeAccount(ctx: AppContext, programmeId: string, ac
   return row;
 }
 
-// docs/decisions.md#accounts-list: createdAt ascending, then id
-// `LIMIT +? OFFSET +?`: with a bare `LIMIT ?` after ORDER BY, SQLite prepares the statement again each time the
-// value is bound (the planner may use the limit), ≈8 µs per list; the unary plus keeps the value and the plan
+// docs/decisions.md#accounts-list: createdAt ascending, then id. Only the 8 columns the list answers
 // (docs/benchmarks.md#uncached-reads).
-export function listAccounts(ctx: AppContext, caller: Caller, page: { pageIndex: number; pageSize: number }): Page<Account> {
-  const rows = prepared<AccountRow>(
+export function listAccounts(ctx: AppContext, caller: Caller, page: PageRequest): Page<Account> {
+  return readPage<AccountRow, Account>(
     ctx.db,
-    `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE user_id = ? AND parent_account_id IS NULL ORDER BY created_at_ms, id LIMIT +? OFFSET +?`,
-  ).all(caller.userId, page.pageSize, page.pageIndex * page.pageSize);
-  const total = prepared<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM accounts WHERE user_id = ? AND parent_account_id IS NULL').get(caller.userId)!;
-  return { data: rows.map(toAccount), pageIndex: page.pageIndex, pageSize: page.pageSize, totalRecords: total.n };
+    { columns: ACCOUNT_COLUMNS, from: 'accounts WHERE user_id = ? AND parent_account_id IS NULL', orderBy: 'created_at_ms, id' },
+    [caller.userId],
+    page,
+    toAccount,
+  );
 }
 
 export function depositInstructionsOf(ctx: AppContext, accountId: string): DepositInstructionRow[] {

@@ -1,4 +1,5 @@
 import { prepared } from '../../db/connection.js';
+import { readPage, type PageRequest } from '../../db/page.js';
 import type { AppContext } from '../../context.js';
 import { errors, type ValidationError } from '../../core/errors.js';
 import type { Page } from '../../core/page.js';
@@ -230,19 +231,14 @@ export function requireInstrument(ctx: AppContext, beneficiary: BeneficiaryRow, 
 
 // Listed like accounts (docs/decisions.md#list-orders): createdAt ascending, then id, so pages stay stable as
 // beneficiaries are added.
-export function listBeneficiaries(ctx: AppContext, caller: Caller, page: { pageIndex: number; pageSize: number }): Page<Beneficiary> {
-  const rows = prepared<BeneficiaryRow>(ctx.db, 'SELECT * FROM beneficiaries WHERE user_id = ? ORDER BY created_at_ms, id LIMIT ? OFFSET ?').all(
-    caller.userId,
-    page.pageSize,
-    page.pageIndex * page.pageSize,
+export function listBeneficiaries(ctx: AppContext, caller: Caller, page: PageRequest): Page<Beneficiary> {
+  return readPage<BeneficiaryRow, Beneficiary>(
+    ctx.db,
+    { columns: '*', from: 'beneficiaries WHERE user_id = ?', orderBy: 'created_at_ms, id' },
+    [caller.userId],
+    page,
+    (row) => toBeneficiary(row, instrumentsOf(ctx, row.id)),
   );
-  const total = prepared<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM beneficiaries WHERE user_id = ?').get(caller.userId)!;
-  return {
-    data: rows.map((row) => toBeneficiary(row, instrumentsOf(ctx, row.id))),
-    pageIndex: page.pageIndex,
-    pageSize: page.pageSize,
-    totalRecords: total.n,
-  };
 }
 
 export function getBeneficiary(ctx: AppContext, caller: Caller, beneficiaryId: string): Beneficiary {

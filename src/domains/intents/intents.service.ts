@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { assertEnrollmentActive } from '../enrollment/enrollment.service.js';
 import { prepared } from '../../db/connection.js';
+import { readPage, type PageRequest } from '../../db/page.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { errors } from '../../core/errors.js';
@@ -482,22 +483,23 @@ function getIntentNow(ctx: AppContext, caller: Caller, intentId: string): Transa
 }
 
 // Newest first (ties by id), like the transactions list's default: intents are short-lived previews.
-export function listIntents(ctx: AppContext, caller: Caller, page: { pageIndex: number; pageSize: number }): Page<TransactionIntent> {
+export function listIntents(ctx: AppContext, caller: Caller, page: PageRequest): Page<TransactionIntent> {
   return ctx.db.transaction(() => listIntentsNow(ctx, caller, page))();
 }
 
-function listIntentsNow(ctx: AppContext, caller: Caller, page: { pageIndex: number; pageSize: number }): Page<TransactionIntent> {
+function listIntentsNow(ctx: AppContext, caller: Caller, page: PageRequest): Page<TransactionIntent> {
   const due = prepared<IntentRow>(ctx.db, "SELECT * FROM transaction_intents WHERE user_id = ? AND status = 'CREATED' AND expires_at_ms <= ?").all(
     caller.userId,
     ctx.clock.nowMs(),
   );
   for (const row of due) expireIfDue(ctx, row);
-  const rows = prepared<IntentRow>(
+  return readPage<IntentRow, TransactionIntent>(
     ctx.db,
-    'SELECT * FROM transaction_intents WHERE user_id = ? ORDER BY created_at_ms DESC, id DESC LIMIT ? OFFSET ?',
-  ).all(caller.userId, page.pageSize, page.pageIndex * page.pageSize);
-  const total = prepared<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM transaction_intents WHERE user_id = ?').get(caller.userId)!;
-  return { data: rows.map((row) => serialize(ctx, row)), pageIndex: page.pageIndex, pageSize: page.pageSize, totalRecords: total.n };
+    { columns: '*', from: 'transaction_intents WHERE user_id = ?', orderBy: 'created_at_ms DESC, id DESC' },
+    [caller.userId],
+    page,
+    (row) => serialize(ctx, row),
+  );
 }
 
 /** docs/money-out.md#transaction-intents: CREATED -> CANCELED; any other state is a 409. */

@@ -138,6 +138,9 @@ export function listTransactionsJson(ctx: AppContext, caller: CallerScope, query
       const direction = query.sortDirection;
       // One text column per row (plucked: no row objects): the stored REST JSON, or the id when it is stale
       // (NULL, migration 002). Stored JSON always starts with "{" and an id never does.
+      // Not `readPage` (src/db/page.ts): the count comes from counters, the page is concatenated text, and
+      // the bare `LIMIT ?` stays until its plans over 1,000,000 rows are re-checked with `LIMIT +?`
+      // (docs/benchmarks.md#uncached-reads).
       const values = prepared(
         ctx.db,
         `SELECT IFNULL(t.rest_json, t.id) FROM ${scopeSql.from} WHERE ${whereSql}

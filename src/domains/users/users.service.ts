@@ -1,4 +1,5 @@
 import { prepared } from '../../db/connection.js';
+import { readPage, type PageRequest } from '../../db/page.js';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../core/errors.js';
 import type { Page } from '../../core/page.js';
@@ -44,12 +45,12 @@ function createUserNow(ctx: AppContext, programmeId: string, input: CreateUserIn
 }
 
 /** Interface 4.11: users whose enrollment has started, newest first (ties by id). */
-export function listUsers(ctx: AppContext, programmeId: string, page: { pageIndex: number; pageSize: number }): Page<User> {
-  const rows = prepared<UserRow>(
+export function listUsers(ctx: AppContext, programmeId: string, page: PageRequest): Page<User> {
+  return readPage<UserRow, User>(
     ctx.db,
-    `SELECT * FROM users WHERE programme_id = ? AND enrollment_started_at IS NOT NULL
-      ORDER BY created_at_ms DESC, id DESC LIMIT ? OFFSET ?`,
-  ).all(programmeId, page.pageSize, page.pageIndex * page.pageSize);
-  const total = prepared<{ n: number }>(ctx.db, 'SELECT COUNT(*) AS n FROM users WHERE programme_id = ? AND enrollment_started_at IS NOT NULL').get(programmeId)!;
-  return { data: rows.map(toUser), pageIndex: page.pageIndex, pageSize: page.pageSize, totalRecords: total.n };
+    { columns: '*', from: 'users WHERE programme_id = ? AND enrollment_started_at IS NOT NULL', orderBy: 'created_at_ms DESC, id DESC' },
+    [programmeId],
+    page,
+    toUser,
+  );
 }

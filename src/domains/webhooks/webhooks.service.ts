@@ -1,4 +1,5 @@
 import { prepared } from '../../db/connection.js';
+import { readPage } from '../../db/page.js';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../core/errors.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
@@ -419,13 +420,13 @@ export function listDeliveries(ctx: AppContext, query: ListDeliveriesQuery) {
   }
   const filter = where.length ? `WHERE ${where.join(' AND ')}` : '';
   const direction = query.sortDirection === 'ASC' ? 'ASC' : 'DESC';
-  const totalRecords = prepared<{ n: number }>(ctx.db, `SELECT COUNT(*) AS n FROM webhook_deliveries ${filter}`).get(...params)!.n;
-  const rows = prepared<DeliveryRow>(ctx.db, `SELECT * FROM webhook_deliveries ${filter} ORDER BY event_seq ${direction} LIMIT ? OFFSET ?`).all(
-    ...params,
-    query.pageSize,
-    query.pageIndex * query.pageSize,
+  return readPage<DeliveryRow, WebhookDelivery>(
+    ctx.db,
+    { columns: '*', from: `webhook_deliveries ${filter}`, orderBy: `event_seq ${direction}` },
+    params,
+    query,
+    (row) => toDelivery(ctx, row),
   );
-  return { data: rows.map((row) => toDelivery(ctx, row)), pageIndex: query.pageIndex, pageSize: query.pageSize, totalRecords };
 }
 
 export function getDeliveryView(ctx: AppContext, id: string): WebhookDelivery {
