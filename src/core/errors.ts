@@ -95,6 +95,10 @@ export const errors = {
   invalid(message: string, validationErrors?: ValidationError[]) {
     return new ServiceError(400, 'INVALID_REQUEST', message, validationErrors);
   },
+  /** A 400 with a code of its own (PDF_UNREADABLE, PDF_PAGE_LIMIT_EXCEEDED, ...), kept next to any items. */
+  rejected(code: ErrorCode, message: string, validationErrors?: ValidationError[]) {
+    return new ServiceError(400, code, message, validationErrors);
+  },
   /** A 400 described by one validationErrors item (so it carries no errorCode, interface 7.1). */
   field(type: ValidationErrorType, fieldRef: string, message: string) {
     return new ServiceError(400, undefined, message, [{ type, fieldRef, message }]);
@@ -102,17 +106,38 @@ export const errors = {
   unauthorized(message: string) {
     return new ServiceError(401, 'UNAUTHORIZED', message);
   },
-  forbidden(message: string, code: ErrorCode = 'FORBIDDEN') {
-    return new ServiceError(403, code, message);
+  forbidden(message: string, code: ErrorCode = 'FORBIDDEN', validationErrors?: ValidationError[]) {
+    return new ServiceError(403, code, message, validationErrors);
   },
-  notFound(message: string) {
-    return new ServiceError(404, 'NOT_FOUND', message);
+  /** `validationErrors` name the field whose id was not found, when the id came from a body. */
+  notFound(message: string, validationErrors?: ValidationError[]) {
+    return new ServiceError(404, 'NOT_FOUND', message, validationErrors);
   },
   conflict(message: string, code: ErrorCode = 'INVALID_REQUEST') {
     return new ServiceError(409, code, message);
   },
+  /** docs/decisions.md#status-codes: a body of a media type the route does not read. */
+  unsupportedMediaType(message: string) {
+    return new ServiceError(415, 'INVALID_REQUEST', message);
+  },
+  /** A limit of the control plane reached (docs/errors.md#codes-of-the-control-plane). */
+  tooManyRequests(message: string) {
+    return new ServiceError(429, 'TOO_MANY_REQUESTS', message);
+  },
   internal(message = 'Internal error') {
     return new ServiceError(500, 'INTERNAL_ERROR', message);
+  },
+  /** The server cannot take the request now (it is shutting down). */
+  unavailable(message: string) {
+    return new ServiceError(503, 'INTERNAL_ERROR', message);
+  },
+  /**
+   * The answer of a fault rule (docs/faults.md#the-rule): 429 TOO_MANY_REQUESTS, 500 INTERNAL_ERROR, and no
+   * code on 502-504 (the interface lists none).
+   */
+  fault(status: 429 | 500 | 502 | 503 | 504, message: string) {
+    const code: ErrorCode | undefined = status === 429 ? 'TOO_MANY_REQUESTS' : status === 500 ? 'INTERNAL_ERROR' : undefined;
+    return new ServiceError(status, code, message);
   },
 };
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { PROJECT_ROOT } from '../config.js';
 import { pathPrefixOf } from '../http/public-url.js';
 import type { AppContext } from '../context.js';
-import { errorResponses, errors, ServiceError } from '../core/errors.js';
+import { errorResponses, errors } from '../core/errors.js';
 import { CONTROL_PLANE, OPEN } from './emulator.routes.js';
 import { dashboardStateQuery, dashboardStateResponse } from './overview.schema.js';
 import { getDashboardState } from './overview.service.js';
@@ -188,7 +188,7 @@ export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         },
       },
       async (_request, reply) => {
-        if (events.open() >= MAX_STREAMS) throw new ServiceError(429, 'TOO_MANY_REQUESTS', `This sandbox already has ${MAX_STREAMS} dashboard event streams open; close one`);
+        if (events.open() >= MAX_STREAMS) throw errors.tooManyRequests(`This sandbox already has ${MAX_STREAMS} dashboard event streams open; close one`);
         reply.hijack();
         events.attach(reply.raw);
       },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
-import { errorResponses, errorBodySchema, ServiceError } from '../core/errors.js';
+import { errorResponses, errorBodySchema, errors } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.routes.js';
 import { restoreSnapshotResponse, saveSnapshotBody, snapshotListSchema, snapshotParams, snapshotSummarySchema } from './snapshots.schema.js';
 import {
@@ -152,7 +152,7 @@ export const snapshotsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       },
       async (request, reply) => {
         if (!Buffer.isBuffer(request.body)) {
-          throw new ServiceError(415, 'INVALID_REQUEST', `Send the snapshot file as ${SNAPSHOT_FILE_TYPES[0]} (curl --data-binary @file -H 'Content-Type: application/octet-stream')`);
+          throw errors.unsupportedMediaType(`Send the snapshot file as ${SNAPSHOT_FILE_TYPES[0]} (curl --data-binary @file -H 'Content-Type: application/octet-stream')`);
         }
         const { snapshot, replaced } = importSnapshot(ctx, request.params.name, request.body);
         return reply.status(replaced ? 200 : 201).send(snapshot);

@@ -1,7 +1,7 @@
 import { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { ServiceError, type ErrorCode } from '../core/errors.js';
+import { errors } from '../core/errors.js';
 import type { RequestJournal } from '../emulator/journal.js';
 import type { FaultEffect, FiredFault } from './fault-rules.schema.js';
 import { decideFaults, hasActiveFaultRules } from './fault-rules.service.js';
@@ -15,7 +15,7 @@ declare module 'fastify' {
     /** Faults that fired on this request, for the journal (docs/faults.md#in-the-journal). */
     faultsFired?: FiredFault[];
     /** An ambiguous failure to apply once the real answer is ready. */
-    faultAmbiguous?: { ruleId: string; status: number | undefined };
+    faultAmbiguous?: { ruleId: string; status: Extract<FaultEffect, { type: 'ambiguous' }>['status'] };
   }
 }
 
@@ -74,21 +74,21 @@ export function registerFaultRules(app: FastifyInstance, ctx: AppContext, journa
     reply.code(ambiguous.status);
     for (const header of ['content-disposition', 'content-length', 'location', 'etag', 'cache-control']) reply.removeHeader(header);
     reply.header('content-type', 'application/json; charset=utf-8');
-    const body = new ServiceError(
-      ambiguous.status,
-      ambiguous.status === 500 ? 'INTERNAL_ERROR' : undefined,
-      `${STATUS_TEXT[ambiguous.status]} (fault rule ${ambiguous.ruleId}: the request was processed before this answer; retry it with the same idempotency key)`,
-    ).toBody();
+    const body = errors
+      .fault(
+        ambiguous.status,
+        `${STATUS_TEXT[ambiguous.status]} (fault rule ${ambiguous.ruleId}: the request was processed before this answer; retry it with the same idempotency key)`,
+      )
+      .toBody();
     done(null, JSON.stringify(body));
   });
 }
 
 function sendFaultStatus(reply: FastifyReply, ruleId: string, effect: Extract<FaultEffect, { type: 'status' }>): void {
-  const code: ErrorCode | undefined = effect.status === 429 ? 'TOO_MANY_REQUESTS' : effect.status === 500 ? 'INTERNAL_ERROR' : undefined;
   const message = effect.message ?? `${STATUS_TEXT[effect.status]} (fault rule ${ruleId}: nothing was processed)`;
   const retryAfter = effect.retryAfterSeconds ?? (effect.status === 429 || effect.status === 503 ? 1 : undefined);
   if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
-  void reply.code(effect.status).type('application/json; charset=utf-8').send(JSON.stringify(new ServiceError(effect.status, code, message).toBody()));
+  void reply.code(effect.status).type('application/json; charset=utf-8').send(JSON.stringify(errors.fault(effect.status, message).toBody()));
 }
 
 /** No answer at all: the journal records it now (no onResponse follows a destroyed socket). */

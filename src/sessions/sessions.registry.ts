@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../emulator/snapshots.service.js';
 import { setWebhookEndpoint } from '../domains/webhooks/webhooks.service.js';
-import { ServiceError } from '../core/errors.js';
+import { errors, ServiceError } from '../core/errors.js';
 import { enterPathPrefix } from '../http/public-url.js';
 
 // Sessions (docs/sessions.md): whole sandboxes, each with its own in-memory database, clock, scheduler, webhook
@@ -139,7 +139,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
   }
 
   async function create(options: SessionOptions): Promise<Session> {
-    if (closed) throw new ServiceError(503, 'INTERNAL_ERROR', 'The server is shutting down');
+    if (closed) throw errors.unavailable('The server is shutting down');
     if (sessions.size + creating >= limit) {
       throw new SessionLimitError(
         limit === 0
@@ -183,7 +183,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
     };
     if (closed) {
       await sandbox.close();
-      throw new ServiceError(503, 'INTERNAL_ERROR', 'The server is shutting down');
+      throw errors.unavailable('The server is shutting down');
     }
     sessions.set(session.id, session);
     startSweeper();

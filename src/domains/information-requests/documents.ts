@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ServiceError, type ErrorCode, type ValidationError } from '../../core/errors.js';
+import { errors, type ErrorCode, type ValidationError } from '../../core/errors.js';
 
 // Document entries (docs/decisions.md#documents-metadata-only): `{ fileName, contentType: "application/pdf",
 // contentBase64 }`, checked for real by opening the file with pdfjs-dist (a full PDF parser, not a search for "%PDF"):
@@ -142,7 +142,7 @@ export async function inspectDocuments(documents: ReadonlyMap<string, DecodedDoc
   }
   const first = failures[0];
   if (first) {
-    throw new ServiceError(400, first.errorCode, first.error.message, failures.map((failure) => failure.error));
+    throw errors.rejected(first.errorCode, first.error.message, failures.map((failure) => failure.error));
   }
   return out;
 }

@@ -173,10 +173,9 @@ export function toDetail(ctx: AppContext, row: InformationRequestRow): Informati
 
 function assertEditable(row: InformationRequestRow): void {
   if (row.status !== EDITABLE_STATUS) {
-    throw new ServiceError(
-      409,
-      'INFORMATION_REQUEST_NOT_EDITABLE',
+    throw errors.conflict(
       `Information request ${row.id} is ${row.status}; entries can be written and the request submitted only while it is DRAFT`,
+      'INFORMATION_REQUEST_NOT_EDITABLE',
     );
   }
 }

@@ -89,7 +89,7 @@ export function requireRefundableDeposit(ctx: AppContext, caller: Caller, accoun
   const deposit = prepared<TransactionRow>(ctx.db, 'SELECT * FROM transactions WHERE id = ?').get(depositId);
   if (!deposit || deposit.programme_id !== caller.programmeId) {
     const message = `Transaction ${depositId} not found`;
-    throw new ServiceError(404, 'NOT_FOUND', message, [{ type: 'NotFound', fieldRef: 'refundOf', message }]);
+    throw errors.notFound(message, [{ type: 'NotFound', fieldRef: 'refundOf', message }]);
   }
   if (deposit.account_id !== account.id) throw refundOfError(`Transaction ${depositId} is not a transaction of account ${account.id}; refund it from the account it was deposited to`);
   if (deposit.type !== 'DEPOSIT' || deposit.direction !== 'INCOMING') throw refundOfError(`Transaction ${depositId} is a ${deposit.type}; only a DEPOSIT can be refunded`);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.js';
-import { errorResponses, ServiceError } from '../../core/errors.js';
+import { errorResponses, errors } from '../../core/errors.js';
 import { userOf } from '../../http/auth.js';
 import { payoutBody, payoutHeaders, payoutParams, payoutSubmissionResponse } from './payouts.schema.js';
 import { submitPayout } from './payouts.service.js';
@@ -9,9 +9,7 @@ import { submitPayout } from './payouts.service.js';
 function assertTextPlain(contentType: string | undefined): void {
   const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (mediaType !== 'text/plain') {
-    throw new ServiceError(
-      415,
-      'INVALID_REQUEST',
+    throw errors.unsupportedMediaType(
       `Content-Type must be text/plain: the body is the payout message as one Base64 string${contentType ? ` (got ${contentType})` : ''}`,
     );
   }

@@ -102,8 +102,8 @@ function parseJsonOrder(text: string): PayoutOrder {
 function refusalAt(status: 403 | 404, fieldRef: string, message: string): ServiceError {
   const text = `${fieldRef}: ${message}`;
   return status === 404
-    ? new ServiceError(404, 'NOT_FOUND', text, [{ type: 'NotFound', fieldRef, message: text }])
-    : new ServiceError(403, 'FORBIDDEN', text, [{ type: 'InvalidValue', fieldRef, message: text }]);
+    ? errors.notFound(text, [{ type: 'NotFound', fieldRef, message: text }])
+    : errors.forbidden(text, 'FORBIDDEN', [{ type: 'InvalidValue', fieldRef, message: text }]);
 }
 
 /** Re-label a lookup error with the field of the payload it came from. */

@@ -57,7 +57,7 @@ export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: stri
       const message = pending
         ? `Deposit instruction ${body.depositInstructionId} is still being provisioned; it exists once provisioned (advance the clock by ${ctx.fixtures.timeline.provisioningMs} ms)`
         : `Deposit instruction ${body.depositInstructionId} is not an instruction of account ${account.id}; use an id from the depositInstructions of GET /v1/accounts/${account.id}`;
-      throw new ServiceError(404, 'NOT_FOUND', message, [{ type: 'NotFound', fieldRef: 'depositInstructionId', message }]);
+      throw errors.notFound(message, [{ type: 'NotFound', fieldRef: 'depositInstructionId', message }]);
     }
     // Nothing accepted may fail to settle: the balance this deposit would produce must fit the ledger
     // (docs/decisions.md#amount-bounds).

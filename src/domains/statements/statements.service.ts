@@ -1,7 +1,7 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
-import { errors, ServiceError, type ValidationError } from '../../core/errors.js';
+import { errors, type ValidationError } from '../../core/errors.js';
 import { formatAmount } from '../../lib/money.js';
 import { hexDigestsEqual, hmacSha256Hex } from '../../lib/hmac.js';
 import { depositInstructionsOf, requireOwnAccount } from '../accounts/accounts.service.js';
@@ -380,8 +380,7 @@ export async function requestStatement(
     // Counted with the renderer's own layout, without drawing, so an oversized statement costs no rendering.
     const pages = estimatePdfPages(statement);
     if (pages > PDF_PAGE_LIMIT) {
-      throw new ServiceError(
-        400,
+      throw errors.rejected(
         'PDF_PAGE_LIMIT_EXCEEDED',
         `The PDF statement would have ${pages} pages; the limit is ${PDF_PAGE_LIMIT}. Request a shorter period, or format=csv or json`,
       );

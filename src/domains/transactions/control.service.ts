@@ -1,7 +1,7 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
-import { ServiceError, errors } from '../../core/errors.js';
+import { errors } from '../../core/errors.js';
 import { MoneyFormatError, formatAmount, parseAmount } from '../../lib/money.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
 import { assertCreditFits } from '../ledger/ledger.service.js';
@@ -124,14 +124,14 @@ export function injectTransaction(ctx: AppContext, accountId: string, body: Inje
       instruction = prepared<DepositInstructionRow>(ctx.db, 'SELECT * FROM deposit_instructions WHERE id = ? AND account_id = ?').get(body.depositInstructionId, account.id);
       if (!instruction) {
         const message = `depositInstructionId ${body.depositInstructionId} is not a deposit instruction of account ${account.id}`;
-        throw new ServiceError(400, 'INVALID_REQUEST', message, [{ type: 'NotFound', fieldRef: 'depositInstructionId', message }]);
+        throw errors.field('NotFound', 'depositInstructionId', message);
       }
     }
     if (body.relatedTransactionId !== undefined) {
       const related = getTransactionRow(ctx, body.relatedTransactionId);
       if (!related || related.programme_id !== account.programme_id) {
         const message = `relatedTransactionId ${body.relatedTransactionId} is not a transaction of programme ${account.programme_id}`;
-        throw new ServiceError(400, 'INVALID_REQUEST', message, [{ type: 'NotFound', fieldRef: 'relatedTransactionId', message }]);
+        throw errors.field('NotFound', 'relatedTransactionId', message);
       }
     }
     if (body.statusCode !== undefined && body.status === undefined) {
