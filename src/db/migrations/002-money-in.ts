@@ -19,8 +19,9 @@ import type { Migration } from './index.js';
 //      only by user/account/type/status counts a handful of rows instead of scanning;
 //    - `transactions.rest_json` stores the REST form of the row, so a page is concatenated, not
 //      re-serialized.
-//    All three are maintained by triggers, whatever code path writes a transaction: a writer that updates
-//    a row without refreshing `rest_json` only makes it stale (NULL), and readers rebuild it from the row.
+//    All three are maintained by triggers (docs/architecture.md#sql-triggers), whatever code path writes a
+//    transaction: a writer that updates a row without refreshing `rest_json` only makes it stale (NULL), and
+//    readers rebuild it from the row.
 export const migration002MoneyIn: Migration = {
   version: 2,
   name: 'money-in',

@@ -8,8 +8,7 @@ import type { Migration } from './index.js';
 //    when its status crosses into or out of flight, and the backfill sets it on an existing database. The partial
 //    index holds only those entries, so `current` is one index range of the account's in-flight entries.
 //  - `in_flight_credits` holds, per account, the credit amounts of the in-flight transactions that will credit it
-//    (by credit_account_id; a P2P transfer to another user names the receiver's account only in its credit
-//    instrument), kept by triggers on every write of a transaction (a status crossing into or out of flight, an
+//    (docs/architecture.md#the-account-a-transaction-credits), kept by triggers on every write of a transaction (a status crossing into or out of flight, an
 //    insert, a delete by a snapshot restore), so the credit bound reads one row per account, however many
 //    credits are in flight towards it. A transaction moving PENDING -> PROCESSING leaves it untouched.
 // A partial index is written only for the rows its WHERE admits, so settled history costs nothing in it.
@@ -17,8 +16,8 @@ import type { Migration } from './index.js';
 // back to an earlier user_version and migrated again): SQLite has no ADD COLUMN IF NOT EXISTS, so it looks first,
 // and both backfills recompute every row from the transactions rather than add to what is there.
 /**
- * The account a row of `transactions` will credit while it is in flight, or NULL: its credit account, or the
- * receiver's account named in the credit instrument of a P2P transfer to another user (credit_account_id NULL).
+ * The account a row of `transactions` will credit while it is in flight, or NULL
+ * (docs/architecture.md#the-account-a-transaction-credits).
  */
 const credited = (row: 'NEW' | 'OLD' | 't') => `(CASE WHEN ${row}.status IN ('PENDING', 'PROCESSING') THEN COALESCE(${row}.credit_account_id,
   CASE WHEN ${row}.category = 'P2P' AND ${row}.direction = 'OUTGOING' THEN json_extract(${row}.credit_instrument, '$.account.id') END) END)`;

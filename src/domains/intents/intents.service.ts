@@ -385,7 +385,7 @@ function planDirectDebit(ctx: AppContext, caller: Caller, input: CreateIntentInp
   };
 }
 
-/** The account of the programme an intent credits: an own account, or the receiver's account of a P2P transfer. */
+/** The account of the programme an intent credits (docs/architecture.md#the-account-a-transaction-credits). */
 function creditedAccountOf(creditAccountId: string | null, category: string | null, instrument: Instrument | null): string | null {
   if (creditAccountId !== null) return creditAccountId;
   if (category === 'P2P' && instrument?.instrumentType === 'ACCOUNT') return instrument.account.id;

@@ -127,16 +127,16 @@ export const LEDGER_MAX_MINOR = BigInt(Number.MAX_SAFE_INTEGER);
 /**
  * The largest balance an account (with its network sub-balances, whose funds are swept into it) reaches if
  * every credit still in flight towards it lands: its settled balances plus the credit amounts of PENDING and
- * PROCESSING transactions that will credit it (own transfers and deposits by `credit_account_id`, transfers
- * from another user by their credit instrument). In-flight debits only lower it.
+ * PROCESSING transactions that will credit it (docs/architecture.md#the-account-a-transaction-credits). In-flight
+ * debits only lower it.
  */
 export function reachableBalanceOf(ctx: AppContext, accountId: string): bigint {
   const ids = [accountId, ...prepared<{ id: string }>(ctx.db, 'SELECT id FROM accounts WHERE parent_account_id = ?').all(accountId).map((row) => row.id)];
   let total = 0n;
   for (const id of ids) total += balancesOf(ctx, id).currentMinor;
-  // The credits in flight towards these accounts, kept per account by triggers on transactions (migration 012): one
-  // row per account, however many are in flight. A P2P transfer to another user counts for the account its credit
-  // instrument names. No programme filter is needed: an account id names one account of one programme.
+  // The credits in flight towards these accounts, kept per account by triggers on transactions (migration 012,
+  // docs/architecture.md#sql-triggers): one row per account, however many are in flight. No programme filter is
+  // needed: an account id names one account of one programme.
   const placeholders = ids.map(() => '?').join(', ');
   const pending = prepared<{ total: bigint }>(
     ctx.db,
