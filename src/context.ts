@@ -18,8 +18,8 @@ export interface AppContext {
   /** Handlers of deferred jobs by type (each domain's descriptor, src/domains/index.ts). */
   jobHandlers: Record<string, (ctx: AppContext, payload: Record<string, unknown>) => void>;
   /**
-   * What to do, by job type, when a job's handler throws (scheduler/job-handlers.ts): for example move the
-   * job's transaction to FAILED (docs/decisions.md#failed-jobs). Absent: the job is only recorded FAILED.
+   * What to do, by job type, when a job's handler throws (`jobFailures` of each domain's descriptor): for example
+   * move the job's transaction to FAILED (docs/decisions.md#failed-jobs). Absent: the job is only recorded FAILED.
    */
   jobFailureHandlers?: Record<string, (ctx: AppContext, payload: Record<string, unknown>, error: string) => void>;
   /**

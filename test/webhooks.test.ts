@@ -317,7 +317,7 @@ t.test('verifyWebhookSignature: the receiver-side helper, exported from the pack
 });
 
 t.test("the README's Fastify receiver accepts real deliveries and rejects a forged one", async (t) => {
-  // docs/readme/webhooks.md, typed for TypeScript; keep the two in step
+  // docs/webhooks.md, typed for TypeScript; keep the two in step
   const received: Array<{ eventType: string; transactionId: string }> = [];
   const receiverApp = Fastify();
   receiverApp.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));

@@ -3,7 +3,8 @@ import type { AppContext } from '../context.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
 
 // Deferred work is a row in `jobs` with a due time on the emulated clock (docs/architecture.md#a-new-job). Jobs run in
-// time order, each in its own SQLite transaction, with the clock reading the job's due time while it runs, so a rail
+// time order, in slices: one IMMEDIATE SQLite transaction per slice, each job in a savepoint of its own
+// (docs/architecture.md#the-transaction-rule), with the clock reading the job's due time while it runs, so a rail
 // step due at T is stamped T even when the clock was advanced past it in one call (docs/decisions.md#emulated-clock).
 
 export type JobHandler = (ctx: AppContext, payload: Record<string, unknown>) => void;

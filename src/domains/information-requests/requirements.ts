@@ -5,7 +5,7 @@ import { COUNTRY_CODES } from './countries.js';
 // asks of a PERSON or a BUSINESS user, the precise value format of each requirement, and the rules "checkable from the
 // request alone" that make up `validationStatus` (interface 2.9). The interface leaves the requirement shape and
 // every value format unshown; the formats below are the emulator's choice and are documented, with
-// examples, in docs/readme/onboarding.md. Outside-data checks (ALREADY REGISTERED) are not here: they run
+// examples, in docs/onboarding.md#requirements-and-value-formats. Outside-data checks (ALREADY REGISTERED) are not here: they run
 // only at submission (information-requests.service.ts).
 
 export const REQUIREMENT_KINDS = ['TEXT', 'DATE', 'ADDRESS', 'TAX_ID', 'PERSON_LIST', 'DOCUMENT'] as const;
