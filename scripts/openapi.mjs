@@ -1,10 +1,12 @@
-// The committed OpenAPI files (docs/openapi.md#where-it-lives), from the built server (npm run build first):
+// The committed OpenAPI files (docs/openapi.md#where-it-lives), from the sources (TypeScript run through
+// scripts/ts-loader.mjs, no build needed):
 // - openapi/examples.json: real answers of the default fixtures, captured by a journey on a fresh app with a
-//   frozen clock (captureExamples in src/http/openapi-examples.ts); the document builder reads this file;
+//   frozen clock (captureExamples in scripts/openapi-examples.ts); the document builder only reads this file;
 // - openapi/openapi.json: the document the server serves with the default configuration (port 4010).
 //   node scripts/openapi.mjs           write both
 //   node scripts/openapi.mjs --check   exit 1 when either differs from what the server answers
-// test/openapi-static.test.ts and test/openapi-examples.test.ts run the same comparisons from the sources.
+// test/openapi-static.test.ts and test/openapi-examples.test.ts run the same comparisons.
+import './ts-loader.mjs';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +16,7 @@ export const STATIC_COPY = path.join(root, 'openapi', 'openapi.json');
 export const EXAMPLES = path.join(root, 'openapi', 'examples.json');
 
 export async function capturedExamples() {
-  const { captureExamples } = await import(path.join(root, 'dist/src/http/openapi-examples.js'));
+  const { captureExamples } = await import('./openapi-examples.ts');
   return `${JSON.stringify(await captureExamples(), null, 2)}\n`;
 }
 
@@ -27,12 +29,12 @@ function read(file) {
 }
 
 export async function servedDocument() {
-  const { buildApp } = await import(path.join(root, 'dist/src/app.js'));
-  const { createContext } = await import(path.join(root, 'dist/src/create-context.js'));
-  const { createClock } = await import(path.join(root, 'dist/src/lib/clock.js'));
+  const { buildApp } = await import('../src/app.ts');
+  const { createContext } = await import('../src/create-context.ts');
+  const { createClock } = await import('../src/lib/clock.ts');
   const ctx = createContext({ config: { logLevel: 'silent', db: ':memory:' }, clock: createClock({ mode: 'frozen', atMs: Date.parse('2026-03-01T12:00:00.000Z') }) });
-  const { openSandbox } = await import(path.join(root, 'dist/src/sandbox.js'));
-  const { createSessionRegistry } = await import(path.join(root, 'dist/src/sessions/sessions.registry.js'));
+  const { openSandbox } = await import('../src/sandbox.ts');
+  const { createSessionRegistry } = await import('../src/sessions/sessions.registry.ts');
   const app = await buildApp(ctx, { sessions: (rootCtx) => createSessionRegistry(rootCtx, openSandbox) });
   try {
     const answer = await app.inject({ method: 'GET', url: '/openapi.json' });
@@ -48,14 +50,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   mkdirSync(path.dirname(STATIC_COPY), { recursive: true });
   const examples = await capturedExamples();
   if (check && read(EXAMPLES) !== examples) {
-    console.error('openapi/examples.json differs from the answers the server gives: run `npm run build && npm run openapi`');
+    console.error('openapi/examples.json differs from the answers the server gives: run `npm run openapi`');
     process.exit(1);
   }
   if (!check) writeFileSync(EXAMPLES, examples);
   // the document reads openapi/examples.json when it is first built, so it is built after the file is written
   const served = await servedDocument();
   if (check && read(STATIC_COPY) !== served) {
-    console.error('openapi/openapi.json differs from the served document: run `npm run build && npm run openapi`');
+    console.error('openapi/openapi.json differs from the served document: run `npm run openapi`');
     process.exit(1);
   }
   if (!check) writeFileSync(STATIC_COPY, served);

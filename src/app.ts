@@ -10,6 +10,7 @@ import { frameworkErrorHandler, registerErrorHandling } from './http/error-handl
 import { registerBodyParsers } from './http/body-parsers.js';
 import { writeClientError } from './http/client-errors.js';
 import { registerAuth, type AuthPolicy } from './http/auth.js';
+import { credentials } from './domains/auth/credentials.store.js';
 import { documentErrorResponses, securityFor, SECURITY_SCHEMES } from './http/openapi.js';
 import { finishDocument, type RouteNotes } from './http/openapi-document.js';
 import { registerRouteCatalog } from './http/route-catalog.js';
@@ -128,7 +129,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerFaultRules(app, ctx, () => journal);
   // docs/test-kit.md#request-journal: the journal sees every request, including ones refused by auth or validation.
   const journal = registerJournal(app, ctx);
-  registerAuth(app, ctx); // before any route: it gives each route its policy's hook
+  registerAuth(app, ctx, credentials); // before any route: it gives each route its policy's hook
   journalRoutes(app, journal);
   for (const module of routeModules) await app.register(module(ctx));
   if (sessions) {

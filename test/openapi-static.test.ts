@@ -30,9 +30,9 @@ t.test('openapi/openapi.json is the document the server serves (default configur
   for (const key of Object.keys(served)) {
     if (key === 'paths' || key === 'components') {
       for (const name of new Set([...Object.keys(served[key]), ...Object.keys(stored[key] ?? {})])) {
-        t.same(stored[key]?.[name], served[key][name], `${key}.${name} matches (else: npm run build && node scripts/openapi.mjs)`);
+        t.same(stored[key]?.[name], served[key][name], `${key}.${name} matches (else: npm run openapi)`);
       }
-    } else t.same(stored[key], served[key], `${key} matches (else: npm run build && node scripts/openapi.mjs)`);
+    } else t.same(stored[key], served[key], `${key} matches (else: npm run openapi)`);
   }
 });
 

@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
 import { migrate } from './migrate.js';
 import { checkpointInBackground } from './checkpointer.js';
+import type { Db } from './db.js';
 
-export type Db = Database.Database;
+export type { Db } from './db.js';
 
 /** Open the database (`:memory:` by default, a file with `--db`), in WAL mode with foreign keys on. */
 export function openDatabase(path: string): Db {

@@ -1,4 +1,4 @@
-import type { Db } from './connection.js';
+import type { Db } from './db.js';
 import { migrations } from './migrations/index.js';
 
 // Numbered migrations tracked with PRAGMA user_version; each runs in its own transaction.

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
 import { errors } from '../core/errors.js';
-import { HEADER, SCOPES, entitlementsOf } from '../http/auth.js';
+import { HEADER, SCOPES } from '../http/auth.js';
+import { entitlementsOf } from '../domains/auth/credentials.store.js';
 import { signRequest } from '../lib/hmac.js';
 
 // The act-as proxy (docs/decisions.md#act-as): the dashboard drives the public API without holding any secret. The

@@ -1,18 +1,17 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { prepared } from '../db/connection.js';
-import { readCacheOf } from '../db/read-cache.js';
 import type { AppContext } from '../context.js';
 import { hexDigestsEqual, hmacSha256Hex } from '../lib/hmac.js';
 import { pathPrefixOf } from './public-url.js';
 import { errors, ServiceError } from '../core/errors.js';
 import type { Caller, CallerScope } from '../core/caller.js';
-import { SCOPES, type Scope } from './scopes.js';
-import type { Fixtures } from '../fixtures/fixtures.schema.js';
+import type { Scope } from './scopes.js';
 
 // Authentication of interface 5 with the emulator's rules (docs/authentication.md): HMAC headers (server-to-server),
 // bearer tokens (client-server), the payout endpoint's HMAC variant, and the user context that every
-// user-scoped endpoint acts for.
+// user-scoped endpoint acts for. The stored keys, tokens and users are the auth domain's: they are read through
+// the `CredentialStore` the app hands to `registerAuth` (src/domains/auth/credentials.store.ts), as http plumbing
+// names no domain (docs/architecture.md#layers).
 
 export { SCOPES, type Scope } from './scopes.js';
 
@@ -29,7 +28,6 @@ const HMAC_CREDENTIAL_HEADERS = [HEADER.apiKey, HEADER.timestamp, HEADER.signatu
 
 export const HMAC_SKEW_MS = 60_000; // interface 5.2
 export const PAYOUT_SKEW_MS = 300_000; // docs/decisions.md#payout-hmac-variant
-export const TOKEN_LIFETIME_SECONDS = 3600; // docs/decisions.md#bearer-tokens
 
 export interface AuthPolicy {
   /**
@@ -68,27 +66,38 @@ declare module 'fastify' {
   }
 }
 
-interface ApiKeyRow {
-  api_key: string;
-  programme_id: string;
+/** An API key as a signed request is checked against it. */
+export interface SigningKey {
+  apiKey: string;
+  programmeId: string;
   secret: string;
-  integration_type: 'SINGLE_USER' | 'MULTI_USER';
-  user_id: string | null;
+  integrationType: 'SINGLE_USER' | 'MULTI_USER';
+  userId: string | null;
+}
+
+/** A stored access token (its expiry is checked here, against the emulated clock). */
+export interface AccessToken {
+  programmeId: string;
+  userId: string;
+  scopes: ReadonlySet<Scope>;
+  expiresAtMs: number;
+}
+
+/** The reads authentication needs of the auth domain, handed in by the app (`registerAuth`). */
+export interface CredentialStore {
+  /** The API key, or undefined when there is none. */
+  apiKey(ctx: AppContext, apiKey: string): SigningKey | undefined;
+  /** The access token with this value, or undefined when there is none. */
+  accessToken(ctx: AppContext, token: string): AccessToken | undefined;
+  /** The scopes an API key is entitled to (docs/authentication.md#entitlements). */
+  entitlements(ctx: AppContext, apiKey: string): ReadonlySet<Scope>;
+  /** Whether the user belongs to the programme. */
+  isProgrammeUser(ctx: AppContext, programmeId: string, userId: string): boolean;
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;
-}
-
-// Keys are read on every signed request and change only with the data (reset, fixtures): kept while the
-// database is unchanged (db/read-cache.ts). Unknown keys are cached too (as null), bounded by the LRU.
-const KEY_CACHE = { maxEntries: 1024, maxBytes: 1024 };
-
-function lookupKey(ctx: AppContext, apiKey: string): ApiKeyRow | undefined {
-  const read = () => prepared<ApiKeyRow>(ctx.db, 'SELECT * FROM api_keys WHERE api_key = ?').get(apiKey) ?? null;
-  if (ctx.config.readCache === 'off') return read() ?? undefined;
-  return readCacheOf<ApiKeyRow | null>(ctx.db, 'api-keys', KEY_CACHE, () => 1).get(apiKey, read) ?? undefined;
 }
 
 /** The request target as sent: under a session's path prefix, the prefix included (http/path-prefix.ts). */
@@ -175,7 +184,7 @@ function headerLengthCheck(name: string, value: string | undefined, min: number,
 }
 
 /** Check a signed request in the given format; returns its API key. Every refusal is a 401, except the programme's 403. */
-function verifySignedRequest(ctx: AppContext, request: FastifyRequest, format: HmacFormat): ApiKeyRow {
+function verifySignedRequest(ctx: AppContext, store: CredentialStore, request: FastifyRequest, format: HmacFormat): SigningKey {
   const apiKey = header(request, HEADER.apiKey);
   const timestamp = header(request, HEADER.timestamp);
   const signature = header(request, HEADER.signature);
@@ -185,7 +194,7 @@ function verifySignedRequest(ctx: AppContext, request: FastifyRequest, format: H
     headerLengthCheck('X-Service-Program-Id', programmeHeader, 8, 128);
   }
   if (!apiKey) throw errors.unauthorized('Missing X-Service-Api-Key header');
-  const key = lookupKey(ctx, apiKey);
+  const key = store.apiKey(ctx, apiKey);
   if (!key) throw errors.unauthorized('Unknown API key');
   if (!timestamp) throw errors.unauthorized(format.timestamp.missing);
   const signedAtMs = format.timestamp.parseMs(timestamp);
@@ -200,44 +209,33 @@ function verifySignedRequest(ctx: AppContext, request: FastifyRequest, format: H
     const prefix = pathPrefixOf(request);
     throw errors.unauthorized(prefix ? `${format.signature.mismatch}; path?query is the path as sent, ${prefix} included` : format.signature.mismatch);
   }
-  if (programmeHeader !== key.programme_id) throw errors.forbidden('X-Service-Program-Id does not match the programme of this API key');
+  if (programmeHeader !== key.programmeId) throw errors.forbidden('X-Service-Program-Id does not match the programme of this API key');
   return key;
 }
 
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
-
-interface TokenRow {
-  programme_id: string;
-  user_id: string;
-  scopes: string;
-  expires_at_ms: number;
-}
-
-function verifyBearer(ctx: AppContext, token: string): AuthContext {
-  const row = prepared<TokenRow>(ctx.db, 'SELECT programme_id, user_id, scopes, expires_at_ms FROM access_tokens WHERE token_hash = ?').get(hashToken(token));
-  if (!row) throw errors.unauthorized('Unknown access token');
-  if (row.expires_at_ms <= ctx.clock.nowMs()) throw errors.unauthorized('Access token expired; request a new one from POST /v1/auth/token');
+function verifyBearer(ctx: AppContext, store: CredentialStore, token: string): AuthContext {
+  const found = store.accessToken(ctx, token);
+  if (!found) throw errors.unauthorized('Unknown access token');
+  if (found.expiresAtMs <= ctx.clock.nowMs()) throw errors.unauthorized('Access token expired; request a new one from POST /v1/auth/token');
   return {
     mode: 'bearer',
-    programmeId: row.programme_id,
+    programmeId: found.programmeId,
     apiKey: null,
     integrationType: null,
-    userId: row.user_id,
-    scopes: new Set(row.scopes.split(' ').filter(Boolean) as Scope[]),
+    userId: found.userId,
+    scopes: found.scopes,
   };
 }
 
 /** Resolve the user a key acts for (docs/decisions.md#user-context). */
-function userContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, policy: AuthPolicy): string | null {
+function userContext(ctx: AppContext, store: CredentialStore, request: FastifyRequest, key: SigningKey, policy: AuthPolicy): string | null {
   const userHeader = header(request, HEADER.userId);
   if (policy.user === 'programme') return null;
-  if (key.integration_type === 'SINGLE_USER') {
+  if (key.integrationType === 'SINGLE_USER') {
     if (userHeader !== undefined) {
       throw new ServiceError(400, 'USER_ID_HEADER_NOT_ALLOWED', 'X-Service-User-Id must not be sent with a SINGLE_USER key; the key is bound to its user');
     }
-    return key.user_id;
+    return key.userId;
   }
   if (userHeader === undefined && policy.user === 'user-or-programme') return null;
   if (!userHeader) {
@@ -246,12 +244,11 @@ function userContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, p
     }
     throw new ServiceError(400, 'USER_ID_HEADER_REQUIRED', 'X-Service-User-Id is required with a MULTI_USER key on this endpoint');
   }
-  const user = prepared<{ id: string }>(ctx.db, 'SELECT id FROM users WHERE id = ? AND programme_id = ?').get(userHeader, key.programme_id);
-  if (!user) throw errors.forbidden(`X-Service-User-Id ${userHeader} is not a user of this programme`);
-  return user.id;
+  if (!store.isProgrammeUser(ctx, key.programmeId, userHeader)) throw errors.forbidden(`X-Service-User-Id ${userHeader} is not a user of this programme`);
+  return userHeader;
 }
 
-export function authenticate(ctx: AppContext, request: FastifyRequest, policy: AuthPolicy): AuthContext {
+function authenticate(ctx: AppContext, store: CredentialStore, request: FastifyRequest, policy: AuthPolicy): AuthContext {
   if (policy.modes.includes('none')) return NO_CREDENTIALS;
   if (policy.modes.includes('admin')) return verifyAdmin(ctx, request);
   const authorization = header(request, 'authorization');
@@ -268,15 +265,15 @@ export function authenticate(ctx: AppContext, request: FastifyRequest, policy: A
     if (!policy.modes.includes('bearer')) {
       throw errors.unauthorized('This endpoint accepts HMAC-signed requests only (X-Service-* headers); bearer tokens are not accepted');
     }
-    const auth = verifyBearer(ctx, match[1]!);
+    const auth = verifyBearer(ctx, store, match[1]!);
     if (policy.scope && !auth.scopes.has(policy.scope)) {
       throw errors.forbidden(`Access token lacks the ${policy.scope} scope`);
     }
     return auth;
   }
   if (policy.modes.includes('payout')) {
-    const key = verifySignedRequest(ctx, request, PAYOUT_FORMAT);
-    return hmacContext(ctx, request, key, policy, 'payout');
+    const key = verifySignedRequest(ctx, store, request, PAYOUT_FORMAT);
+    return hmacContext(ctx, store, request, key, policy, 'payout');
   }
   if (header(request, HEADER.apiKey) === undefined) {
     throw errors.unauthorized(
@@ -285,8 +282,8 @@ export function authenticate(ctx: AppContext, request: FastifyRequest, policy: A
         : 'Missing authentication: this endpoint takes the X-Service-* HMAC headers',
     );
   }
-  const key = verifySignedRequest(ctx, request, HMAC_FORMAT);
-  return hmacContext(ctx, request, key, policy, 'hmac');
+  const key = verifySignedRequest(ctx, store, request, HMAC_FORMAT);
+  return hmacContext(ctx, store, request, key, policy, 'hmac');
 }
 
 const NO_CREDENTIALS: AuthContext = { mode: 'none', programmeId: '', apiKey: null, integrationType: null, userId: null, scopes: new Set() };
@@ -313,37 +310,18 @@ function verifyAdmin(ctx: AppContext, request: FastifyRequest): AuthContext {
   return ADMIN;
 }
 
-/** HMAC callers hold every scope unless their key lists entitlements; one shared read-only set for them. */
-const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
-
-// Entitlements come from the fixtures (keys exist only there), indexed once per loaded fixtures object.
-const entitlementIndex = new WeakMap<Fixtures, Map<string, ReadonlySet<Scope>>>();
-
-/** The scopes an API key is entitled to (docs/authentication.md#entitlements): its fixture list, or all. */
-export function entitlementsOf(ctx: AppContext, apiKey: string): ReadonlySet<Scope> {
-  let index = entitlementIndex.get(ctx.fixtures);
-  if (!index) {
-    index = new Map();
-    for (const programme of ctx.fixtures.programmes) {
-      for (const key of programme.apiKeys) if (key.entitlements) index.set(key.apiKey, new Set(key.entitlements));
-    }
-    entitlementIndex.set(ctx.fixtures, index);
-  }
-  return index.get(apiKey) ?? ALL_SCOPES;
-}
-
-function hmacContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, policy: AuthPolicy, mode: 'hmac' | 'payout'): AuthContext {
-  const scopes = entitlementsOf(ctx, key.api_key);
+function hmacContext(ctx: AppContext, store: CredentialStore, request: FastifyRequest, key: SigningKey, policy: AuthPolicy, mode: 'hmac' | 'payout'): AuthContext {
+  const scopes = store.entitlements(ctx, key.apiKey);
   // interface 7.3: 403 when the API key lacks the entitlement the endpoint needs
   if (policy.scope && !scopes.has(policy.scope)) {
     throw errors.forbidden(`API key lacks entitlement: this endpoint needs ${policy.scope}; the key is entitled to ${[...scopes].join(', ') || 'nothing'}`);
   }
   return {
     mode,
-    programmeId: key.programme_id,
-    apiKey: key.api_key,
-    integrationType: key.integration_type,
-    userId: userContext(ctx, request, key, policy),
+    programmeId: key.programmeId,
+    apiKey: key.apiKey,
+    integrationType: key.integrationType,
+    userId: userContext(ctx, store, request, key, policy),
     scopes,
   };
 }
@@ -353,13 +331,13 @@ function hmacContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, p
  * route-level hook costs nothing on routes without one, and reading the policy back per request through
  * `request.routeOptions` builds a frozen object each time (measured: docs/benchmarks.md). Registered before the routes.
  */
-export function registerAuth(app: FastifyInstance, ctx: AppContext): void {
+export function registerAuth(app: FastifyInstance, ctx: AppContext, store: CredentialStore): void {
   app.addHook('onRoute', (route) => {
     const policy = route.config?.auth;
     if (!policy) return;
     const authHook = (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
       try {
-        request.auth = authenticate(ctx, request, policy);
+        request.auth = authenticate(ctx, store, request, policy);
       } catch (error) {
         done(error as Error);
         return;
@@ -410,9 +388,4 @@ export function userOf(request: FastifyRequest): Caller {
 export function scopeOf(request: FastifyRequest): CallerScope {
   const auth = authOf(request);
   return { programmeId: auth.programmeId, userId: auth.userId };
-}
-
-/** A fresh random bearer token (docs/decisions.md#bearer-tokens: random, never derived from the clock). */
-export function newAccessToken(): string {
-  return `sbx_at_${randomBytes(24).toString('base64url')}`;
 }

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import type { BuildAppOptions } from '../app.js';
-import type { ContextOptions } from '../create-context.js';
-import type { Sandbox } from '../sandbox.js';
 import type { Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../emulator/snapshots.service.js';
@@ -17,7 +15,17 @@ import { enterPathPrefix } from '../http/public-url.js';
 
 export const SESSION_PATH = '/_sessions/';
 
-export type OpenSandbox = (options: ContextOptions, appOptions?: BuildAppOptions) => Promise<Sandbox>;
+/**
+ * A whole sandbox as the registry uses it: what `openSandbox` (src/sandbox.ts) answers. The server hands that
+ * function in, so sessions name no app/wiring module (docs/architecture.md#layers).
+ */
+export interface Sandbox {
+  ctx: AppContext;
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+export type OpenSandbox = (options: { config: Partial<Config>; fixtures: Fixtures }) => Promise<Sandbox>;
 
 export interface SessionOptions {
   /** Fixtures for this session instead of the server's (validated already). */

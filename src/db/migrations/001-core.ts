@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 // Core schema: programmes, credentials, users, accounts, deposit instructions, transactions and their
 // ledger entries, deferred jobs, the event outbox and idempotency records. Amounts are integer minor

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 // Money out (docs/money-out.md): beneficiaries with their instruments and transaction intents. Payout submissions keep
 // their Idempotency-Key answers in the core `idempotency_records` table (scope 'payout'), so they need no table of

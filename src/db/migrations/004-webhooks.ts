@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 // Webhook delivery state (docs/webhooks.md, interface 6.1). One delivery per outbox event, created in the same
 // SQLite transaction as the event (domains/webhooks/outbox.ts), so an event written before a crash is

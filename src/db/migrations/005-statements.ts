@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 // Rendered statement files (docs/statements.md#links-and-stored-files, interface 4.3): the CSV or PDF bytes behind a
 // signed download link. Kept in SQLite so a file database survives a restart with its links; `/_emulator/reset` clears

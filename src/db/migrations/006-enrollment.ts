@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 // Enrollment and information requests (docs/onboarding.md, interface 2.9, 2.10, 3.3, 3.4). One enrollment per user;
 // the enrollment points at its current information request. Entries are kept one row per requirement key

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 // The programme-wide transactions list (docs/money-in.md#programme-wide-transactions; interface 4.5
 // "Omitted: every transaction in the programme"): a MULTI_USER key without X-Service-User-Id lists every

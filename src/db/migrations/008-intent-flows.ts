@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 // Intent flows of docs/money-out.md#intent-flows: refunds of a deposit (REFUND, PARTIAL_REFUND), pulls
 // from the user's own bank account (DEPOSIT with category DIRECT_DEBIT) and transfers to another user

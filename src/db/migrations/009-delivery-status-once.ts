@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 // A delivery's status lives in webhook_deliveries only: the outbox row is the event (what happened, and its
 // payload), and its old status column, a copy kept in step with the delivery, goes. SQLite has no

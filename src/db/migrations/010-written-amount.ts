@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 // The magic cents of docs/decisions.md#magic-amounts are read only on the amount the caller wrote. An intent
 // is priced from one side (debitAmount or creditAmount) and stores both amounts, so the side the caller

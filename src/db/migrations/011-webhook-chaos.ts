@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 // Webhook chaos (docs/faults.md#what-the-log-shows): every attempt records what chaos did to it (`chaos`, a JSON
 // array, `[]` when nothing), and a duplicate sent by chaos is an attempt of its own kind, DUPLICATE. SQLite

@@ -1,4 +1,4 @@
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 // What is in flight, read from indexes (docs/decisions.md#ledger, docs/decisions.md#amount-bounds). `current` is
 // `available` minus the entries of PENDING and PROCESSING transactions, and the credit bound counts the credits

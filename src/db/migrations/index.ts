@@ -1,4 +1,4 @@
-import type { Db } from '../connection.js';
+import type { Migration } from './migration.js';
 import { migration001Core } from './001-core.js';
 import { migration002MoneyIn } from './002-money-in.js';
 import { migration003MoneyOut } from './003-money-out.js';
@@ -11,13 +11,6 @@ import { migration009DeliveryStatusOnce } from './009-delivery-status-once.js';
 import { migration010WrittenAmount } from './010-written-amount.js';
 import { migration011WebhookChaos } from './011-webhook-chaos.js';
 import { migration012InFlightSums } from './012-in-flight-sums.js';
-
-export interface Migration {
-  version: number;
-  name: string;
-  /** The statements, or a function of the database that returns them (for a step that must look first). */
-  sql: string | ((db: Db) => string);
-}
 
 // Add new migrations here with the next number; never edit one that has shipped.
 export const migrations: Migration[] = [

@@ -1,9 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
-import { hashToken, newAccessToken, SCOPES, TOKEN_LIFETIME_SECONDS, type Scope } from '../../http/auth.js';
+import { SCOPES, type Scope } from '../../http/scopes.js';
 import type { TokenResponse } from './auth.schema.js';
+import { hashToken } from './credentials.store.js';
 import { errors } from '../../core/errors.js';
 import type { Caller } from '../../core/caller.js';
+
+const TOKEN_LIFETIME_SECONDS = 3600; // docs/decisions.md#bearer-tokens
+
+/** A fresh random bearer token (docs/decisions.md#bearer-tokens: random, never derived from the clock). */
+function newAccessToken(): string {
+  return `sbx_at_${randomBytes(24).toString('base64url')}`;
+}
 
 /**
  * Issue a bearer token for the caller's user; only its hash is stored (docs/decisions.md#bearer-tokens). A token never
