@@ -97,12 +97,12 @@ const webhookChaosInterceptor: DeliveryInterceptor = {
   heldOutOfOrder,
 };
 
-export function defaultChaosSeed(ctx: AppContext): string {
+function defaultChaosSeed(ctx: AppContext): string {
   return `${ctx.config.seed}/webhook-chaos`;
 }
 
 /** True when the sandbox has settings or held attempts (the sender reads the delivery for chaos only then). */
-export function chaosActive(ctx: AppContext): boolean {
+function chaosActive(ctx: AppContext): boolean {
   const chaos = chaosOf(ctx);
   return chaos.state !== null || chaos.holds.all.size > 0;
 }
@@ -191,7 +191,7 @@ function fires(state: ChaosState, kind: ChaosKind, target: ChaosTarget): boolean
  * Decide what chaos does to a scheduled attempt, before it is held or signed. The timestamp and signature
  * effects are logged here (they are applied when the attempt is signed); holds log theirs when they end.
  */
-export function planAttemptChaos(ctx: AppContext, target: ChaosTarget): AttemptChaos {
+function planAttemptChaos(ctx: AppContext, target: ChaosTarget): AttemptChaos {
   const plan = noChaos();
   plan.target = target; // also without settings: a send may release a hold made before a PUT or DELETE
   const state = chaosOf(ctx).state;
@@ -216,7 +216,7 @@ export function planAttemptChaos(ctx: AppContext, target: ChaosTarget): AttemptC
 }
 
 /** After a scheduled attempt succeeded: is the same body sent again? */
-export function duplicateFires(ctx: AppContext, plan: AttemptChaos): boolean {
+function duplicateFires(ctx: AppContext, plan: AttemptChaos): boolean {
   const state = chaosOf(ctx).state;
   return !!state && plan.target !== null && fires(state, 'duplicate', plan.target);
 }
@@ -239,7 +239,7 @@ function earlierEventHeld(ctx: AppContext, target: ChaosTarget): boolean {
  * Deliveries held by reorder or burst: they do not hold back the later events of their transaction (the
  * dispatcher's ordering is bypassed on purpose) and do not count against its concurrency.
  */
-export function heldOutOfOrder(ctx: AppContext): string[] {
+function heldOutOfOrder(ctx: AppContext): string[] {
   const ids: string[] = [];
   for (const hold of holdsOf(ctx).all) if (hold.type !== 'delay') ids.push(hold.target.deliveryId);
   return ids;
@@ -249,7 +249,7 @@ export function heldOutOfOrder(ctx: AppContext): string[] {
  * Wait out the plan's holds. Resolves false when the attempt is to be dropped unsent (the dispatcher stopped,
  * or the sandbox was reset), true when it is to be sent now.
  */
-export async function holdAttempt(ctx: AppContext, plan: AttemptChaos, signal?: AbortSignal): Promise<boolean> {
+async function holdAttempt(ctx: AppContext, plan: AttemptChaos, signal?: AbortSignal): Promise<boolean> {
   const target = plan.target;
   if (!target) return true;
   const steps: Array<[HoldType, (hold: Hold) => void]> = [];
@@ -344,7 +344,7 @@ function releaseAll(holds: Holds, detail: string | null): void {
 }
 
 /** An attempt has been sent: release the reorder holds of earlier events of its transaction. */
-export function attemptSent(ctx: AppContext, target: ChaosTarget | null): void {
+function attemptSent(ctx: AppContext, target: ChaosTarget | null): void {
   const holds = holdsOf(ctx);
   if (!target) return;
   for (const hold of [...holds.all]) {
