@@ -48,8 +48,12 @@ export class SandboxRuntime {
 
   /** The slot's value. A slot no module declares is a programming error (docs/architecture.md#runtime). */
   get<T>(slot: StateSlot<T>): T {
-    if (!this.values.has(slot)) throw new Error(`runtime slot ${slot.name} is not declared by any module's descriptor (docs/architecture.md#runtime)`);
-    return this.values.get(slot) as T;
+    const value = this.values.get(slot);
+    // one lookup on the hot path (every request asks for the fault rules); a second only for an undefined value
+    if (value === undefined && !this.values.has(slot)) {
+      throw new Error(`runtime slot ${slot.name} is not declared by any module's descriptor (docs/architecture.md#runtime)`);
+    }
+    return value as T;
   }
 
   /** Replace a slot's value (a value that is itself the state: a URL, a snapshot, a running dispatcher). */
