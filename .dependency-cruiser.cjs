@@ -106,23 +106,6 @@ module.exports = {
     },
   ],
   options: {
-    // TEMPORARY, removed when A's branch lands (issue 29: the runtime object and its interceptors): the layer breaks
-    // engineer A removes in parallel. Each is matched exactly (rule, from, to); delete this whole list once A's
-    // branch is merged and `npm run check:layers` passes without it.
-    knownViolations: [
-      // the module list names the control plane and faults: becomes the app's own list (src/modules.ts)
-      { type: 'dependency', rule: { severity: 'error', name: 'domains-below-control-plane' }, from: 'src/domains/index.ts', to: 'src/emulator/emulator.domain.ts' },
-      { type: 'dependency', rule: { severity: 'error', name: 'domains-below-control-plane' }, from: 'src/domains/index.ts', to: 'src/faults/faults.domain.ts' },
-      // the scheduler wakes the outbox: becomes an "after jobs ran" callback
-      { type: 'dependency', rule: { severity: 'error', name: 'scheduler-names-no-domain' }, from: 'src/scheduler/scheduler.ts', to: 'src/domains/webhooks/outbox.ts' },
-      // webhook chaos: becomes an interceptor that faults registers, its attempt vocabulary moving to src/domains/webhooks
-      { type: 'dependency', rule: { severity: 'error', name: 'domains-below-control-plane' }, from: 'src/domains/webhooks/webhooks.sender.ts', to: 'src/faults/webhook-chaos.service.ts' },
-      { type: 'dependency', rule: { severity: 'error', name: 'domains-below-control-plane' }, from: 'src/domains/webhooks/webhooks.dispatcher.ts', to: 'src/faults/webhook-chaos.service.ts' },
-      { type: 'dependency', rule: { severity: 'error', name: 'domains-below-control-plane' }, from: 'src/domains/webhooks/webhooks.service.ts', to: 'src/faults/webhook-chaos.service.ts' },
-      { type: 'dependency', rule: { severity: 'error', name: 'domains-below-control-plane' }, from: 'src/domains/webhooks/webhooks.service.ts', to: 'src/faults/webhook-chaos.schema.ts' },
-      { type: 'dependency', rule: { severity: 'error', name: 'domains-below-control-plane' }, from: 'src/domains/webhooks/webhooks.schema.ts', to: 'src/faults/webhook-chaos.schema.ts' },
-    ],
-    // END TEMPORARY
 
     doNotFollow: { path: 'node_modules' },
     // type-only imports are dependencies too: a layer that names another's type depends on it

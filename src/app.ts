@@ -20,7 +20,7 @@ import { journalRoutes, registerJournal } from './emulator/journal.js';
 import { endUiEvents } from './emulator/ui-events.js';
 import { registerFaultRules } from './faults/fault-rules.hooks.js';
 import { VERSION } from './version.js';
-import { routeModules } from './domains/index.js';
+import { routeModules } from './modules.js';
 import type { SessionRegistry } from './sessions/sessions.registry.js';
 import { sessionsRoutes } from './sessions/sessions.routes.js';
 

@@ -4,6 +4,7 @@ import type { IdSource } from './lib/ids.js';
 import type { Config } from './config.js';
 import type { Fixtures } from './fixtures/fixtures.schema.js';
 import { errors } from './core/errors.js';
+import type { SandboxRuntime } from './runtime/sandbox-runtime.js';
 
 /**
  * Everything a domain function needs, injected
@@ -15,7 +16,7 @@ export interface AppContext {
   ids: IdSource;
   config: Config;
   fixtures: Fixtures;
-  /** Handlers of deferred jobs by type (each domain's descriptor, src/domains/index.ts). */
+  /** Handlers of deferred jobs by type (each module's descriptor, src/modules.ts). */
   jobHandlers: Record<string, (ctx: AppContext, payload: Record<string, unknown>) => void>;
   /**
    * What to do, by job type, when a job's handler throws (`jobFailures` of each domain's descriptor): for example
@@ -23,10 +24,12 @@ export interface AppContext {
    */
   jobFailureHandlers?: Record<string, (ctx: AppContext, payload: Record<string, unknown>, error: string) => void>;
   /**
-   * A session's webhook URL (docs/sessions.md#webhooks): every programme's endpoint at creation and after every
-   * reset, whatever the fixtures or the starting snapshot say (null: none). Absent outside sessions.
+   * Called after the scheduler ran jobs (each descriptor's `afterJobsRan`: the outbox wakes its subscriber, since a
+   * job may have made a delivery due), so the scheduler names no domain (docs/architecture.md#runtime).
    */
-  sessionWebhookUrl?: string | null;
+  afterJobsRan?: (ctx: AppContext) => void;
+  /** Everything the sandbox holds in memory outside its database, slot by slot (docs/architecture.md#runtime). */
+  runtime: SandboxRuntime;
 }
 
 /** Decimal places of a currency (docs/decisions.md#exact-money); unknown currencies are a 400 naming the field. */

@@ -8,10 +8,11 @@ import { clockStart, ConfigError, configSchema, type Config } from './config.js'
 import { loadFixtures } from './fixtures/fixtures.loader.js';
 import type { Fixtures } from './fixtures/fixtures.schema.js';
 import { seedFixtures } from './fixtures/fixtures.seed.js';
-import { parseSnapshotFile, restoreTables, setStartingSnapshot, type Snapshot } from './emulator/snapshots.service.js';
+import { parseSnapshotFile, restoreNewDatabase, setStartingSnapshot, type Snapshot } from './emulator/snapshots.service.js';
 import { ServiceError } from './core/errors.js';
 import { readFileSync } from 'node:fs';
-import { jobFailureHandlers, jobHandlers } from './domains/index.js';
+import { afterJobsRan, jobFailureHandlers, jobHandlers, stateSlots, wireModules } from './modules.js';
+import { SandboxRuntime } from './runtime/sandbox-runtime.js';
 import type { AppContext } from './context.js';
 
 export interface ContextOptions {
@@ -29,7 +30,7 @@ function defaultWarn(config: Config): (line: string) => void {
   };
 }
 
-/** Open (or take) the database, seed it from the fixtures when empty, and assemble the context. */
+/** Open (or take) the database, seed it from the fixtures when empty, and assemble the context and its runtime. */
 export function createContext(options: ContextOptions = {}): AppContext {
   const config = configSchema.parse(options.config ?? {});
   const db = options.db ?? openDatabase(config.db);
@@ -45,7 +46,11 @@ export function createContext(options: ContextOptions = {}): AppContext {
     fixtures,
     jobHandlers,
     jobFailureHandlers,
+    afterJobsRan,
+    // the one place a sandbox's in-memory state is made (docs/architecture.md#runtime)
+    runtime: new SandboxRuntime(stateSlots, config),
   };
+  wireModules(ctx);
   const seeded = prepared<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM programmes').get()!.n > 0;
   if (!seeded) seedFixtures(ctx);
   if (startingPoint) setStartingSnapshot(ctx, startingPoint);
@@ -79,7 +84,7 @@ function startFromSnapshot(db: Db, file: string, warn: (line: string) => void): 
     warn(`warning: --snapshot ${file} not loaded: the database already holds a sandbox (it is kept); /_emulator/reset goes to the snapshot`);
     return snapshot;
   }
-  restoreTables(db, snapshot);
+  restoreNewDatabase(db, snapshot);
   const state: ClockState =
     snapshot.clockMode === 'frozen' ? { mode: 'frozen', frozenAtMs: snapshot.clockMs } : { mode: 'realtime', offsetMs: snapshot.clockMs - Date.now() };
   prepared(db, "DELETE FROM meta WHERE key = 'clock_high_water_ms'").run(); // the snapshot's instant is the new start

@@ -3,7 +3,7 @@ import { buildApp, type BuildAppOptions } from './app.js';
 import type { AppContext } from './context.js';
 import { createContext, type ContextOptions } from './create-context.js';
 import { runDueJobs, startSchedulerTimer } from './scheduler/scheduler.js';
-import { backgroundServices } from './domains/index.js';
+import { backgroundServices } from './modules.js';
 
 /**
  * One whole sandbox, not yet listening: its context (database, clock, ids), its app, and what runs beside

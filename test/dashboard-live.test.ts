@@ -1,6 +1,6 @@
 import t from 'tap';
 import { buildTestApp, json } from './helper.js';
-import { backgroundServices } from '../src/domains/index.js';
+import { backgroundServices } from '../src/modules.js';
 import { artifactPath, launchChromium } from './helpers/browser.js';
 import { startReceiver } from './helpers/receiver.js';
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { buildTestApp, json, START } from './helper.js';
-import { backgroundServices } from '../src/domains/index.js';
+import { backgroundServices } from '../src/modules.js';
 import { startReceiver } from './helpers/receiver.js';
 
 // GET /_emulator/transactions/{id}/story and the feed's selected.story (docs/dashboard.md#the-story-of-a-transaction):

@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { buildTestApp, CREDENTIALS, json } from './helper.js';
-import { backgroundServices } from '../src/domains/index.js';
+import { backgroundServices } from '../src/modules.js';
 import { startReceiver } from './helpers/receiver.js';
 import { artifactPath, launchChromium } from './helpers/browser.js';
 

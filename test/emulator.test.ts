@@ -4,6 +4,7 @@ import { errorBodySchema } from '../src/core/errors.js';
 import { scheduleJob } from '../src/scheduler/scheduler.js';
 import { stateTables } from '../src/db/migrate.js';
 import { resetState } from '../src/fixtures/fixtures.seed.js';
+import { sessionWebhookUrlSlot } from '../src/domains/webhooks/webhooks.service.js';
 import { VERSION } from '../src/version.js';
 import { CREDENTIALS, START, buildTestApp, json, type Identity, type TestApp } from './helper.js';
 
@@ -229,7 +230,7 @@ t.test('a reset puts back exactly the rows seeding the fixtures gives, whatever 
   t.same(dump(), seeded, 'seeding from scratch gives the very rows a reset puts back');
 
   // a session's webhook URL is part of what the fixtures seed: a reset after it changed seeds it
-  ctx.sessionWebhookUrl = 'http://127.0.0.1:9/session-hooks';
+  ctx.runtime.set(sessionWebhookUrlSlot, 'http://127.0.0.1:9/session-hooks');
   t.equal((await reset()).statusCode, 200);
   t.equal(ctx.db.prepare("SELECT webhook_url FROM programmes WHERE id = 'prg_sandbox'").pluck().get(), 'http://127.0.0.1:9/session-hooks');
   t.equal((await reset()).statusCode, 200);

@@ -2,13 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import type { JobFailureHandler, JobHandler } from '../scheduler/scheduler.js';
+import type { StateSlot } from '../runtime/sandbox-runtime.js';
 
 /** A long-running service started with the server; returns its stop function. */
 export type BackgroundService = (ctx: AppContext, app: FastifyInstance) => () => void | Promise<void>;
 
 /**
- * What one domain adds to the app: its route modules (registered in this order), its job handlers by job
- * type, and its background services. `src/domains/index.ts` lists every descriptor once.
+ * What one module (a /v1 domain, the control plane, faults) adds to the app: its route modules (registered in this
+ * order), its job handlers by job type, its background services, and the in-memory state it owns. The app's own list,
+ * `src/modules.ts`, names every descriptor once.
  */
 export interface DomainDescriptor {
   name: string;
@@ -17,4 +19,16 @@ export interface DomainDescriptor {
   /** What a job's failure does to what it works on, by job type (docs/decisions.md#failed-jobs). */
   jobFailures?: Record<string, JobFailureHandler>;
   services?: BackgroundService[];
+  /**
+   * The runtime slots the module owns (docs/architecture.md#runtime): how each starts, what reset does to it,
+   * whether snapshots carry it, what a new session starts with. Each slot is declared by exactly one module.
+   */
+  state?: Array<StateSlot<any>>;
+  /** Called after the scheduler ran jobs, outside their transactions (the webhooks module wakes its dispatcher). */
+  afterJobsRan?: (ctx: AppContext) => void;
+  /**
+   * Called once when a sandbox's context is created, after every slot exists: where a module registers what it adds
+   * to another one without that one importing it (faults: the webhook delivery interceptor).
+   */
+  wire?: (ctx: AppContext) => void;
 }

@@ -11,9 +11,17 @@ import { snapshotsRoutes } from './snapshots.routes.js';
 import { emulatorJobsRoutes } from './jobs.routes.js';
 import { clockHighWaterService } from './clock.high-water.js';
 import { demoRoutes } from './demo/demo.routes.js';
+import { snapshotsSlot, startingSnapshotSlot } from './snapshots.service.js';
+import { snapshotTrackingSlot } from './snapshots.tracking.js';
+import { resetImageSlot } from './reset.service.js';
+import { journalSlot } from './journal.js';
+import { uiEventsSlot } from './ui-events.js';
+import { demoRunSlot } from './demo/demo.service.js';
 
 export const emulatorDomain: DomainDescriptor = {
   name: 'emulator',
   routes: [emulatorRoutes, webhooksRoutes, overviewRoutes, actAsRoutes, dashboardRoutes, emulatorEnrollmentRoutes, emulatorTransactionsRoutes, emulatorAccountsRoutes, snapshotsRoutes, emulatorJobsRoutes, demoRoutes],
   services: [clockHighWaterService],
+  // what the control plane holds in memory per sandbox (docs/architecture.md#runtime)
+  state: [snapshotsSlot, startingSnapshotSlot, snapshotTrackingSlot, resetImageSlot, journalSlot, uiEventsSlot, demoRunSlot],
 };

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { instant } from '../http/formats.js';
 import type { AppContext } from '../context.js';
+import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import { errorResponses } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.routes.js';
 import { firedFaultSchema } from '../faults/fault-rules.schema.js';
@@ -165,13 +166,25 @@ declare module 'fastify' {
 }
 
 /**
+ * The sandbox's journal (docs/architecture.md#runtime): in memory only, so snapshots do not carry it
+ * (docs/decisions.md#snapshots) and a reset keeps it (it records the reset request too); a new session starts empty.
+ */
+export const journalSlot: StateSlot<RequestJournal> = {
+  name: 'emulator.journal',
+  create: (config) => new RequestJournal(config.journalSize),
+  reset: 'keep',
+  carriedBySnapshots: false,
+  newSession: 'fresh',
+};
+
+/**
  * Hooks that record every request except the journal's own and the dashboard's static files: arrival in
  * onRequest, the payload in onSend, the entry in onResponse (latency to the end of the write). They are
  * callback-style and keep their bookkeeping on the request: they run on every request, and a promise per
  * hook and a WeakMap entry per request showed in the list's profile (docs/benchmarks.md).
  */
 export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJournal {
-  const journal = new RequestJournal(ctx.config.journalSize);
+  const journal = ctx.runtime.get(journalSlot);
   if (journal.capacity === 0) return journal; // --journal-size 0: no hooks at all
 
   app.addHook('onRequest', (request, _reply, done) => {

@@ -5,10 +5,12 @@ import { stateTables } from '../db/migrate.js';
 import { errors, ServiceError } from '../core/errors.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
 import { markEqualIfTracking, markEqualTo, tablesThatMayDiffer } from './snapshots.tracking.js';
+import type { StateSlot } from '../runtime/sandbox-runtime.js';
 
 // Snapshots of the whole sandbox state (docs/control-plane.md#snapshots, docs/decisions.md#snapshots): every
 // table (which holds the id sequence in `meta`, the webhook endpoint in `programmes`, jobs, outbox and
-// deliveries) plus the emulated clock. Kept in memory per sandbox; exported and imported as one SQLite file.
+// deliveries) plus the emulated clock. Kept in memory per sandbox (a runtime slot: docs/architecture.md#runtime);
+// exported and imported as one SQLite file.
 
 /**
  * The rows of one table as `raw()` arrays in column order (no per-row objects to build or walk). A table
@@ -48,15 +50,27 @@ export const SNAPSHOT_FORMAT = 'service-sandbox-snapshot/1';
 export const SNAPSHOT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const NAME_RULE = 'a snapshot name is 1-64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit';
 
-const stores = new WeakMap<AppContext, Map<string, Snapshot>>();
+interface SnapshotsState {
+  /** The saved snapshots by name. */
+  store: Map<string, Snapshot>;
+  /** triggerOrder, kept while the schema and the snapshot's tables are the same. */
+  order: { schemaVersion: number; tables: string; order: string[] } | null;
+}
+
+/**
+ * Saved snapshots: a restore or reset never deletes them (docs/decisions.md#snapshots); a new session starts with
+ * none (it may start from one of the root's, docs/sessions.md#what-a-session-starts-from).
+ */
+export const snapshotsSlot: StateSlot<SnapshotsState> = {
+  name: 'emulator.snapshots',
+  create: () => ({ store: new Map(), order: null }),
+  reset: 'keep',
+  carriedBySnapshots: false,
+  newSession: 'fresh',
+};
 
 function storeOf(ctx: AppContext): Map<string, Snapshot> {
-  let store = stores.get(ctx);
-  if (!store) {
-    store = new Map();
-    stores.set(ctx, store);
-  }
-  return store;
+  return ctx.runtime.get(snapshotsSlot).store;
 }
 
 export function checkSnapshotName(name: string, fieldRef = 'name'): string {
@@ -135,7 +149,7 @@ export function saveSnapshot(ctx: AppContext, name: string): { snapshot: Snapsho
   const store = storeOf(ctx);
   const replaced = store.has(name);
   const snapshot = captureSnapshot(ctx, name);
-  markEqualTo(ctx.db, snapshot);
+  markEqualTo(ctx, snapshot);
   store.set(name, snapshot);
   return { snapshot: summarize(snapshot), replaced };
 }
@@ -163,15 +177,16 @@ export function deleteSnapshot(ctx: AppContext, name: string): void {
  * docs/decisions.md#snapshots).
  */
 export function restoreSnapshot(ctx: AppContext, snapshot: Snapshot): void {
-  restoreTables(ctx.db, snapshot);
+  restoreTables(ctx, snapshot);
   ctx.clock.freezeAt(snapshot.clockMs);
   if (snapshot.clockMode === 'realtime') ctx.clock.resume();
   notifyOutbox(ctx); // deliveries that were due in the snapshot go out again
 }
 
 /**
- * The table part of a restore, on a bare database (also used at start-up, before the clock exists), in one
- * transaction with foreign keys off (as reset does). Each table is compared with the snapshot row by row
+ * The table part of a restore, in one transaction with foreign keys off (as reset does): on a sandbox's database
+ * (`restoreTables`, comparing only the tables its tracking says may differ), or on a bare one at start-up, before the
+ * context exists (`restoreNewDatabase`). Each table is compared with the snapshot row by row
  * (rowid or key): rows added or changed since are deleted, and the saved version of changed and missing rows
  * inserted. A restore
  * therefore costs what changed, not the size of the state: emptying and refilling every table fired the list
@@ -180,9 +195,17 @@ export function restoreSnapshot(ctx: AppContext, snapshot: Snapshot): void {
  * which come after `transactions` in trigger order, are then compared like any other table, so every table
  * ends exactly as saved.
  */
-export function restoreTables(db: Db, snapshot: Snapshot): void {
+export function restoreTables(ctx: AppContext, snapshot: Snapshot): void {
+  writeTables(ctx.db, snapshot, tablesThatMayDiffer(ctx, snapshot, orderOf(ctx, snapshot)));
+  markEqualIfTracking(ctx, snapshot);
+}
+
+export function restoreNewDatabase(db: Db, snapshot: Snapshot): void {
+  writeTables(db, snapshot, triggerOrder(db, snapshot.tables.map((table) => table.name)));
+}
+
+function writeTables(db: Db, snapshot: Snapshot, order: string[]): void {
   const byName = new Map(snapshot.tables.map((table) => [table.name, table]));
-  const order = tablesThatMayDiffer(db, snapshot, orderOf(db, snapshot));
   db.pragma('foreign_keys = OFF');
   try {
     db.transaction(() => {
@@ -191,7 +214,6 @@ export function restoreTables(db: Db, snapshot: Snapshot): void {
   } finally {
     db.pragma('foreign_keys = ON');
   }
-  markEqualIfTracking(db, snapshot);
 }
 
 /** Make one table equal to its saved rows, touching only the rows that differ. */
@@ -234,15 +256,14 @@ function sameRow(a: unknown[], b: unknown[]): boolean {
   return true;
 }
 
-const orders = new WeakMap<Db, { schemaVersion: number; tables: string; order: string[] }>();
-
-/** triggerOrder, kept per database handle while its schema and the snapshot's tables are the same. */
-function orderOf(db: Db, snapshot: Snapshot): string[] {
+/** triggerOrder, kept per sandbox while its schema and the snapshot's tables are the same. */
+function orderOf(ctx: AppContext, snapshot: Snapshot): string[] {
   const tables = snapshot.tables.map((table) => table.name).join(',');
-  const known = orders.get(db);
+  const state = ctx.runtime.get(snapshotsSlot);
+  const known = state.order;
   if (known && known.schemaVersion === snapshot.schemaVersion && known.tables === tables) return known.order;
-  const order = triggerOrder(db, snapshot.tables.map((table) => table.name));
-  orders.set(db, { schemaVersion: snapshot.schemaVersion, tables, order });
+  const order = triggerOrder(ctx.db, snapshot.tables.map((table) => table.name));
+  state.order = { schemaVersion: snapshot.schemaVersion, tables, order };
   return order;
 }
 
@@ -281,7 +302,7 @@ export function restoreNamedSnapshot(ctx: AppContext, name: string): { snapshot:
   const snapshot = getSnapshot(ctx, name);
   const started = process.hrtime.bigint();
   restoreSnapshot(ctx, snapshot);
-  markEqualTo(ctx.db, snapshot); // restored by name: the next restore of it compares what changed (snapshots.tracking.ts)
+  markEqualTo(ctx, snapshot); // restored by name: the next restore of it compares what changed (snapshots.tracking.ts)
   return { snapshot: summarize(snapshot), durationMs: Number(process.hrtime.bigint() - started) / 1e6 };
 }
 
@@ -393,15 +414,21 @@ export function importSnapshot(ctx: AppContext, name: string, bytes: Buffer): { 
 }
 
 /**
- * `--snapshot FILE` (docs/configuration.md#snapshot): the state a new sandbox starts from instead of the
- * fixtures, and returns to on reset. Kept per sandbox.
+ * `--snapshot FILE` (docs/configuration.md#snapshot), or the snapshot a session was created from: the state the
+ * sandbox starts from instead of the fixtures, and returns to on every reset.
  */
-const startingPoints = new WeakMap<AppContext, Snapshot>();
+export const startingSnapshotSlot: StateSlot<Snapshot | null> = {
+  name: 'emulator.startingSnapshot',
+  create: () => null,
+  reset: 'keep',
+  carriedBySnapshots: false,
+  newSession: 'given',
+};
 
 export function setStartingSnapshot(ctx: AppContext, snapshot: Snapshot): void {
-  startingPoints.set(ctx, snapshot);
+  ctx.runtime.set(startingSnapshotSlot, snapshot);
 }
 
 export function startingSnapshot(ctx: AppContext): Snapshot | undefined {
-  return startingPoints.get(ctx);
+  return ctx.runtime.get(startingSnapshotSlot) ?? undefined;
 }

@@ -1,11 +1,14 @@
 import { prepared, type Db } from '../db/connection.js';
 import { stateTables } from '../db/migrate.js';
+import type { AppContext } from '../context.js';
+import type { StateSlot } from '../runtime/sandbox-runtime.js';
 
 // Which tables changed since the state last equalled a snapshot, so restoring the snapshot a suite restores before
 // every test compares those tables only (docs/control-plane.md#snapshots, docs/benchmarks.md#snapshots). Once a
 // database handle saves or restores a snapshot, TEMP triggers on every state table note the tables written (one
 // guarded insert per row written; a temp table lives with the connection and in its transactions, so a write
-// rolled back un-notes itself). The notes are trusted only while no other connection has committed to the file
+// rolled back un-notes itself). What is known of the notes is a runtime slot of the sandbox that owns the handle
+// (docs/architecture.md#runtime): one context per database handle. The notes are trusted only while no other connection has committed to the file
 // (`PRAGMA data_version` unchanged): two processes on one file fall back to comparing every table.
 
 interface Tracking {
@@ -14,15 +17,23 @@ interface Tracking {
   dataVersion: number;
 }
 
-const tracked = new WeakMap<Db, Tracking>();
+/** Kept across reset (the triggers note the reset's writes like any other) and snapshot restores; a new session has none. */
+export const snapshotTrackingSlot: StateSlot<{ tracking: Tracking | null }> = {
+  name: 'emulator.snapshotTracking',
+  create: () => ({ tracking: null }),
+  reset: 'keep',
+  carriedBySnapshots: false,
+  newSession: 'fresh',
+};
 
 function dataVersion(db: Db): number {
   return db.pragma('data_version', { simple: true }) as number;
 }
 
-function startTracking(db: Db): Tracking {
-  let tracking = tracked.get(db);
-  if (tracking) return tracking;
+function startTracking(ctx: AppContext): Tracking {
+  const slot = ctx.runtime.get(snapshotTrackingSlot);
+  if (slot.tracking) return slot.tracking;
+  const db = ctx.db;
   db.transaction(() => {
     db.exec('CREATE TEMP TABLE IF NOT EXISTS snapshot_changed_tables (name TEXT PRIMARY KEY) WITHOUT ROWID');
     for (const table of stateTables(db)) {
@@ -39,9 +50,8 @@ function startTracking(db: Db): Tracking {
       }
     }
   })();
-  tracking = { equalTo: undefined, dataVersion: dataVersion(db) };
-  tracked.set(db, tracking);
-  return tracking;
+  slot.tracking = { equalTo: undefined, dataVersion: dataVersion(db) };
+  return slot.tracking;
 }
 
 /**
@@ -49,14 +59,14 @@ function startTracking(db: Db): Tracking {
  * first call on a handle creates the triggers (about 2 ms), so only the control plane's save and restore start
  * tracking; a session started from a snapshot or `--snapshot` at start-up do not pay for it.
  */
-export function markEqualTo(db: Db, snapshot: object): void {
-  noteEqual(db, startTracking(db), snapshot);
+export function markEqualTo(ctx: AppContext, snapshot: object): void {
+  noteEqual(ctx.db, startTracking(ctx), snapshot);
 }
 
 /** As markEqualTo, on a handle that tracks already (any restore); otherwise nothing. */
-export function markEqualIfTracking(db: Db, snapshot: object): void {
-  const tracking = tracked.get(db);
-  if (tracking) noteEqual(db, tracking, snapshot);
+export function markEqualIfTracking(ctx: AppContext, snapshot: object): void {
+  const tracking = ctx.runtime.get(snapshotTrackingSlot).tracking;
+  if (tracking) noteEqual(ctx.db, tracking, snapshot);
 }
 
 function noteEqual(db: Db, tracking: Tracking, snapshot: object): void {
@@ -70,8 +80,9 @@ function noteEqual(db: Db, tracking: Tracking, snapshot: object): void {
  * snapshot and only this connection has written since; then the noted ones (sqlite_sequence, which takes no
  * triggers, always).
  */
-export function tablesThatMayDiffer(db: Db, snapshot: object, order: string[]): string[] {
-  const tracking = tracked.get(db);
+export function tablesThatMayDiffer(ctx: AppContext, snapshot: object, order: string[]): string[] {
+  const db = ctx.db;
+  const tracking = ctx.runtime.get(snapshotTrackingSlot).tracking;
   if (!tracking || tracking.equalTo !== snapshot || tracking.dataVersion !== dataVersion(db)) return order;
   const changed = new Set((prepared<{ name: string }>(db, 'SELECT name FROM temp.snapshot_changed_tables').all()).map((row) => row.name));
   return order.filter((name) => name === 'sqlite_sequence' || changed.has(name));

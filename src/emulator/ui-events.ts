@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { changeMarker } from '../db/read-cache.js';
 import { clockView } from './clock.service.js';
+import type { StateSlot } from '../runtime/sandbox-runtime.js';
 
 // The dashboard's push channel (docs/dashboard.md#live-updates): GET /_emulator/ui/events is a server-sent event
 // stream that says "changed" whenever this sandbox's database or clock has changed, so an open page refetches its
@@ -32,17 +33,26 @@ export interface UiEvents {
   closeAll(): void;
 }
 
-// Each sandbox's streams, so the server can end a session's streams when it closes (see endUiEvents).
-const bySandbox = new WeakMap<AppContext, UiEvents>();
+/**
+ * Each sandbox's streams (docs/architecture.md#runtime), so the server can end a session's streams when it closes
+ * (see endUiEvents). Made when the dashboard's routes are registered; open pages stay connected across a reset.
+ */
+export const uiEventsSlot: StateSlot<UiEvents | null> = {
+  name: 'emulator.uiEvents',
+  create: () => null,
+  reset: 'keep',
+  carriedBySnapshots: false,
+  newSession: 'fresh',
+};
 
 /** End a sandbox's event streams, if it has any. */
 export function endUiEvents(ctx: AppContext): void {
-  bySandbox.get(ctx)?.closeAll();
+  ctx.runtime.get(uiEventsSlot)?.closeAll();
 }
 
 export function uiEvents(ctx: AppContext): UiEvents {
   const events = makeUiEvents(ctx);
-  bySandbox.set(ctx, events);
+  ctx.runtime.set(uiEventsSlot, events);
   return events;
 }
 

@@ -1,10 +1,12 @@
 import type { AppContext } from '../context.js';
+import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import { errors } from '../core/errors.js';
 import { seededRandom, type SeededRandom } from '../lib/seeded-random.js';
 import { MAX_FAULT_RULES, type CreateFaultRuleInput, type FaultEffect, type FaultRule, type FiredFault } from './fault-rules.schema.js';
 
 // Fault rules on API requests (docs/faults.md#fault-rules): kept in memory per sandbox (the root and each session
-// have their own), in the order they were added; reset clears them (docs/faults.md#lifetime).
+// have their own: a runtime slot, docs/architecture.md#runtime), in the order they were added; reset renews them
+// (docs/faults.md#lifetime).
 
 interface RuleState {
   view: FaultRule;
@@ -17,15 +19,17 @@ interface FaultBook {
   nextNumber: number;
 }
 
-const books = new WeakMap<AppContext, FaultBook>();
+/** A new sandbox, and every reset, has no rules and numbers from flt_1 (docs/faults.md#lifetime); snapshots leave them. */
+export const faultRulesSlot: StateSlot<FaultBook> = {
+  name: 'faults.rules',
+  create: () => ({ rules: [], nextNumber: 1 }),
+  reset: 'renew',
+  carriedBySnapshots: false,
+  newSession: 'fresh',
+};
 
 function bookOf(ctx: AppContext): FaultBook {
-  let book = books.get(ctx);
-  if (!book) {
-    book = { rules: [], nextNumber: 1 };
-    books.set(ctx, book);
-  }
-  return book;
+  return ctx.runtime.get(faultRulesSlot);
 }
 
 export function addFaultRule(ctx: AppContext, input: CreateFaultRuleInput): FaultRule {
@@ -73,14 +77,9 @@ export function clearFaultRules(ctx: AppContext): void {
   bookOf(ctx).rules.length = 0;
 }
 
-/** Reset: a new sandbox has no rules and numbers from flt_1 again (docs/faults.md#lifetime). */
-export function forgetFaultRules(ctx: AppContext): void {
-  books.delete(ctx);
-}
-
 /** True when some rule may still fire: the per-request cost without rules is this one lookup. */
 export function hasActiveFaultRules(ctx: AppContext): boolean {
-  return books.get(ctx)?.rules.some((rule) => rule.view.active) ?? false;
+  return bookOf(ctx).rules.some((rule) => rule.view.active);
 }
 
 function ruleOf(ctx: AppContext, id: string): RuleState {
@@ -114,8 +113,7 @@ export interface FaultDecision {
  * (docs/faults.md#how-rules-are-evaluated).
  */
 export function decideFaults(ctx: AppContext, facts: RequestFacts): FaultDecision | null {
-  const book = books.get(ctx);
-  if (!book) return null;
+  const book = bookOf(ctx);
   const decision: FaultDecision = { latencyMs: 0, terminal: null, fired: [] };
   for (const rule of book.rules) {
     if (!rule.view.active || !matches(rule, facts)) continue;

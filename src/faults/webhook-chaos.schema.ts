@@ -3,8 +3,7 @@ import { z } from 'zod';
 // Webhook chaos (docs/faults.md#webhook-chaos): the body of PUT /_emulator/webhooks/chaos and the view that
 // PUT and GET answer. One schema per resource: the kinds' views are parts of WebhookChaos, not resources.
 
-export const CHAOS_KINDS = ['duplicate', 'reorder', 'delay', 'staleTimestamp', 'futureTimestamp', 'badSignature', 'burst'] as const;
-export type ChaosKind = (typeof CHAOS_KINDS)[number];
+// The kinds (CHAOS_KINDS) are the delivery log's vocabulary: src/domains/webhooks/webhooks.schema.ts.
 
 /** Upper bounds (docs/decisions.md#webhook-chaos-limits): real-time holds stay short; a year of skew at most. */
 export const CHAOS_LIMITS = { holdMs: 60_000, skewSeconds: 365 * 24 * 60 * 60, burstSize: 1000, times: 1_000_000, seedLength: 200 } as const;
@@ -106,10 +105,3 @@ export const webhookChaosSchema = z
   })
   .meta({ id: 'WebhookChaos' });
 export type WebhookChaos = z.infer<typeof webhookChaosSchema>;
-
-/** What chaos did to one attempt, as the delivery log shows it (WebhookAttempt.chaos). */
-export const chaosEffectSchema = z.object({
-  type: z.enum(CHAOS_KINDS),
-  detail: z.string(),
-});
-export type ChaosEffect = z.infer<typeof chaosEffectSchema>;

@@ -1,19 +1,16 @@
 import type { AppContext } from '../context.js';
 import { seededRandom } from '../lib/seeded-random.js';
-import {
-  CHAOS_DEFAULTS,
-  CHAOS_KINDS,
-  type ChaosEffect,
-  type ChaosKind,
-  type WebhookChaos,
-  type WebhookChaosInput,
-} from './webhook-chaos.schema.js';
+import type { StateSlot } from '../runtime/sandbox-runtime.js';
+import { CHAOS_KINDS, type ChaosKind } from '../domains/webhooks/webhooks.schema.js';
+import { noChaos, registerDeliveryInterceptor, type AttemptChaos, type ChaosTarget, type DeliveryInterceptor } from '../domains/webhooks/webhooks.interceptor.js';
+import { CHAOS_DEFAULTS, type WebhookChaos, type WebhookChaosInput } from './webhook-chaos.schema.js';
 
-// Webhook chaos (docs/faults.md#webhook-chaos): per sandbox (the key is the sandbox's ctx, so the root and every
-// session have their own), in memory only: not in the database, not in snapshots; reset and the end of a session
-// clear it. The webhook sender asks `planAttemptChaos` before each scheduled attempt, waits in `holdAttempt`,
-// signs with the plan's skew and secret, tells `attemptSent` once it has been sent, and asks `duplicateFires`
-// after a success. Every draw is its own generator seeded with (seed, kind, eventId, attempt number), so the
+// Webhook chaos (docs/faults.md#webhook-chaos): per sandbox (a runtime slot, so the root and every session have
+// their own: docs/architecture.md#runtime), in memory only: not in the database, not in snapshots; reset and the end
+// of a session clear it. It reaches the webhook sender as the sandbox's delivery interceptor, registered by the
+// faults descriptor (`registerWebhookChaos`): the sender asks `planAttemptChaos` before each scheduled attempt, waits
+// in `holdAttempt`, signs with the plan's skew and secret, tells `attemptSent` once it has been sent, and asks
+// `duplicateFires` after a success. Every draw is its own generator seeded with (seed, kind, eventId, attempt number), so the
 // same requests give the same chaos whatever order the dispatcher happens to send them in
 // (docs/decisions.md#webhook-chaos-draws).
 
@@ -59,61 +56,72 @@ interface Holds {
   burst: BurstGroup | null;
 }
 
-/** The delivery an attempt belongs to, as the draws and holds need it. */
-export interface ChaosTarget {
-  deliveryId: string;
-  eventId: string;
-  resourceId: string;
-  eventSeq: number;
-  /** The scheduled attempt's number (1 for the first, 2 for the first retry, ...). */
-  attemptNumber: number;
+interface ChaosRuntime {
+  /** null: no settings (chaos off). */
+  state: ChaosState | null;
+  holds: Holds;
+  /** Holds by the dispatcher's stop signal: one listener per signal, however many attempts are held. */
+  holdsUnder: WeakMap<AbortSignal, Set<Hold>>;
 }
 
-/** What chaos does to one attempt; `effects` is what the delivery log shows, filled in as they happen. */
-export interface AttemptChaos {
-  target: ChaosTarget | null;
-  effects: ChaosEffect[];
-  /** null: no delay fired (0 is a delay that fired with a drawn 0 ms, still logged). */
-  delayMs: number | null;
-  reorderHoldMs: number | null;
-  burst: { size: number; windowMs: number } | null;
-  /** Added to the real time sent as X-Service-Timestamp (negative: in the past). */
-  timestampSkewMs: number;
-  wrongSecret: boolean;
+/**
+ * Reset clears the settings and drops the attempts held at that moment unsent (their deliveries are gone with the
+ * reset); snapshots leave it as it is (docs/faults.md#reset-sessions-and-snapshots).
+ */
+export const webhookChaosSlot: StateSlot<ChaosRuntime> = {
+  name: 'faults.webhookChaos',
+  create: () => ({ state: null, holds: { all: new Set(), burst: null }, holdsUnder: new WeakMap() }),
+  reset: (chaos) => {
+    chaos.state = null;
+    releaseAll(chaos.holds, null);
+  },
+  carriedBySnapshots: false,
+  newSession: 'fresh',
+};
+
+function chaosOf(ctx: AppContext): ChaosRuntime {
+  return ctx.runtime.get(webhookChaosSlot);
 }
 
-const states = new WeakMap<AppContext, ChaosState>();
-const holdsByCtx = new WeakMap<AppContext, Holds>();
+/** faults.domain.ts `wire`: webhook chaos is the sandbox's delivery interceptor (src/domains/webhooks/webhooks.interceptor.ts). */
+export function registerWebhookChaos(ctx: AppContext): void {
+  registerDeliveryInterceptor(ctx, webhookChaosInterceptor);
+}
 
-export function defaultChaosSeed(ctx: AppContext): string {
+const webhookChaosInterceptor: DeliveryInterceptor = {
+  active: chaosActive,
+  plan: planAttemptChaos,
+  hold: holdAttempt,
+  sent: attemptSent,
+  duplicate: duplicateFires,
+  heldOutOfOrder,
+};
+
+function defaultChaosSeed(ctx: AppContext): string {
   return `${ctx.config.seed}/webhook-chaos`;
 }
 
-/** No chaos: what replays, duplicates and every attempt of a sandbox without settings get. */
-export function noChaos(): AttemptChaos {
-  return { target: null, effects: [], delayMs: null, reorderHoldMs: null, burst: null, timestampSkewMs: 0, wrongSecret: false };
-}
-
 /** True when the sandbox has settings or held attempts (the sender reads the delivery for chaos only then). */
-export function chaosActive(ctx: AppContext): boolean {
-  return states.has(ctx) || (holdsByCtx.get(ctx)?.all.size ?? 0) > 0;
+function chaosActive(ctx: AppContext): boolean {
+  const chaos = chaosOf(ctx);
+  return chaos.state !== null || chaos.holds.all.size > 0;
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // The control plane (src/faults/webhook-chaos.routes.ts)
 
 export function putWebhookChaos(ctx: AppContext, input: WebhookChaosInput): WebhookChaos {
-  states.set(ctx, { seed: input.seed ?? defaultChaosSeed(ctx), settings: settingsOf(input), fired: zeroCounts() });
+  chaosOf(ctx).state = { seed: input.seed ?? defaultChaosSeed(ctx), settings: settingsOf(input), fired: zeroCounts() };
   return getWebhookChaos(ctx);
 }
 
 export function getWebhookChaos(ctx: AppContext): WebhookChaos {
-  const state = states.get(ctx);
+  const state = chaosOf(ctx).state;
   const s = state?.settings ?? {};
   const view = <T extends Mode>(kind: ChaosKind, settings: T | undefined) => (settings ? { ...settings, ...counts(state!, kind, settings) } : null);
   return {
     seed: state?.seed ?? defaultChaosSeed(ctx),
-    heldNow: holdsByCtx.get(ctx)?.all.size ?? 0,
+    heldNow: chaosOf(ctx).holds.all.size,
     duplicate: view('duplicate', s.duplicate),
     reorder: view('reorder', s.reorder),
     delay: view('delay', s.delay),
@@ -126,14 +134,9 @@ export function getWebhookChaos(ctx: AppContext): WebhookChaos {
 
 /** DELETE /_emulator/webhooks/chaos: no more chaos; attempts held at this moment are sent now. */
 export function clearWebhookChaos(ctx: AppContext): void {
-  states.delete(ctx);
-  releaseAll(ctx, 'released early: the chaos settings were cleared');
-}
-
-/** Reset (src/emulator/reset.service.ts): the settings go, and held attempts are dropped unsent (their deliveries are gone). */
-export function resetWebhookChaos(ctx: AppContext): void {
-  states.delete(ctx);
-  releaseAll(ctx, null);
+  const chaos = chaosOf(ctx);
+  chaos.state = null;
+  releaseAll(chaos.holds, 'released early: the chaos settings were cleared');
 }
 
 function settingsOf(input: WebhookChaosInput): Settings {
@@ -188,10 +191,10 @@ function fires(state: ChaosState, kind: ChaosKind, target: ChaosTarget): boolean
  * Decide what chaos does to a scheduled attempt, before it is held or signed. The timestamp and signature
  * effects are logged here (they are applied when the attempt is signed); holds log theirs when they end.
  */
-export function planAttemptChaos(ctx: AppContext, target: ChaosTarget): AttemptChaos {
+function planAttemptChaos(ctx: AppContext, target: ChaosTarget): AttemptChaos {
   const plan = noChaos();
   plan.target = target; // also without settings: a send may release a hold made before a PUT or DELETE
-  const state = states.get(ctx);
+  const state = chaosOf(ctx).state;
   if (!state) return plan;
   const { delay, reorder, burst, staleTimestamp, futureTimestamp } = state.settings;
   if (delay && fires(state, 'delay', target)) plan.delayMs = drawFor(state, 'delay-ms', target).between(delay.minMs, delay.maxMs);
@@ -213,8 +216,8 @@ export function planAttemptChaos(ctx: AppContext, target: ChaosTarget): AttemptC
 }
 
 /** After a scheduled attempt succeeded: is the same body sent again? */
-export function duplicateFires(ctx: AppContext, plan: AttemptChaos): boolean {
-  const state = states.get(ctx);
+function duplicateFires(ctx: AppContext, plan: AttemptChaos): boolean {
+  const state = chaosOf(ctx).state;
   return !!state && plan.target !== null && fires(state, 'duplicate', plan.target);
 }
 
@@ -222,16 +225,11 @@ export function duplicateFires(ctx: AppContext, plan: AttemptChaos): boolean {
 // Holds (real time): delay, then reorder, then burst
 
 function holdsOf(ctx: AppContext): Holds {
-  let holds = holdsByCtx.get(ctx);
-  if (!holds) {
-    holds = { all: new Set(), burst: null };
-    holdsByCtx.set(ctx, holds);
-  }
-  return holds;
+  return chaosOf(ctx).holds;
 }
 
 function earlierEventHeld(ctx: AppContext, target: ChaosTarget): boolean {
-  for (const hold of holdsByCtx.get(ctx)?.all ?? []) {
+  for (const hold of holdsOf(ctx).all) {
     if (hold.type === 'reorder' && hold.target.resourceId === target.resourceId && hold.target.eventSeq < target.eventSeq) return true;
   }
   return false;
@@ -241,9 +239,9 @@ function earlierEventHeld(ctx: AppContext, target: ChaosTarget): boolean {
  * Deliveries held by reorder or burst: they do not hold back the later events of their transaction (the
  * dispatcher's ordering is bypassed on purpose) and do not count against its concurrency.
  */
-export function heldOutOfOrder(ctx: AppContext): string[] {
+function heldOutOfOrder(ctx: AppContext): string[] {
   const ids: string[] = [];
-  for (const hold of holdsByCtx.get(ctx)?.all ?? []) if (hold.type !== 'delay') ids.push(hold.target.deliveryId);
+  for (const hold of holdsOf(ctx).all) if (hold.type !== 'delay') ids.push(hold.target.deliveryId);
   return ids;
 }
 
@@ -251,7 +249,7 @@ export function heldOutOfOrder(ctx: AppContext): string[] {
  * Wait out the plan's holds. Resolves false when the attempt is to be dropped unsent (the dispatcher stopped,
  * or the sandbox was reset), true when it is to be sent now.
  */
-export async function holdAttempt(ctx: AppContext, plan: AttemptChaos, signal?: AbortSignal): Promise<boolean> {
+async function holdAttempt(ctx: AppContext, plan: AttemptChaos, signal?: AbortSignal): Promise<boolean> {
   const target = plan.target;
   if (!target) return true;
   const steps: Array<[HoldType, (hold: Hold) => void]> = [];
@@ -275,7 +273,7 @@ export async function holdAttempt(ctx: AppContext, plan: AttemptChaos, signal?: 
 
 function holdFor(ctx: AppContext, type: HoldType, target: ChaosTarget, arm: (hold: Hold) => void, signal?: AbortSignal): Promise<string | null> {
   if (signal?.aborted) return Promise.resolve(null);
-  const holds = holdsOf(ctx);
+  const { holds, holdsUnder } = chaosOf(ctx);
   return new Promise((resolve) => {
     const hold: Hold = {
       type,
@@ -290,15 +288,12 @@ function holdFor(ctx: AppContext, type: HoldType, target: ChaosTarget, arm: (hol
       },
     };
     holds.all.add(hold);
-    if (signal) watchStop(signal, hold);
+    if (signal) watchStop(holdsUnder, signal, hold);
     arm(hold);
   });
 }
 
-/** Holds by the dispatcher's stop signal: one listener per signal, however many attempts are held. */
-const holdsUnder = new WeakMap<AbortSignal, Set<Hold>>();
-
-function watchStop(signal: AbortSignal, hold: Hold): void {
+function watchStop(holdsUnder: WeakMap<AbortSignal, Set<Hold>>, signal: AbortSignal, hold: Hold): void {
   let set = holdsUnder.get(signal);
   if (!set) {
     const created = new Set<Hold>();
@@ -342,18 +337,16 @@ function leaveBurst(holds: Holds, hold: Hold): void {
   if (index >= 0) group.members.splice(index, 1);
 }
 
-function releaseAll(ctx: AppContext, detail: string | null): void {
-  const holds = holdsByCtx.get(ctx);
-  if (!holds) return;
+function releaseAll(holds: Holds, detail: string | null): void {
   if (holds.burst?.timer) clearTimeout(holds.burst.timer);
   holds.burst = null;
   for (const hold of [...holds.all]) hold.release(detail);
 }
 
 /** An attempt has been sent: release the reorder holds of earlier events of its transaction. */
-export function attemptSent(ctx: AppContext, target: ChaosTarget | null): void {
-  const holds = holdsByCtx.get(ctx);
-  if (!holds || !target) return;
+function attemptSent(ctx: AppContext, target: ChaosTarget | null): void {
+  const holds = holdsOf(ctx);
+  if (!target) return;
   for (const hold of [...holds.all]) {
     if (hold.type === 'reorder' && hold.target.resourceId === target.resourceId && hold.target.eventSeq < target.eventSeq) {
       hold.release(`held until ${target.eventId}, a later event of the same transaction, had been sent`);

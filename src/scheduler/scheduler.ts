@@ -1,6 +1,5 @@
 import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
-import { notifyOutbox } from '../domains/webhooks/outbox.js';
 
 // Deferred work is a row in `jobs` with a due time on the emulated clock (docs/architecture.md#a-new-job). Jobs run in
 // time order, in slices: one IMMEDIATE SQLite transaction per slice, each job in a savepoint of its own
@@ -144,7 +143,9 @@ export function runDueJobs(ctx: AppContext, limit = 10_000): number {
     ran += slice.ran;
     if (!slice.more) break;
   }
-  if (ran > 0) notifyOutbox(ctx);
+  // a job may have made a delivery due: the modules' callback (the outbox's wake-up) runs once the jobs committed,
+  // so the scheduler names no domain (docs/architecture.md#runtime)
+  if (ran > 0) ctx.afterJobsRan?.(ctx);
   return ran;
 }
 
@@ -163,7 +164,7 @@ export function advanceClock(ctx: AppContext, ms: number): number {
     if (!slice.more) break;
   }
   if (target > ctx.clock.nowMs()) moveTo(ctx, target, advancing.frozen);
-  if (ran > 0) notifyOutbox(ctx);
+  if (ran > 0) ctx.afterJobsRan?.(ctx);
   return ran;
 }
 
@@ -188,7 +189,7 @@ export function runDueJobsInSlices(ctx: AppContext, stopped: () => boolean = () 
           if (slice) {
             ran += slice.ran;
             more = slice.more;
-            if (slice.ran > 0) notifyOutbox(ctx);
+            if (slice.ran > 0) ctx.afterJobsRan?.(ctx);
           }
         }
       } catch {

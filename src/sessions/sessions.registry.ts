@@ -5,7 +5,7 @@ import type { AppContext } from '../context.js';
 import type { Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../emulator/snapshots.service.js';
-import { setWebhookEndpoint } from '../domains/webhooks/webhooks.service.js';
+import { pinSessionWebhookUrl } from '../domains/webhooks/webhooks.service.js';
 import { errors, ServiceError } from '../core/errors.js';
 import { enterPathPrefix } from '../http/public-url.js';
 
@@ -170,8 +170,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
       }
       // A session sends only where its creator said, whatever its fixtures or snapshot name, and after every
       // reset too (docs/sessions.md#webhooks): deliveries of two sessions never reach one receiver by accident.
-      sandbox.ctx.sessionWebhookUrl = options.webhookUrl ?? null;
-      setWebhookEndpoint(sandbox.ctx, { url: sandbox.ctx.sessionWebhookUrl });
+      pinSessionWebhookUrl(sandbox.ctx, options.webhookUrl ?? null);
     } catch (error) {
       await sandbox.close();
       throw error;

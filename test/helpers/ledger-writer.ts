@@ -13,6 +13,8 @@ import type { AppContext } from '../../src/context.js';
 import { createTransaction, InsufficientFundsError } from '../../src/domains/transactions/transactions.create.js';
 import { RAIL_STEP_JOB } from '../../src/domains/transactions/transactions.rail.js';
 import { runRailStep } from '../../src/domains/transactions/transactions.transition.js';
+import { outboxSlot } from '../../src/domains/webhooks/outbox.js';
+import { SandboxRuntime } from '../../src/runtime/sandbox-runtime.js';
 
 const [dbPath, attemptsText, amountText, writersText] = process.argv.slice(2);
 const config = configSchema.parse({ db: dbPath, logLevel: 'silent' });
@@ -24,6 +26,8 @@ const ctx: AppContext = {
   config,
   fixtures: loadFixtures(config.fixtures),
   jobHandlers: { [RAIL_STEP_JOB]: runRailStep },
+  // the one slot the transaction core touches (recordEvent tells the outbox's subscriber; there is none here)
+  runtime: new SandboxRuntime([outboxSlot], config),
 };
 // A barrier: every writer waits for the others to be ready, so their loops really overlap.
 const barrier = path.dirname(dbPath!);

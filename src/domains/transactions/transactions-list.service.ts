@@ -1,6 +1,7 @@
-import { prepared, type Db } from '../../db/connection.js';
+import { prepared } from '../../db/connection.js';
 import { readCacheOf } from '../../db/read-cache.js';
 import type { AppContext } from '../../context.js';
+import type { StateSlot } from '../../runtime/sandbox-runtime.js';
 import { errors } from '../../core/errors.js';
 import type { CallerScope } from '../../core/caller.js';
 import { requireOwnAccount, requireProgrammeAccount } from '../accounts/accounts.service.js';
@@ -38,13 +39,20 @@ interface PageRow {
 
 // One read transaction per list request, so the count and the page see the same snapshot. The wrapper is
 // made once per database handle: better-sqlite3 builds a new one (four functions and their properties)
-// on every `db.transaction(fn)` call, which showed up in the list's profile.
-const readers = new WeakMap<Db, (work: () => string) => string>();
+// on every `db.transaction(fn)` call, which showed up in the list's profile. It is a runtime slot of the sandbox
+// (docs/architecture.md#runtime), made on the first list.
+export const listReaderSlot: StateSlot<{ run: ((work: () => string) => string) | null }> = {
+  name: 'transactions.listReader',
+  create: () => ({ run: null }),
+  reset: 'keep', // bound to the database handle, which a reset keeps
+  carriedBySnapshots: false,
+  newSession: 'fresh',
+};
 
-function inReadTransaction(db: Db, work: () => string): string {
-  let run = readers.get(db);
-  if (!run) readers.set(db, (run = db.transaction((fn: () => string) => fn())));
-  return run(work);
+function inReadTransaction(ctx: AppContext, work: () => string): string {
+  const reader = ctx.runtime.get(listReaderSlot);
+  reader.run ??= ctx.db.transaction((fn: () => string) => fn());
+  return reader.run(work);
 }
 
 // Pages are kept as UTF-8 bytes while the database is unchanged (db/read-cache.ts): a repeated request
@@ -65,7 +73,7 @@ export function listTransactionsPage(ctx: AppContext, caller: CallerScope, query
 
 /** The list envelope of interface 2, as JSON text (the rows' stored REST JSON is spliced in as is). */
 export function listTransactionsJson(ctx: AppContext, caller: CallerScope, query: ListTransactionsQuery): string {
-  return inReadTransaction(ctx.db, () => {
+  return inReadTransaction(ctx, () => {
     const byAccount = query.accountId !== undefined;
     const programmeWide = caller.userId === null;
     const scopeId = byAccount

@@ -1,5 +1,6 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
+import type { StateSlot } from '../../runtime/sandbox-runtime.js';
 
 // docs/decisions.md#webhook-outbox: events are rows written in the same SQLite transaction as the change that causes
 // them. Callers run inside that transaction; delivery (webhooks.dispatcher.ts) reads the table later.
@@ -19,7 +20,14 @@ export interface OutboxEventInput {
   payload: Record<string, unknown>;
 }
 
-const subscribers = new WeakMap<AppContext, () => void>();
+/** The outbox's one subscriber, per sandbox (docs/architecture.md#runtime): the dispatcher's wake-up, while it runs. */
+export const outboxSlot: StateSlot<{ subscriber: (() => void) | null }> = {
+  name: 'webhooks.outbox',
+  create: () => ({ subscriber: null }),
+  reset: 'keep', // the dispatcher keeps running across a reset
+  carriedBySnapshots: false,
+  newSession: 'fresh',
+};
 
 /**
  * The outbox's one subscription: the webhook dispatcher's wake-up. `listener` is called after every write
@@ -28,16 +36,17 @@ const subscribers = new WeakMap<AppContext, () => void>();
  * unsubscribe function.
  */
 export function subscribeToOutbox(ctx: AppContext, listener: () => void): () => void {
-  if (subscribers.has(ctx)) throw new Error('the outbox of this context already has a subscriber');
-  subscribers.set(ctx, listener);
+  const outbox = ctx.runtime.get(outboxSlot);
+  if (outbox.subscriber) throw new Error('the outbox of this context already has a subscriber');
+  outbox.subscriber = listener;
   return () => {
-    if (subscribers.get(ctx) === listener) subscribers.delete(ctx);
+    if (outbox.subscriber === listener) outbox.subscriber = null;
   };
 }
 
 /** Tell the subscriber, if any, that deliveries may be due. */
 export function notifyOutbox(ctx: AppContext): void {
-  subscribers.get(ctx)?.();
+  ctx.runtime.get(outboxSlot).subscriber?.();
 }
 
 /** Rewrite the payload of an event written earlier in the same SQLite transaction (before any delivery). */

@@ -4,12 +4,13 @@ import type { AppContext } from '../../context.js';
 import { attemptDelivery, closeSender, senderState } from './webhooks.sender.js';
 import { dueDeliveryIds, setWebhookEndpoint } from './webhooks.service.js';
 import { subscribeToOutbox } from './outbox.js';
-import { heldOutOfOrder } from '../../faults/webhook-chaos.service.js';
+import { deliveryInterceptorOf } from './webhooks.interceptor.js';
+import type { StateSlot } from '../../runtime/sandbox-runtime.js';
 
 // The webhook dispatcher (docs/webhooks.md#delivery-rules): a long-running service that sends every due delivery of the
 // outbox, a few at a time, without ever blocking the request that wrote the event. It is the outbox's subscriber
-// (`subscribeToOutbox`), woken by `notifyOutbox(ctx)` (called by recordEvent and by the scheduler after jobs
-// ran, e.g. a due `webhook.retry`), and polls as a safety net. All delivery state is in SQLite, so a new dispatcher on the
+// (`subscribeToOutbox`), woken by `notifyOutbox(ctx)` (called by recordEvent, and after the scheduler ran jobs,
+// e.g. a due `webhook.retry`, through the webhooks descriptor's `afterJobsRan`), and polls as a safety net. All delivery state is in SQLite, so a new dispatcher on the
 // same database file picks up whatever was owed when the previous process stopped.
 
 export interface WebhookDispatcherOptions {
@@ -36,13 +37,20 @@ export interface WebhookDispatcher {
   stop(): Promise<void>;
 }
 
-const running = new WeakMap<AppContext, WebhookDispatcher>();
+/** The sandbox's running dispatcher (docs/architecture.md#runtime); a reset keeps it running. */
+export const dispatcherSlot: StateSlot<WebhookDispatcher | null> = {
+  name: 'webhooks.dispatcher',
+  create: () => null,
+  reset: 'keep',
+  carriedBySnapshots: false,
+  newSession: 'fresh',
+};
 
 /** Real ms before a delivery whose attempt threw (not a receiver failure) is tried again. */
 const CRASH_BACKOFF_MS = 1000;
 
 export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatcherOptions = {}): WebhookDispatcher {
-  if (running.has(ctx)) throw new Error('a webhook dispatcher is already running for this context');
+  if (ctx.runtime.get(dispatcherSlot)) throw new Error('a webhook dispatcher is already running for this context');
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const timeoutMs = options.timeoutMs ?? ctx.config.webhookTimeoutMs;
   const sender = senderState(ctx);
@@ -66,16 +74,17 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
     });
   }
 
-  // Attempts held by webhook chaos's reorder or burst wait outside the concurrency limit and do not hold back
+  // Attempts held by the delivery interceptor (webhook chaos's reorder or burst) wait outside the concurrency limit and do not hold back
   // the later events of their transaction (docs/faults.md#webhook-chaos).
-  const busy = () => own.size - heldOutOfOrder(ctx).length;
+  const heldOutOfOrder = () => deliveryInterceptorOf(ctx).heldOutOfOrder(ctx);
+  const busy = () => own.size - heldOutOfOrder().length;
 
   function pump(): void {
     if (stopped || busy() >= concurrency) return;
     const limit = concurrency + sender.inFlight.size;
     let ids: string[];
     try {
-      ids = dueDeliveryIds(ctx, limit, heldOutOfOrder(ctx));
+      ids = dueDeliveryIds(ctx, limit, heldOutOfOrder());
     } catch {
       return; // database closing during shutdown
     }
@@ -123,7 +132,7 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
       for (;;) {
         if (stopped) throw new Error('the webhook dispatcher is stopped');
         pump();
-        if (own.size === 0 && sender.inFlight.size === 0 && dueDeliveryIds(ctx, 1, heldOutOfOrder(ctx)).length === 0) return;
+        if (own.size === 0 && sender.inFlight.size === 0 && dueDeliveryIds(ctx, 1, heldOutOfOrder()).length === 0) return;
         if (ctx.clock.realNowMs() > deadline) throw new Error(`webhook deliveries still in flight or due after ${limit} ms`);
         await new Promise<void>((resolve) => {
           const done = () => {
@@ -144,18 +153,18 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
       sender.listeners.delete(onSettled);
       stopController.abort();
       await Promise.allSettled([...own.values()]);
-      running.delete(ctx);
+      ctx.runtime.set(dispatcherSlot, null);
       await closeSender(ctx);
     },
   };
-  running.set(ctx, dispatcher);
+  ctx.runtime.set(dispatcherSlot, dispatcher);
   wake(); // whatever was owed before this start (a restart on a database file)
   return dispatcher;
 }
 
 /** The running dispatcher of a context, if any. */
 export function webhookDispatcherOf(ctx: AppContext): WebhookDispatcher | undefined {
-  return running.get(ctx);
+  return ctx.runtime.get(dispatcherSlot) ?? undefined;
 }
 
 /**

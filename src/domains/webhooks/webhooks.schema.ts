@@ -1,12 +1,25 @@
 import { z } from 'zod';
 import { instant } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';
-import { chaosEffectSchema } from '../../faults/webhook-chaos.schema.js';
 
 // The control plane's view of webhook deliveries (docs/webhooks.md#delivery-log-and-replay). One schema per resource.
 
 export const DELIVERY_STATUSES = ['PENDING', 'RETRYING', 'DELIVERED', 'FAILED', 'SKIPPED'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/**
+ * What webhook chaos (src/faults, registered as the delivery interceptor: webhooks.interceptor.ts) can do to an
+ * attempt; the delivery log names them, so the vocabulary is the log's (docs/faults.md#what-the-log-shows).
+ */
+export const CHAOS_KINDS = ['duplicate', 'reorder', 'delay', 'staleTimestamp', 'futureTimestamp', 'badSignature', 'burst'] as const;
+export type ChaosKind = (typeof CHAOS_KINDS)[number];
+
+/** What chaos did to one attempt, as the delivery log shows it (WebhookAttempt.chaos). */
+export const chaosEffectSchema = z.object({
+  type: z.enum(CHAOS_KINDS),
+  detail: z.string(),
+});
+export type ChaosEffect = z.infer<typeof chaosEffectSchema>;
 
 export const WEBHOOK_EVENT_TYPES = ['transaction_created', 'transaction_status_updated'] as const;
 

@@ -11,15 +11,8 @@ import {
   type AttemptResult,
   type PreparedAttempt,
 } from './webhooks.service.js';
-import {
-  attemptSent,
-  chaosActive,
-  duplicateFires,
-  holdAttempt,
-  noChaos,
-  planAttemptChaos,
-  type AttemptChaos,
-} from '../../faults/webhook-chaos.service.js';
+import { deliveryInterceptorOf, noChaos, type AttemptChaos } from './webhooks.interceptor.js';
+import type { StateSlot } from '../../runtime/sandbox-runtime.js';
 
 // undici is loaded when the first delivery is sent, not at start-up (cold start: docs/benchmarks.md).
 let undiciModule: typeof import('undici') | undefined;
@@ -42,22 +35,27 @@ interface SenderState {
   listeners: Set<() => void>;
 }
 
-const senders = new WeakMap<AppContext, SenderState>();
+/** Per sandbox (docs/architecture.md#runtime); a reset keeps it: attempts on the wire finish and are recorded or dropped. */
+export const senderSlot: StateSlot<SenderState> = {
+  name: 'webhooks.sender',
+  create: newSenderState,
+  reset: 'keep',
+  carriedBySnapshots: false,
+  newSession: 'fresh',
+};
+
+function newSenderState(): SenderState {
+  return { agent: null, inFlight: new Set(), listeners: new Set() };
+}
 
 export function senderState(ctx: AppContext): SenderState {
-  let state = senders.get(ctx);
-  if (!state) {
-    state = { agent: null, inFlight: new Set(), listeners: new Set() };
-    senders.set(ctx, state);
-  }
-  return state;
+  return ctx.runtime.get(senderSlot);
 }
 
 /** Close the HTTP connection pool of a context (the next attempt opens a new one). */
 export async function closeSender(ctx: AppContext): Promise<void> {
-  const state = senders.get(ctx);
-  if (!state) return;
-  senders.delete(ctx);
+  const state = senderState(ctx);
+  ctx.runtime.set(senderSlot, newSenderState());
   await state.agent?.close().catch(() => undefined);
 }
 
@@ -78,14 +76,15 @@ export async function attemptDelivery(ctx: AppContext, deliveryId: string, kind:
   if (state.inFlight.has(deliveryId)) return 'BUSY';
   state.inFlight.add(deliveryId);
   try {
+    const interceptor = deliveryInterceptorOf(ctx);
     const chaos = kind === 'SCHEDULED' ? planChaos(ctx, deliveryId) : noChaos();
-    if (!(await holdAttempt(ctx, chaos, options.signal))) return 'ABORTED';
+    if (!(await interceptor.hold(ctx, chaos, options.signal))) return 'ABORTED';
     const prepared = prepareAttempt(ctx, deliveryId, kind, chaos);
     if ('skipped' in prepared) return 'SKIPPED';
     const recorded = await sendAndRecord(ctx, state, prepared, options);
     if (recorded === 'ABORTED') return 'ABORTED';
-    attemptSent(ctx, chaos.target);
-    if (recorded.outcome === 'SUCCEEDED' && recorded.number !== null && duplicateFires(ctx, chaos)) {
+    interceptor.sent(ctx, chaos.target);
+    if (recorded.outcome === 'SUCCEEDED' && recorded.number !== null && interceptor.duplicate(ctx, chaos)) {
       await sendDuplicate(ctx, state, deliveryId, recorded.number, options);
     }
     return 'SENT';
@@ -95,11 +94,12 @@ export async function attemptDelivery(ctx: AppContext, deliveryId: string, kind:
   }
 }
 
-/** Webhook chaos's plan for a scheduled attempt; the delivery is read only while the sandbox has chaos. */
+/** The interceptor's plan for a scheduled attempt (webhook chaos); the delivery is read only while it is active. */
 function planChaos(ctx: AppContext, deliveryId: string): AttemptChaos {
-  if (!chaosActive(ctx)) return noChaos();
+  const interceptor = deliveryInterceptorOf(ctx);
+  if (!interceptor.active(ctx)) return noChaos();
   const target = chaosTargetOf(ctx, deliveryId);
-  return target ? planAttemptChaos(ctx, target) : noChaos();
+  return target ? interceptor.plan(ctx, target) : noChaos();
 }
 
 type Recorded = { outcome: AttemptResult['outcome']; number: number | null } | 'ABORTED';

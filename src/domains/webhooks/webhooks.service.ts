@@ -13,8 +13,9 @@ import type {
   WebhookEndpoints,
 } from './webhooks.schema.js';
 import { notifyOutbox } from './outbox.js';
-import { noChaos, type AttemptChaos, type ChaosTarget } from '../../faults/webhook-chaos.service.js';
-import type { ChaosEffect } from '../../faults/webhook-chaos.schema.js';
+import type { ChaosEffect } from './webhooks.schema.js';
+import { noChaos, type AttemptChaos, type ChaosTarget } from './webhooks.interceptor.js';
+import type { StateSlot } from '../../runtime/sandbox-runtime.js';
 
 // Synchronous side of webhook delivery (docs/webhooks.md#delivery-rules, interface 6.1): what to send next, the signed
 // request of one attempt, and the bookkeeping after it. Every state change is one SQLite transaction. The async
@@ -491,6 +492,28 @@ export function listEndpoints(ctx: AppContext, programmeId?: string): WebhookEnd
  * Deliveries still owed (PENDING, RETRYING) go to the new URL at their next attempt; SKIPPED ones stay
  * skipped until replayed.
  */
+/**
+ * A session's webhook URL (docs/sessions.md#webhooks): every programme's endpoint at creation and after every reset,
+ * whatever the fixtures or the starting snapshot say (null: none). `undefined` outside sessions (the root sandbox).
+ */
+export const sessionWebhookUrlSlot: StateSlot<string | null | undefined> = {
+  name: 'webhooks.sessionUrl',
+  create: () => undefined,
+  reset: 'keep', // and put back on every programme by the reset (src/emulator/reset.service.ts)
+  carriedBySnapshots: false,
+  newSession: 'given',
+};
+
+export function sessionWebhookUrl(ctx: AppContext): string | null | undefined {
+  return ctx.runtime.get(sessionWebhookUrlSlot);
+}
+
+/** A session's creator fixes where it sends, now and after every reset (docs/sessions.md#webhooks). */
+export function pinSessionWebhookUrl(ctx: AppContext, url: string | null): void {
+  ctx.runtime.set(sessionWebhookUrlSlot, url);
+  setWebhookEndpoint(ctx, { url });
+}
+
 export function setWebhookEndpoint(ctx: AppContext, input: { url?: string | null; programId?: string }): WebhookEndpoints {
   const url = input.url ?? null;
   ctx.db.transaction(() => {

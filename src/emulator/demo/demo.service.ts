@@ -9,6 +9,7 @@ import { actAs } from '../act-as.service.js';
 import { changeClock } from '../clock.service.js';
 import { DEMO_STEPS, DemoStepError, type ApiAnswer, type DemoOutcome, type DemoRefs, type DemoStep, type DemoTools } from './demo-script.js';
 import type { DemoState, DemoStepResult, DemoStepView } from './demo.schema.js';
+import type { StateSlot } from '../../runtime/sandbox-runtime.js';
 
 // Running the guided demo one step at a time (docs/dashboard.md#run-a-demo). The progress (how many steps ran, what
 // they made) is a row of `meta` in the sandbox's own database, so it belongs to the sandbox the steps ran against: a
@@ -24,8 +25,17 @@ interface Progress {
   outcomes: DemoOutcome[];
 }
 
-/** The step each sandbox is running right now (steps are async: their API calls go through the app). */
-const runningBySandbox = new WeakMap<AppContext, number>();
+/**
+ * The step the sandbox is running right now (steps are async: their API calls go through the app). The progress
+ * itself is in `meta`; only this is in memory (docs/architecture.md#runtime), and a reset does not stop a step.
+ */
+export const demoRunSlot: StateSlot<{ runningStep: number | null }> = {
+  name: 'emulator.demo',
+  create: () => ({ runningStep: null }),
+  reset: 'keep',
+  carriedBySnapshots: false,
+  newSession: 'fresh',
+};
 
 function readProgress(ctx: AppContext): Progress {
   const row = prepared<{ value: string }>(ctx.db, 'SELECT value FROM meta WHERE key = ?').get(PROGRESS_KEY);
@@ -62,7 +72,7 @@ function stateOf(ctx: AppContext, progress: Progress): DemoState {
     completed: progress.completed,
     next: finished ? null : progress.completed + 1,
     finished,
-    running: runningBySandbox.has(ctx),
+    running: ctx.runtime.get(demoRunSlot).runningStep !== null,
     userId: progress.refs.userId ?? null,
     accountId: progress.refs.usdAccountId ?? null,
   };
@@ -140,8 +150,9 @@ function toolsFor(app: FastifyInstance, ctx: AppContext, refs: DemoRefs): DemoTo
 /** Run step `number` (1-based) against this sandbox: only the next step may run, one at a time. */
 export async function runDemoStep(app: FastifyInstance, ctx: AppContext, number: number): Promise<DemoStepResult> {
   if (number > DEMO_STEPS.length) throw errors.notFound(`The demo has ${DEMO_STEPS.length} steps; there is no step ${number}`);
-  const running = runningBySandbox.get(ctx);
-  if (running !== undefined) throw errors.conflict(`Step ${running} of the demo is running; wait for it to finish`);
+  const run = ctx.runtime.get(demoRunSlot);
+  const running = run.runningStep;
+  if (running !== null) throw errors.conflict(`Step ${running} of the demo is running; wait for it to finish`);
   const progress = readProgress(ctx);
   if (progress.completed >= DEMO_STEPS.length) {
     throw errors.conflict(`The demo has finished (all ${DEMO_STEPS.length} steps ran); reset the sandbox (POST /_emulator/reset) or start a new session to run it again`);
@@ -155,7 +166,7 @@ export async function runDemoStep(app: FastifyInstance, ctx: AppContext, number:
   }
   const step = DEMO_STEPS[number - 1]!;
   const refs: DemoRefs = { ...progress.refs };
-  runningBySandbox.set(ctx, number);
+  run.runningStep = number;
   let outcome: DemoOutcome;
   try {
     outcome = await step.run(toolsFor(app, ctx, refs));
@@ -165,7 +176,7 @@ export async function runDemoStep(app: FastifyInstance, ctx: AppContext, number:
     }
     throw error;
   } finally {
-    runningBySandbox.delete(ctx);
+    run.runningStep = null;
   }
   const next: Progress = { completed: number, refs, outcomes: [...progress.outcomes.slice(0, number - 1), outcome] };
   writeProgress(ctx, next);
