@@ -14,6 +14,7 @@ export const emulatorAccountsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorSetProviderReady',
           tags: ['Emulator'],
           summary: "Set whether an account's deposit-instruction provider is ready",
           description: 'Body { ready: true | false }. Not ready: POST /v1/accounts/{accountId}/deposit-instructions answers 409 (interface 3.1). Idempotent.',

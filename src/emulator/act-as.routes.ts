@@ -11,6 +11,7 @@ export const actAsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorActAs',
           tags: ['Emulator'],
           summary: 'Call the public API as a user, signed server-side (the dashboard uses this)',
           description:

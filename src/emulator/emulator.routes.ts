@@ -16,7 +16,7 @@ export const emulatorRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {
     app.get(
       '/_emulator/health',
-      { config: OPEN, schema: { tags: ['Emulator'], summary: 'Liveness (open even when ADMIN_TOKEN is set)', response: { 200: healthResponse } } },
+      { config: OPEN, schema: { operationId: 'emulatorHealth', description: 'Answers 200 while the server runs; open even when the server runs with an admin token, for health checks.', tags: ['Emulator'], summary: 'Liveness (open even when ADMIN_TOKEN is set)', response: { 200: healthResponse } } },
       async () => ({ status: 'ok' as const, now: ctx.clock.nowIso(), version: VERSION }),
     );
 
@@ -25,6 +25,8 @@ export const emulatorRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorReset',
+          description: 'Every table is cleared and the fixtures loaded again in one transaction; the clock goes back to its start (docs/control-plane.md).',
           tags: ['Emulator'],
           summary: 'Back to the fixtures: every table cleared and reloaded in one transaction; clock back to its start',
           response: { 200: resetResponse, ...errorResponses() },
@@ -39,7 +41,7 @@ export const emulatorRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
 
     app.get(
       '/_emulator/clock',
-      { config: CONTROL_PLANE, schema: { tags: ['Emulator'], summary: 'Read the emulated clock', response: { 200: clockResponse, ...errorResponses() } } },
+      { config: CONTROL_PLANE, schema: { operationId: 'emulatorGetClock', description: 'The emulated time, whether it runs with the real clock or is frozen, and its offset from the real clock.', tags: ['Emulator'], summary: 'Read the emulated clock', response: { 200: clockResponse, ...errorResponses() } } },
       async () => clockView(ctx),
     );
 
@@ -48,6 +50,7 @@ export const emulatorRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorSetClock',
           tags: ['Emulator'],
           summary: 'Freeze, advance or resume the emulated clock',
           description: 'Advancing runs every job due by the new time in time order before answering.',

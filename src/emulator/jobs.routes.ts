@@ -13,6 +13,7 @@ export const emulatorJobsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorListJobs',
           tags: ['Emulator'],
           summary: 'Scheduled jobs (rail steps, reviews, retries, ...), newest first; ?status=FAILED shows the failed ones',
           description:

@@ -245,6 +245,8 @@ export function journalRoutes(app: FastifyInstance, journal: RequestJournal): vo
     {
       config: CONTROL_PLANE,
       schema: {
+        operationId: 'emulatorListRequests',
+        description: 'The request journal: the last requests with their answers, oldest first; signatures, secrets and tokens are redacted.',
         tags: ['Emulator'],
         summary: 'Request journal: the last N requests, oldest first, secrets redacted',
         querystring: journalQuery,
@@ -269,7 +271,7 @@ export function journalRoutes(app: FastifyInstance, journal: RequestJournal): vo
   );
   typed.delete(
     '/_emulator/requests',
-    { config: CONTROL_PLANE, schema: { tags: ['Emulator'], summary: 'Clear the request journal', response: { 204: z.null(), ...errorResponses() } } },
+    { config: CONTROL_PLANE, schema: { operationId: 'emulatorClearRequests', description: 'Empties the request journal.', tags: ['Emulator'], summary: 'Clear the request journal', response: { 204: z.null(), ...errorResponses() } } },
     async (_request, reply) => {
       journal.clear();
       return reply.status(204).send(null);

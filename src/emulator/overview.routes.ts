@@ -27,6 +27,7 @@ export const overviewRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorOverview',
           tags: ['Emulator'],
           summary: 'Every programme with its users, their accounts (balances, deposit instructions)',
           description: 'Top-level accounts only (sub-balances are hidden, as in the public API). Lists every user, enrolled or not.',
@@ -41,6 +42,7 @@ export const overviewRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorListTransactions',
           tags: ['Emulator'],
           summary: 'Transactions across programmes, newest first',
           description: 'Each item is the transaction of interface 2.4 plus userId, programmeId and accountId. limit 1-500, default 50.',
@@ -56,6 +58,8 @@ export const overviewRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorGetTransaction',
+          description: 'A transaction of any programme, with the user and programme that own it.',
           tags: ['Emulator'],
           summary: 'One transaction of any programme, with its owner',
           params: emulatorTransactionParams,
@@ -70,6 +74,7 @@ export const overviewRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorTransactionStory',
           tags: ['Emulator'],
           summary: "A transaction's story: status steps, ledger entries and webhook deliveries on the emulated clock",
           description:
@@ -88,6 +93,7 @@ export const overviewRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorBalanceHistory',
           tags: ['Emulator'],
           summary: "An account's current and available balances over emulated time, from its ledger entries",
           description:
@@ -106,6 +112,7 @@ export const overviewRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorUserJourney',
           tags: ['Emulator'],
           summary: "A user's journey: onboarding steps, accounts opened and money in and out, in order on the emulated clock",
           description:

@@ -19,6 +19,7 @@ export const emulatorTransactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZ
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorForceTransactionStatus',
           tags: ['Emulator'],
           summary: 'Force a transaction status (legal transitions only)',
           description:
@@ -42,6 +43,7 @@ export const emulatorTransactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZ
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorInjectTransaction',
           tags: ['Emulator'],
           summary: 'Inject any transaction into an account (through the ledger, timeline and webhooks)',
           description:
@@ -65,6 +67,7 @@ export const emulatorTransactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZ
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorReturnTransaction',
           tags: ['Emulator'],
           summary: 'Return a completed outgoing transaction (REFUND or PARTIAL_REFUND credited back)',
           description:

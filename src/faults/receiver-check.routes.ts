@@ -14,6 +14,7 @@ export const receiverCheckRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorCheckWebhookReceiver',
           tags: ['Emulator: webhooks'],
           summary: 'Check a webhook receiver: eight signed deliveries, each judged, in one report',
           description:

@@ -16,6 +16,7 @@ export const webhookChaosRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorSetWebhookChaos',
           tags: ['Emulator: webhooks'],
           summary: 'Set webhook chaos: duplicates, reordering, delays, stale or future timestamps, bad signatures, bursts',
           description:
@@ -35,6 +36,7 @@ export const webhookChaosRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorGetWebhookChaos',
           tags: ['Emulator: webhooks'],
           summary: 'Webhook chaos settings, with how often each kind fired and what is left of times',
           description: 'A kind that is off is null. heldNow counts the attempts waiting in a delay, reorder or burst hold.',
@@ -49,6 +51,7 @@ export const webhookChaosRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorClearWebhookChaos',
           tags: ['Emulator: webhooks'],
           summary: 'Turn webhook chaos off',
           description: 'Clears every setting. Attempts held at this moment (delay, reorder, burst) are sent at once.',

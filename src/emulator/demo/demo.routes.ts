@@ -17,6 +17,7 @@ export const demoRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorDemo',
           tags: ['Emulator'],
           summary: 'The guided demo: its steps with their captions, and how far it has run in this sandbox',
           description: `${DEMO_STEPS.length} steps, run one at a time with POST /_emulator/demo/steps/{number}. The progress belongs to this sandbox (a reset starts it over).`,
@@ -32,6 +33,7 @@ export const demoRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorRunDemoStep',
           tags: ['Emulator'],
           summary: 'Run one step of the guided demo against this sandbox (the next one only)',
           description:
