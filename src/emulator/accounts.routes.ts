@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
 import { accountParams } from '../domains/accounts/accounts.schema.js';
-import { setProviderReady } from '../domains/accounts/accounts.service.js';
-import { CONTROL_PLANE } from './emulator.routes.js';
-import { providerReadyBody, providerReadyResponse } from './emulator.schema.js';
+import { CONTROL_PLANE } from './emulator.auth.js';
+import { providerReadyBody, providerReadyResponse } from './accounts.schema.js';
+import { setProviderReady } from './accounts.service.js';
 
 // The account part of the control plane (docs/control-plane.md#accounts).
 export const emulatorAccountsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>

@@ -7,10 +7,10 @@ import { PROJECT_ROOT } from '../config.js';
 import { pathPrefixOf } from '../http/public-url.js';
 import type { AppContext } from '../context.js';
 import { errorResponses, errors, ServiceError } from '../core/errors.js';
-import { CONTROL_PLANE, OPEN } from './emulator.routes.js';
+import { CONTROL_PLANE, OPEN } from './emulator.auth.js';
 import { dashboardStateQuery, dashboardStateResponse } from './overview.schema.js';
 import { getDashboardState } from './overview.service.js';
-import { closeUiEventsWithApp, MAX_STREAMS, uiEvents } from './ui-events.js';
+import { closeUiEventsWithApp, MAX_STREAMS, uiEvents } from './dashboard.events.js';
 
 // The dashboard (docs/dashboard.md): plain HTML, CSS and native ES modules, committed as source under
 // src/emulator/dashboard/ and served from there as they are (no build step). They are read from the package

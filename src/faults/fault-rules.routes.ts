@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
-import { CONTROL_PLANE } from '../emulator/emulator.routes.js';
+import { CONTROL_PLANE } from '../emulator/emulator.auth.js';
 import { createFaultRuleBody, faultRuleListSchema, faultRuleParams, faultRuleSchema } from './fault-rules.schema.js';
 import { addFaultRule, clearFaultRules, deleteFaultRule, getFaultRule, listFaultRules } from './fault-rules.service.js';
 

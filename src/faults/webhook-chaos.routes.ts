@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { CONTROL_PLANE } from '../emulator/emulator.routes.js';
+import { CONTROL_PLANE } from '../emulator/emulator.auth.js';
 import { errorResponses } from '../core/errors.js';
 import { webhookChaosBody, webhookChaosSchema } from './webhook-chaos.schema.js';
 import { clearWebhookChaos, getWebhookChaos, putWebhookChaos } from './webhook-chaos.service.js';

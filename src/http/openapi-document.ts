@@ -8,7 +8,7 @@ import { loadExamples, type ExamplesFile } from './openapi-examples.js';
 // - drops the fragment-only `$id` and the `$schema` the generator stamps on every component (JSON Schema
 //   2020-12 refuses a `$id` that is only a fragment), and keeps one schema per resource: the `XInput` copy
 //   of a component goes when it equals `X`, takes the name `X` when only the input side is used, and any
-//   component no operation reaches is dropped;
+//   component no operation reaches is dropped; components are listed in name order;
 // - writes query integers (written as digits, parsed by zod) as `type: integer` with their bounds and a
 //   numeric default;
 // - keeps each operation's `operationId` (written in its route's schema, docs/openapi.md#operation-ids) after
@@ -106,6 +106,11 @@ export function finishDocument<T>(input: T, notes: RouteNotes): T {
   document.tags = [...TAGS.filter((tag) => used.has(tag.name)), ...[...used].filter((name) => !TAGS.some((tag) => tag.name === name)).map((name) => ({ name }))];
   walk(document, normalizeIntegers);
   keepOneSchemaPerResource(document);
+  // components in name order: zod registers a named schema when its module is first imported, so the order
+  // they were registered in changes whenever a file moves or an import is added; the committed document must
+  // not (docs/openapi.md#where-it-lives)
+  const byName = Object.entries(document.components.schemas as Json).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  document.components.schemas = Object.fromEntries(byName);
   return input;
 }
 

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { prepared } from '../../db/connection.js';
-import type { AppContext } from '../../context.js';
-import { errors, ServiceError } from '../../core/errors.js';
-import { HEADER, SCOPES, entitlementsOf } from '../../http/auth.js';
-import { signRequest } from '../../lib/hmac.js';
-import { actAs } from '../act-as.service.js';
-import { changeClock } from '../clock.service.js';
-import { DEMO_STEPS, DemoStepError, type ApiAnswer, type DemoOutcome, type DemoRefs, type DemoStep, type DemoTools } from './demo-script.js';
+import { prepared } from '../db/connection.js';
+import type { AppContext } from '../context.js';
+import { errors, ServiceError } from '../core/errors.js';
+import { HEADER, SCOPES, entitlementsOf } from '../http/auth.js';
+import { signRequest } from '../lib/hmac.js';
+import { actAs } from './act-as.service.js';
+import { changeClock } from './clock.service.js';
+import { DEMO_STEPS, DemoStepError, type ApiAnswer, type DemoOutcome, type DemoRefs, type DemoStep, type DemoTools } from './demo.script.js';
 import type { DemoState, DemoStepResult, DemoStepView } from './demo.schema.js';
 
 // Running the guided demo one step at a time (docs/dashboard.md#run-a-demo). The progress (how many steps ran, what

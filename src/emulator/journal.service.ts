@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { instant } from '../http/formats.js';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
-import { CONTROL_PLANE } from './emulator.routes.js';
+import { CONTROL_PLANE } from './emulator.auth.js';
 import { firedFaultSchema } from '../faults/fault-rules.schema.js';
 
 // The request journal (docs/test-kit.md#request-journal, docs/decisions.md#journal): the last N requests in a ring
