@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.auth.js';
