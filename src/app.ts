@@ -16,8 +16,8 @@ import { finishDocument, type RouteNotes } from './http/openapi-document.js';
 import { registerRouteCatalog } from './http/route-catalog.js';
 import { registerDocs } from './http/docs.js';
 import { redactUrl } from './http/redact.js';
-import { journalRoutes, registerJournal } from './emulator/journal.js';
-import { endUiEvents } from './emulator/ui-events.js';
+import { journalRoutes, registerJournal } from './emulator/journal.service.js';
+import { endUiEvents } from './emulator/dashboard.events.js';
 import { registerFaultRules } from './faults/fault-rules.hooks.js';
 import { VERSION } from './version.js';
 import { routeModules } from './modules.js';
@@ -112,7 +112,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
         (result.schema as Record<string, unknown>).security = security;
       }
       const path = input.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-      for (const method of [input.route.method].flat()) routeNotes.set(`${String(method).toUpperCase()} ${path}`, { auth });
+      const optionalBody = acceptsNoBody(input.route.schema?.body);
+      for (const method of [input.route.method].flat()) routeNotes.set(`${String(method).toUpperCase()} ${path}`, { auth, optionalBody });
       return result;
     },
     transformObject: (input) => finishDocument(documentErrorResponses(jsonSchemaTransformObject(input)), routeNotes),
@@ -150,12 +151,16 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
 
 // Fastify hands a missing body to the validator as null, so a route whose body schema is optional
 // (`POST /v1/auth/token` takes `{ scopes? }` or nothing) would refuse a request without one. A null body
-// on such a route is treated as absent.
+// on such a route is treated as absent, and the OpenAPI document marks its body optional.
 const optionalBodyAware: typeof validatorCompiler = (route) => {
   const validate = validatorCompiler(route);
-  if (route.httpPart !== 'body' || !(route.schema instanceof z.ZodType) || !route.schema.safeParse(undefined).success) return validate;
+  if (route.httpPart !== 'body' || !acceptsNoBody(route.schema)) return validate;
   return (data) => (data === null ? { value: undefined } : validate(data));
 };
+
+function acceptsNoBody(body: unknown): boolean {
+  return body instanceof z.ZodType && body.safeParse(undefined).success;
+}
 
 /** The root's listener: session paths to their apps, the rest to the root app; timeouts as Fastify sets them. */
 function sessionAwareServer(sessions: SessionRegistry): FastifyServerFactory {

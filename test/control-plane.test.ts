@@ -201,3 +201,25 @@ t.test('UnexpectedVerificationError: the magic account number 9999999999 fails t
   t.notMatch(json(local).validationErrors, [{ type: 'UnexpectedVerificationError' }]);
   t.equal((await sandbox.request('POST', '/v1/beneficiaries', beneficiary('99999999990'))).statusCode, 201, 'only the exact value fails');
 });
+
+t.test('one account lookup: every control-plane route that names an account takes a top-level account, never a sub-balance', async (t) => {
+  // docs/decisions.md#control-plane-accounts: a network sub-balance is a 404 as an unknown id is, as on /v1
+  const sandbox = await buildTestApp();
+  t.teardown(() => sandbox.close());
+  const routes: Array<{ name: string; send: (accountId: string) => ReturnType<TestApp['app']['inject']>; ok: number }> = [
+    { name: 'provider-ready', send: (id) => providerReady(sandbox, id, { ready: true }), ok: 200 },
+    {
+      name: 'transaction injection',
+      send: (id) => sandbox.app.inject({ method: 'POST', url: `/_emulator/accounts/${id}/transactions`, payload: { type: 'DEPOSIT', direction: 'INCOMING', creditAmount: '1.00' } }),
+      ok: 201,
+    },
+    { name: 'balance history', send: (id) => sandbox.app.inject({ method: 'GET', url: `/_emulator/accounts/${id}/balance-history` }), ok: 200 },
+  ];
+  for (const route of routes) {
+    t.equal((await route.send('acct_acme_usd')).statusCode, route.ok, `${route.name}: a top-level account`);
+    const subBalance = await route.send('acct_acme_usdc_ethereum');
+    t.equal(subBalance.statusCode, 404, `${route.name}: a sub-balance is not an account of the API`);
+    t.equal(json(subBalance).message, 'Account acct_acme_usdc_ethereum not found', `${route.name}: said as for an unknown id`);
+    t.equal(json(await route.send('acct_nope')).message, 'Account acct_nope not found', `${route.name}: an unknown id`);
+  }
+});

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startServer } from '../src/server.js';
-import { DEMO_STEPS } from '../src/emulator/demo/demo-script.js';
+import { DEMO_STEPS } from '../src/emulator/demo.script.js';
 import { START } from './helper.js';
 import { artifactPath, launchChromium } from './helpers/browser.js';
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startServer } from '../src/server.js';
-import { MAX_STREAMS } from '../src/emulator/ui-events.js';
+import { MAX_STREAMS } from '../src/emulator/dashboard.events.js';
 import { buildTestApp, START } from './helper.js';
 
 // GET /_emulator/ui/events (docs/dashboard.md#live-updates): the dashboard's server-sent event stream, over a real

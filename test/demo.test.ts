@@ -1,6 +1,6 @@
 import t from 'tap';
 import { buildTestApp, json, START, type TestApp } from './helper.js';
-import { DEMO_STEPS } from '../src/emulator/demo/demo-script.js';
+import { DEMO_STEPS } from '../src/emulator/demo.script.js';
 
 // The guided demo over HTTP (docs/dashboard.md#run-a-demo): GET /_emulator/demo and POST /_emulator/demo/steps/{n}:
 // every step runs in order to the end with the expected transactions; out of order, unknown, bad and repeated steps

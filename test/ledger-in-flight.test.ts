@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { buildTestApp, json, AS_JANE, type TestApp } from './helper.js';
 import { advance, balances, expectStatus } from './helpers/money-in.js';
 import { checkLedger, wrongInFlightFlags } from './helpers/ledger.js';
-import { DEMO_STEPS } from '../src/emulator/demo/demo-script.js';
+import { DEMO_STEPS } from '../src/emulator/demo.script.js';
 
 // The in-flight flag of ledger entries (docs/decisions.md#ledger): `in_flight` is 1 exactly while the entry's
 // transaction is PENDING or PROCESSING, whatever flow posted the entry and whatever moved the transaction on, so

@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
 import { accountParams } from '../domains/accounts/accounts.schema.js';
-import { setProviderReady } from '../domains/accounts/accounts.service.js';
-import { CONTROL_PLANE } from './emulator.routes.js';
-import { providerReadyBody, providerReadyResponse } from './emulator.schema.js';
+import { CONTROL_PLANE } from './emulator.auth.js';
+import { providerReadyBody, providerReadyResponse } from './accounts.schema.js';
+import { setProviderReady } from './accounts.service.js';
 
 // The account part of the control plane (docs/control-plane.md#accounts).
 export const emulatorAccountsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
@@ -14,6 +14,7 @@ export const emulatorAccountsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorSetProviderReady',
           tags: ['Emulator'],
           summary: "Set whether an account's deposit-instruction provider is ready",
           description: 'Body { ready: true | false }. Not ready: POST /v1/accounts/{accountId}/deposit-instructions answers 409 (interface 3.1). Idempotent.',

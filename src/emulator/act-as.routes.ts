@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
-import { CONTROL_PLANE } from './emulator.routes.js';
-import { actAs, actAsBody, actAsResponse } from './act-as.service.js';
+import { CONTROL_PLANE } from './emulator.auth.js';
+import { actAsBody, actAsResponse } from './act-as.schema.js';
+import { actAs } from './act-as.service.js';
 
 export const actAsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {
@@ -11,6 +12,7 @@ export const actAsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorActAs',
           tags: ['Emulator'],
           summary: 'Call the public API as a user, signed server-side (the dashboard uses this)',
           description:

@@ -1,49 +1,19 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { z } from 'zod';
 import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
 import { errors } from '../core/errors.js';
 import { HEADER, SCOPES } from '../http/auth.js';
 import { entitlementsOf } from '../domains/auth/credentials.store.js';
 import { signRequest } from '../lib/hmac.js';
+import type { ActAsInput, ActAsResult } from './act-as.schema.js';
 
 // The act-as proxy (docs/decisions.md#act-as): the dashboard drives the public API without holding any secret. The
 // server picks a key that can act for the user, signs the request exactly as a client would (docs/authentication.md),
 // and runs it through the app, so it meets the same validation, auth, idempotency and journal as any client call.
 
-export const ACT_AS_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const PAYOUT_PREFIX = '/v1/payout-origination/';
 // Only the header a client must add on its own (payout submission, interface 4.12); auth headers are the proxy's.
 const IDEMPOTENCY_HEADER = 'idempotency-key';
-
-export const actAsBody = z
-  .object({
-    userId: z.string().min(1).max(128),
-    method: z.enum(ACT_AS_METHODS),
-    path: z
-      .string()
-      .min(4)
-      .max(2048)
-      .startsWith('/v1/', 'path must be a public API path starting with /v1/ (with its ?query, URL-encoded)'),
-    body: z.unknown().optional().describe('Sent as JSON; on /v1/payout-origination/* a string sent as text/plain'),
-    idempotencyKey: z.string().min(1).max(128).optional().describe('Sent as the Idempotency-Key header (payout submission)'),
-  })
-  .strict();
-export type ActAsInput = z.infer<typeof actAsBody>;
-
-export const actAsResponse = z
-  .object({
-    status: z.number().int().describe('Status of the public API call; 0 when a fault rule closed the connection without an answer (docs/faults.md)'),
-    body: z.unknown().describe('Its body, parsed when JSON; null when empty'),
-    actedAs: z.object({
-      apiKey: z.string(),
-      integrationType: z.enum(['SINGLE_USER', 'MULTI_USER']),
-      programmeId: z.string(),
-      userId: z.string(),
-    }),
-  })
-  .meta({ id: 'ActAsResult' });
-export type ActAsResult = z.infer<typeof actAsResponse>;
 
 interface KeyRow {
   api_key: string;

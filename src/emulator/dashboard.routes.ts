@@ -7,10 +7,10 @@ import { PROJECT_ROOT } from '../config.js';
 import { pathPrefixOf } from '../http/public-url.js';
 import type { AppContext } from '../context.js';
 import { errorResponses, errors } from '../core/errors.js';
-import { CONTROL_PLANE, OPEN } from './emulator.routes.js';
+import { CONTROL_PLANE, OPEN } from './emulator.auth.js';
 import { dashboardStateQuery, dashboardStateResponse } from './overview.schema.js';
 import { getDashboardState } from './overview.service.js';
-import { closeUiEventsWithApp, MAX_STREAMS, uiEvents } from './ui-events.js';
+import { closeUiEventsWithApp, MAX_STREAMS, uiEvents } from './dashboard.events.js';
 
 // The dashboard (docs/dashboard.md): plain HTML, CSS and native ES modules, committed as source under
 // src/emulator/dashboard/ and served from there as they are (no build step). They are read from the package
@@ -130,6 +130,8 @@ export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: OPEN, // a browser cannot add the token to a page load; the page holds no data
         schema: {
+          operationId: 'emulatorDashboard',
+          description: 'The dashboard page (HTML): state, live transactions, webhook deliveries, the request journal and actions (docs/dashboard.md).',
           tags: ['Emulator'],
           summary: 'Dashboard (HTML page): state, live transactions, webhook deliveries, request journal and actions',
           produces: ['text/html'],
@@ -156,6 +158,7 @@ export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         config: CONTROL_PLANE,
         logLevel: QUIET,
         schema: {
+          operationId: 'emulatorDashboardState',
           tags: ['Emulator'],
           summary: 'The dashboard\'s feed: overview, clock, newest transactions and the selected transaction with its deliveries',
           description: 'What the dashboard polls every second. Not recorded in the request journal (nor is anything under /_emulator/ui).',
@@ -175,6 +178,7 @@ export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         config: CONTROL_PLANE,
         logLevel: QUIET,
         schema: {
+          operationId: 'emulatorDashboardEvents',
           tags: ['Emulator'],
           summary: 'The dashboard\'s push channel: a server-sent event stream of "changed" notices',
           description:

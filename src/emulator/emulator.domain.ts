@@ -1,7 +1,12 @@
 import type { DomainDescriptor } from '../domains/domain.js';
-import { emulatorRoutes } from './emulator.routes.js';
+import { healthRoutes } from './health.routes.js';
+import { resetRoutes } from './reset.routes.js';
+import { clockRoutes } from './clock.routes.js';
 import { webhooksRoutes } from './webhooks.routes.js';
 import { overviewRoutes } from './overview.routes.js';
+import { storyRoutes } from './story.routes.js';
+import { balanceHistoryRoutes } from './balance-history.routes.js';
+import { journeyRoutes } from './journey.routes.js';
 import { actAsRoutes } from './act-as.routes.js';
 import { dashboardRoutes } from './dashboard.routes.js';
 import { emulatorEnrollmentRoutes } from './enrollment.routes.js';
@@ -10,17 +15,36 @@ import { emulatorAccountsRoutes } from './accounts.routes.js';
 import { snapshotsRoutes } from './snapshots.routes.js';
 import { emulatorJobsRoutes } from './jobs.routes.js';
 import { clockHighWaterService } from './clock.high-water.js';
-import { demoRoutes } from './demo/demo.routes.js';
+import { demoRoutes } from './demo.routes.js';
 import { snapshotsSlot, startingSnapshotSlot } from './snapshots.service.js';
 import { snapshotTrackingSlot } from './snapshots.tracking.js';
 import { resetImageSlot } from './reset.service.js';
-import { journalSlot } from './journal.js';
-import { uiEventsSlot } from './ui-events.js';
-import { demoRunSlot } from './demo/demo.service.js';
+import { journalSlot } from './journal.service.js';
+import { uiEventsSlot } from './dashboard.events.js';
+import { demoRunSlot } from './demo.service.js';
 
+// The control plane (docs/control-plane.md): one `<area>.routes.ts` per area, listed in the order their routes
+// appear in the OpenAPI document (docs/architecture.md#a-new-control-plane-route).
 export const emulatorDomain: DomainDescriptor = {
   name: 'emulator',
-  routes: [emulatorRoutes, webhooksRoutes, overviewRoutes, actAsRoutes, dashboardRoutes, emulatorEnrollmentRoutes, emulatorTransactionsRoutes, emulatorAccountsRoutes, snapshotsRoutes, emulatorJobsRoutes, demoRoutes],
+  routes: [
+    healthRoutes,
+    resetRoutes,
+    clockRoutes,
+    webhooksRoutes,
+    overviewRoutes,
+    storyRoutes,
+    balanceHistoryRoutes,
+    journeyRoutes,
+    actAsRoutes,
+    dashboardRoutes,
+    emulatorEnrollmentRoutes,
+    emulatorTransactionsRoutes,
+    emulatorAccountsRoutes,
+    snapshotsRoutes,
+    emulatorJobsRoutes,
+    demoRoutes,
+  ],
   services: [clockHighWaterService],
   // what the control plane holds in memory per sandbox (docs/architecture.md#runtime)
   state: [snapshotsSlot, startingSnapshotSlot, snapshotTrackingSlot, resetImageSlot, journalSlot, uiEventsSlot, demoRunSlot],

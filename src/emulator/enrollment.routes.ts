@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { CONTROL_PLANE } from './emulator.routes.js';
+import { CONTROL_PLANE } from './emulator.auth.js';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
 import { decisionParams, enrollmentSchema, forcedDecisionBody, revokeBody, revokeParams } from '../domains/enrollment/enrollment.schema.js';
@@ -17,6 +17,7 @@ export const emulatorEnrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorDecideInformationRequest',
           tags: ['Emulator'],
           summary: 'Force the review decision of an information request',
           description:
@@ -34,6 +35,7 @@ export const emulatorEnrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorRevokeEnrollment',
           tags: ['Emulator'],
           summary: 'Revoke an ACTIVE enrollment (reason REVOKED)',
           description: 'Optional body { reasonDetail }. ACTIVE -> INACTIVE with reason REVOKED; any other state is a 409. Revocation is final.',
@@ -50,6 +52,7 @@ export const emulatorEnrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorCancelInformationRequest',
           tags: ['Emulator'],
           summary: 'Cancel an information request that is not decided yet (CANCELED)',
           description:

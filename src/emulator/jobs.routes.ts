@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
-import { CONTROL_PLANE } from './emulator.routes.js';
-import { jobListSchema, listJobs, listJobsQuery } from './jobs.service.js';
+import { CONTROL_PLANE } from './emulator.auth.js';
+import { jobListSchema, listJobsQuery } from './jobs.schema.js';
+import { listJobs } from './jobs.service.js';
 
 // The control plane's view of the scheduler (docs/control-plane.md#jobs): every scheduled job, so a failed
 // one is visible with its error and the transaction it failed (docs/decisions.md#failed-jobs).
@@ -13,6 +14,7 @@ export const emulatorJobsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorListJobs',
           tags: ['Emulator'],
           summary: 'Scheduled jobs (rail steps, reviews, retries, ...), newest first; ?status=FAILED shows the failed ones',
           description:

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorResponses, errorBodySchema, errors } from '../core/errors.js';
-import { CONTROL_PLANE } from './emulator.routes.js';
+import { CONTROL_PLANE } from './emulator.auth.js';
 import { restoreSnapshotResponse, saveSnapshotBody, snapshotListSchema, snapshotParams, snapshotSummarySchema } from './snapshots.schema.js';
 import {
   deleteSnapshot,
@@ -34,8 +34,8 @@ export const snapshotsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorSaveSnapshot',
           tags: ['Emulator: snapshots'],
-          operationId: 'saveSnapshot',
           summary: 'Save the whole state under a name',
           description:
             'Every table (users, accounts, transactions, jobs, outbox, deliveries, the id sequence, the webhook endpoint) and the ' +
@@ -54,7 +54,7 @@ export const snapshotsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       '/_emulator/snapshots',
       {
         config: CONTROL_PLANE,
-        schema: { tags: ['Emulator: snapshots'], operationId: 'listSnapshots', summary: 'The saved snapshots, by name', response: { 200: snapshotListSchema, ...errorResponses() } },
+        schema: { operationId: 'emulatorListSnapshots', description: 'Every saved snapshot: its name, emulated clock and clock mode, schema version, when it was saved, and its table and row counts (docs/control-plane.md#snapshots).', tags: ['Emulator: snapshots'], summary: 'The saved snapshots, by name', response: { 200: snapshotListSchema, ...errorResponses() } },
       },
       async () => ({ data: listSnapshots(ctx) }),
     );
@@ -64,8 +64,9 @@ export const snapshotsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorGetSnapshot',
+          description: 'One saved snapshot, described as in the list. 404 for an unknown name.',
           tags: ['Emulator: snapshots'],
-          operationId: 'getSnapshot',
           summary: 'One saved snapshot',
           params: snapshotParams,
           response: { 200: snapshotSummarySchema, ...errorResponses(404) },
@@ -79,8 +80,9 @@ export const snapshotsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorDeleteSnapshot',
+          description: 'Removes a saved snapshot; the current state is not touched. 404 for an unknown name.',
           tags: ['Emulator: snapshots'],
-          operationId: 'deleteSnapshot',
           summary: 'Remove a saved snapshot',
           params: snapshotParams,
           response: { 204: z.null(), ...errorResponses(404) },
@@ -97,8 +99,8 @@ export const snapshotsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorRestoreSnapshot',
           tags: ['Emulator: snapshots'],
-          operationId: 'restoreSnapshot',
           summary: 'Bring a saved state back',
           description:
             'Every table is replaced in one transaction and the clock reads the snapshot instant again (frozen or flowing as it was): ' +
@@ -115,8 +117,8 @@ export const snapshotsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorExportSnapshot',
           tags: ['Emulator: snapshots'],
-          operationId: 'exportSnapshot',
           summary: 'Download a snapshot as one file',
           description: 'A SQLite database file: the state tables and a snapshot_info table. Upload it with PUT /_emulator/snapshots/{name} or start a server with --snapshot FILE.',
           produces: ['application/vnd.sqlite3'],
@@ -140,8 +142,8 @@ export const snapshotsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         config: CONTROL_PLANE,
         bodyLimit: SNAPSHOT_BODY_LIMIT,
         schema: {
+          operationId: 'emulatorUploadSnapshot',
           tags: ['Emulator: snapshots'],
-          operationId: 'importSnapshot',
           summary: 'Upload an exported snapshot file under a name',
           description:
             'The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. A file that is not a ' +

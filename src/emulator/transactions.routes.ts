@@ -2,10 +2,10 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
 import { forceStatusBody, transactionParams, transactionSchema } from '../domains/transactions/transactions.schema.js';
-import { forceTransactionStatus } from '../domains/transactions/control.service.js';
-import { injectParams, injectTransactionBody, returnTransactionBody } from '../domains/transactions/control.schema.js';
-import { injectTransaction, returnTransaction } from '../domains/transactions/control.service.js';
-import { CONTROL_PLANE } from './emulator.routes.js';
+import { forceTransactionStatus } from '../emulator/transactions.service.js';
+import { injectParams, injectTransactionBody, returnTransactionBody } from '../emulator/transactions.schema.js';
+import { injectTransaction, returnTransaction } from '../emulator/transactions.service.js';
+import { CONTROL_PLANE } from './emulator.auth.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
 
 // The control plane's transaction routes (docs/control-plane.md#transactions): force a legal transition of
@@ -19,6 +19,7 @@ export const emulatorTransactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZ
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorForceTransactionStatus',
           tags: ['Emulator'],
           summary: 'Force a transaction status (legal transitions only)',
           description:
@@ -42,6 +43,7 @@ export const emulatorTransactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZ
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorInjectTransaction',
           tags: ['Emulator'],
           summary: 'Inject any transaction into an account (through the ledger, timeline and webhooks)',
           description:
@@ -65,6 +67,7 @@ export const emulatorTransactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZ
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorReturnTransaction',
           tags: ['Emulator'],
           summary: 'Return a completed outgoing transaction (REFUND or PARTIAL_REFUND credited back)',
           description:

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { CONTROL_PLANE } from './emulator.routes.js';
+import { CONTROL_PLANE } from './emulator.auth.js';
 import type { AppContext } from '../context.js';
 import { errorResponses, errors } from '../core/errors.js';
 import {
@@ -25,6 +25,7 @@ export const webhooksRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorListWebhookDeliveries',
           tags: ['Emulator: webhooks'],
           summary: 'Webhook delivery log, each delivery with its attempts',
           description:
@@ -42,6 +43,8 @@ export const webhooksRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorGetWebhookDelivery',
+          description: 'One webhook delivery with every attempt made (status, timing, error), as in the delivery log.',
           tags: ['Emulator: webhooks'],
           summary: 'One webhook delivery with its attempts',
           params: deliveryParams,
@@ -56,6 +59,7 @@ export const webhooksRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorReplayWebhookDelivery',
           tags: ['Emulator: webhooks'],
           summary: 'Send a delivery again now, signed afresh; answers once the attempt has settled',
           description:
@@ -79,6 +83,8 @@ export const webhooksRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorGetWebhookEndpoints',
+          description: 'The webhook URL configured for each programme (null when none) and the webhook API key sent with its deliveries.',
           tags: ['Emulator: webhooks'],
           summary: 'Webhook URL of each programme',
           querystring: endpointQuery,
@@ -93,6 +99,7 @@ export const webhooksRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorSetWebhookEndpoint',
           tags: ['Emulator: webhooks'],
           summary: 'Set or clear the webhook URL of one programme (programId) or of every programme',
           description:
@@ -110,6 +117,7 @@ export const webhooksRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorTriggerWebhook',
           tags: ['Emulator: webhooks'],
           summary: "Send a transaction's current state as a webhook event now (like Stripe's trigger)",
           description:

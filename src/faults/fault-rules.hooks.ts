@@ -2,7 +2,7 @@ import { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { errors } from '../core/errors.js';
-import type { RequestJournal } from '../emulator/journal.js';
+import type { RequestJournal } from '../emulator/journal.service.js';
 import type { FaultEffect, FiredFault } from './fault-rules.schema.js';
 import { decideFaults, hasActiveFaultRules } from './fault-rules.service.js';
 

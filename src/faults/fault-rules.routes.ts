@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
-import { CONTROL_PLANE } from '../emulator/emulator.routes.js';
+import { CONTROL_PLANE } from '../emulator/emulator.auth.js';
 import { createFaultRuleBody, faultRuleListSchema, faultRuleParams, faultRuleSchema } from './fault-rules.schema.js';
 import { addFaultRule, clearFaultRules, deleteFaultRule, getFaultRule, listFaultRules } from './fault-rules.service.js';
 
@@ -17,6 +17,7 @@ export const faultRulesRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorAddFaultRule',
           tags: TAGS,
           summary: 'Add a fault rule',
           description:
@@ -35,6 +36,7 @@ export const faultRulesRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorListFaultRules',
           tags: TAGS,
           summary: 'The fault rules of this sandbox, in the order they act',
           description: 'Spent rules (times used up) stay listed with active false until deleted or cleared.',
@@ -48,7 +50,7 @@ export const faultRulesRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       '/_emulator/faults',
       {
         config: CONTROL_PLANE,
-        schema: { tags: TAGS, summary: 'Remove every fault rule', description: 'Requests are processed as usual from now on.', response: { 204: z.null(), ...errorResponses() } },
+        schema: { operationId: 'emulatorClearFaultRules', tags: TAGS, summary: 'Remove every fault rule', description: 'Requests are processed as usual from now on.', response: { 204: z.null(), ...errorResponses() } },
       },
       async (_request, reply) => {
         clearFaultRules(ctx);
@@ -61,6 +63,7 @@ export const faultRulesRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorGetFaultRule',
           tags: TAGS,
           summary: 'One fault rule with its counters',
           description: 'How many requests it matched and fired on, and what is left of `times`. 404 for an unknown id.',
@@ -76,6 +79,7 @@ export const faultRulesRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorDeleteFaultRule',
           tags: TAGS,
           summary: 'Remove one fault rule',
           description: '404 for an unknown id.',

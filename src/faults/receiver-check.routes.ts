@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
-import { CONTROL_PLANE } from '../emulator/emulator.routes.js';
+import { CONTROL_PLANE } from '../emulator/emulator.auth.js';
 import { errorResponses } from '../core/errors.js';
 import { receiverCheckBody, receiverCheckQuery, receiverCheckReportSchema, CHECK_TIMEOUT_MAX_MS, CHECK_TIMEOUT_MIN_MS } from './receiver-check.schema.js';
 import { checkSubjectOf, runReceiverCheck } from './receiver-check.service.js';
@@ -14,6 +14,7 @@ export const receiverCheckRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorCheckWebhookReceiver',
           tags: ['Emulator: webhooks'],
           summary: 'Check a webhook receiver: eight signed deliveries, each judged, in one report',
           description:

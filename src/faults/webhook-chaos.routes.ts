@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { CONTROL_PLANE } from '../emulator/emulator.routes.js';
+import { CONTROL_PLANE } from '../emulator/emulator.auth.js';
 import { errorResponses } from '../core/errors.js';
 import { webhookChaosBody, webhookChaosSchema } from './webhook-chaos.schema.js';
 import { clearWebhookChaos, getWebhookChaos, putWebhookChaos } from './webhook-chaos.service.js';
@@ -16,6 +16,7 @@ export const webhookChaosRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorSetWebhookChaos',
           tags: ['Emulator: webhooks'],
           summary: 'Set webhook chaos: duplicates, reordering, delays, stale or future timestamps, bad signatures, bursts',
           description:
@@ -35,6 +36,7 @@ export const webhookChaosRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorGetWebhookChaos',
           tags: ['Emulator: webhooks'],
           summary: 'Webhook chaos settings, with how often each kind fired and what is left of times',
           description: 'A kind that is off is null. heldNow counts the attempts waiting in a delay, reorder or burst hold.',
@@ -49,6 +51,7 @@ export const webhookChaosRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorClearWebhookChaos',
           tags: ['Emulator: webhooks'],
           summary: 'Turn webhook chaos off',
           description: 'Clears every setting. Attempts held at this moment (delay, reorder, burst) are sent at once.',

@@ -1,5 +1,5 @@
 import type { AuthPolicy } from './auth.js';
-import { OPERATIONS, TAGS } from './operations.js';
+import { TAGS } from './openapi.js';
 import { loadExamples, type ExamplesFile } from './openapi-examples.js';
 
 // The last pass over the generated OpenAPI document (docs/openapi.md): what fastify-type-provider-zod and
@@ -8,17 +8,20 @@ import { loadExamples, type ExamplesFile } from './openapi-examples.js';
 // - drops the fragment-only `$id` and the `$schema` the generator stamps on every component (JSON Schema
 //   2020-12 refuses a `$id` that is only a fragment), and keeps one schema per resource: the `XInput` copy
 //   of a component goes when it equals `X`, takes the name `X` when only the input side is used, and any
-//   component no operation reaches is dropped;
+//   component no operation reaches is dropped; components are listed in name order;
 // - writes query integers (written as digits, parsed by zod) as `type: integer` with their bounds and a
 //   numeric default;
-// - names every operation (`operationId`), declares the tags at the top level, marks optional bodies
-//   optional, declares `X-Service-User-Id` on the user-scoped operations and the payout headers;
+// - keeps each operation's `operationId` (written in its route's schema, docs/openapi.md#operation-ids) after
+//   its responses, declares the tags at the top level, marks optional bodies optional, declares `X-Service-User-Id` on the user-scoped operations and the payout headers;
 // - types file downloads as binary strings and the statement answer as one of two shapes.
 
 type Json = Record<string, any>;
 
-/** What the route transform learns about each route, keyed `METHOD /openapi/{path}`. */
-export type RouteNotes = Map<string, { auth: AuthPolicy | undefined }>;
+/**
+ * What the route transform learns about each route, keyed `METHOD /openapi/{path}`: its auth policy, and
+ * whether its body may be left out entirely (its zod body accepts undefined, as `POST /v1/auth/token`'s).
+ */
+export type RouteNotes = Map<string, { auth: AuthPolicy | undefined; optionalBody: boolean }>;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 const SCHEMA_REF = '#/components/schemas/';
@@ -93,7 +96,7 @@ export function finishDocument<T>(input: T, notes: RouteNotes): T {
       const operation = item[method] as Json | undefined;
       if (!operation) continue;
       const key = `${method.toUpperCase()} ${path}`;
-      finishOperation(key, operation, notes.get(key)?.auth);
+      finishOperation(key, operation, notes.get(key));
     }
   }
   addWebhooks(document);
@@ -103,16 +106,22 @@ export function finishDocument<T>(input: T, notes: RouteNotes): T {
   document.tags = [...TAGS.filter((tag) => used.has(tag.name)), ...[...used].filter((name) => !TAGS.some((tag) => tag.name === name)).map((name) => ({ name }))];
   walk(document, normalizeIntegers);
   keepOneSchemaPerResource(document);
+  // components in name order: zod registers a named schema when its module is first imported, so the order
+  // they were registered in changes whenever a file moves or an import is added; the committed document must
+  // not (docs/openapi.md#where-it-lives)
+  const byName = Object.entries(document.components.schemas as Json).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  document.components.schemas = Object.fromEntries(byName);
   return input;
 }
 
-function finishOperation(key: string, operation: Json, auth: AuthPolicy | undefined): void {
-  const doc = OPERATIONS[key];
-  if (doc) {
-    operation.operationId = doc.operationId;
-    if (!operation.description && doc.description) operation.description = doc.description;
-    if (doc.optionalBody && operation.requestBody) operation.requestBody.required = false;
-  }
+function finishOperation(key: string, operation: Json, note: { auth: AuthPolicy | undefined; optionalBody: boolean } | undefined): void {
+  const auth = note?.auth;
+  // @fastify/swagger writes the route's operationId first; the document has always had it after the
+  // responses, so the committed openapi/openapi.json does not churn (docs/openapi.md#where-it-lives)
+  const { operationId } = operation;
+  delete operation.operationId;
+  operation.operationId = operationId;
+  if (note?.optionalBody && operation.requestBody) operation.requestBody.required = false;
   const parameters: Json[] = (operation.parameters ??= []);
   const hmacUser = auth && (auth.modes.includes('hmac') || auth.modes.includes('payout'));
   if (hmacUser && auth.user === 'required') parameters.push({ $ref: '#/components/parameters/ServiceUserId' });

@@ -38,6 +38,27 @@ export const SECURITY_SCHEMES = {
   },
 } as const;
 
+/** One tag per area, in the order readers meet them. */
+export const TAGS: Array<{ name: string; description: string }> = [
+  { name: 'Auth', description: 'Access tokens and programme users (interface 5.1; docs/authentication.md)' },
+  { name: 'Users', description: 'Users of the programme (interface 4.11)' },
+  { name: 'Enrollment', description: 'Enrollment of a user (interface 4.9, 4.10; docs/onboarding.md)' },
+  { name: 'Information requests', description: 'Information requests and their entries (interface 4.7, 4.8; docs/onboarding.md)' },
+  { name: 'Accounts', description: 'Accounts, balances and deposit instructions (interface 4.1, 4.2; docs/money-in.md)' },
+  { name: 'Statements', description: 'Account statements as JSON, CSV or PDF (interface 4.3; docs/statements.md)' },
+  { name: 'Sandbox', description: 'Simulated deposits (interface 4.13; docs/money-in.md)' },
+  { name: 'Transactions', description: 'Transactions of a user or a programme (interface 4.5, 4.6)' },
+  { name: 'Beneficiaries', description: 'Beneficiaries and their instruments (interface 4.14, 4.15; docs/money-out.md)' },
+  { name: 'Transaction intents', description: 'Priced previews of a transfer, then committed (interface 4.4; docs/money-out.md)' },
+  { name: 'Payouts', description: 'Payout submission as JSON or ISO 20022 pacs.008 (interface 4.12; docs/payouts.md)' },
+  { name: 'Webhooks', description: 'The transaction webhook the emulator sends to your URL (interface 6.1; docs/webhooks.md)' },
+  { name: 'Emulator', description: 'The /_emulator control plane: clock, reset, forced outcomes, dashboard (docs/control-plane.md)' },
+  { name: 'Emulator: webhooks', description: 'Webhook endpoint, delivery log, replay, trigger, chaos and the receiver check (docs/webhooks.md, docs/faults.md)' },
+  { name: 'Emulator: snapshots', description: 'Save, restore, export and upload the whole state (docs/control-plane.md#snapshots)' },
+  { name: 'Emulator: sessions', description: 'Isolated sandboxes under /_sessions/{id} on the same port, one per test (docs/sessions.md)' },
+  { name: 'Emulator: faults', description: 'Fault rules on API requests, webhook chaos and the receiver check (docs/faults.md)' },
+];
+
 const HMAC_REQUIREMENT = { serviceApiKey: [], serviceTimestamp: [], serviceProgramId: [], serviceSignature: [] };
 
 /** The OpenAPI security requirement of a route; undefined leaves the operation without one. */

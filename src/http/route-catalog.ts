@@ -3,12 +3,12 @@ import type { AuthPolicy } from './auth.js';
 
 // Every registered route, recorded as it is added. Two uses: the 405 answer (docs/decisions.md#status-codes) needs to
 // know which methods a concrete path accepts (Fastify's router only answers "no route"), and the OpenAPI test
-// checks that every route carries tags, a summary, response schemas and an auth policy.
+// checks that every route carries an operationId, tags, a summary, response schemas and an auth policy.
 
 export interface CatalogRoute {
   method: string;
   url: string;
-  schema: (FastifySchema & { hide?: boolean; tags?: string[]; summary?: string; response?: Record<string, unknown> }) | undefined;
+  schema: (FastifySchema & { hide?: boolean; operationId?: string; tags?: string[]; summary?: string; response?: Record<string, unknown> }) | undefined;
   auth: AuthPolicy | undefined;
   pattern: RegExp;
 }

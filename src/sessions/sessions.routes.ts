@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
 import { originOf } from '../http/public-url.js';
-import { CONTROL_PLANE } from '../emulator/emulator.routes.js';
+import { CONTROL_PLANE } from '../emulator/emulator.auth.js';
 import { createSessionBody, sessionListSchema, sessionParams, sessionSchema } from './sessions.schema.js';
 import { sessionOptionsOf, sessionOrThrow, sessionView } from './sessions.service.js';
 import { SessionLimitError, type SessionRegistry } from './sessions.registry.js';
@@ -18,6 +18,7 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorCreateSession',
           tags: ['Emulator: sessions'],
           summary: 'Create an isolated sandbox for one test',
           description:
@@ -43,7 +44,7 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
       '/_emulator/sessions',
       {
         config: CONTROL_PLANE,
-        schema: { tags: ['Emulator: sessions'], summary: 'The live sessions, oldest first', response: { 200: sessionListSchema, ...errorResponses() } },
+        schema: { operationId: 'emulatorListSessions', description: 'Every live session, oldest first, with its base URL, credentials and when it expires if left idle; the limit and idle timeout of this server (docs/sessions.md).', tags: ['Emulator: sessions'], summary: 'The live sessions, oldest first', response: { 200: sessionListSchema, ...errorResponses() } },
       },
       async (request) => ({
         data: registry.list().map((session) => sessionView(registry, session, originOf(root, request))),
@@ -56,7 +57,7 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
       '/_emulator/sessions/:id',
       {
         config: CONTROL_PLANE,
-        schema: { tags: ['Emulator: sessions'], summary: 'One live session', params: sessionParams, response: { 200: sessionSchema, ...errorResponses(404) } },
+        schema: { operationId: 'emulatorGetSession', description: 'One live session, described as in the list. 404 once it has ended or expired.', tags: ['Emulator: sessions'], summary: 'One live session', params: sessionParams, response: { 200: sessionSchema, ...errorResponses(404) } },
       },
       async (request) => sessionView(registry, sessionOrThrow(registry, request.params.id), originOf(root, request)),
     );
@@ -66,6 +67,7 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorEndSession',
           tags: ['Emulator: sessions'],
           summary: 'End a session',
           description: 'Its requests get 404 from now on; requests already inside finish first. Its database, clock and deliveries are gone.',

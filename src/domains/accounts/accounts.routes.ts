@@ -13,6 +13,7 @@ export const accountsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'accounts:read', user: 'required' } },
         schema: {
+          operationId: 'listAccounts',
           tags: ['Accounts'],
           summary: 'List accounts (interface 4.2)',
           description: 'The calling user\'s accounts, createdAt ascending then id. pageSize 1-100, default 25.',
@@ -28,6 +29,8 @@ export const accountsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'accounts:read', user: 'required' } },
         schema: {
+          operationId: 'getAccount',
+          description: 'The account of the list (interface 2.1) with its deposit instructions (2.2) and balances. 404 for an id of another user or programme.',
           tags: ['Accounts'],
           summary: 'Get an account with its deposit instructions and balances',
           params: accountParams,

@@ -60,20 +60,3 @@ export function getAccountDetail(ctx: AppContext, caller: Caller, accountId: str
     },
   };
 }
-
-/**
- * Control plane (docs/control-plane.md#accounts): whether the account's deposit-instruction provider is
- * ready. Not ready, instruction creation answers 409 (interface 3.1); instructions already issued stay.
- */
-export function setProviderReady(ctx: AppContext, accountId: string, ready: boolean): { accountId: string; providerReady: boolean; updatedAt: string } {
-  return ctx.db.transaction(() => {
-    const row = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
-    if (!row || row.parent_account_id !== null) throw errors.notFound(`Account ${accountId} not found`);
-    let updatedAt = row.updated_at;
-    if ((row.provider_ready === 1) !== ready) {
-      updatedAt = ctx.clock.nowIso();
-      prepared(ctx.db, 'UPDATE accounts SET provider_ready = ?, updated_at = ? WHERE id = ?').run(ready ? 1 : 0, updatedAt, row.id);
-    }
-    return { accountId: row.id, providerReady: ready, updatedAt };
-  }).immediate();
-}

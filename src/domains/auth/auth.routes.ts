@@ -12,6 +12,7 @@ export const authRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac'], user: 'required' } },
         schema: {
+          operationId: 'createAccessToken',
           tags: ['Auth'],
           summary: 'Issue a bearer access token (interface 5.1)',
           description: 'HMAC only; the token acts for the user of the HMAC headers. Optional body { scopes }. Lifetime 3600 s of emulated time.',

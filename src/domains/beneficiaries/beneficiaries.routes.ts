@@ -19,6 +19,7 @@ export const beneficiariesRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'beneficiaries:write', user: 'required' } },
         schema: {
+          operationId: 'createBeneficiary',
           tags: ['Beneficiaries'],
           summary: 'Create a beneficiary with 1-10 instruments',
           description:
@@ -40,6 +41,7 @@ export const beneficiariesRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'beneficiaries:read', user: 'required' } },
         schema: {
+          operationId: 'listBeneficiaries',
           tags: ['Beneficiaries'],
           summary: 'List the caller\'s beneficiaries',
           description: 'createdAt ascending, then id. pageSize 1-100, default 25.',
@@ -55,6 +57,8 @@ export const beneficiariesRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'beneficiaries:read', user: 'required' } },
         schema: {
+          operationId: 'getBeneficiary',
+          description: 'A beneficiary of the caller (interface 2.12) with its instruments. 404 for an id of another user or programme.',
           tags: ['Beneficiaries'],
           summary: 'Get a beneficiary (interface 4.14)',
           params: beneficiaryParams,
@@ -69,6 +73,8 @@ export const beneficiariesRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'beneficiaries:read', user: 'required' } },
         schema: {
+          operationId: 'listBeneficiaryInstruments',
+          description: 'The instruments of one of the caller\'s beneficiaries as { instruments: [...] } (interface 4.15), in the order they were given.',
           tags: ['Beneficiaries'],
           summary: 'List a beneficiary\'s instruments (interface 4.15)',
           params: beneficiaryParams,

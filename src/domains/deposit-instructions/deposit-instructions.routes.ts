@@ -12,6 +12,7 @@ export const depositInstructionsRoutes = (ctx: AppContext): FastifyPluginAsyncZo
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'accounts:write', user: 'required' } },
         schema: {
+          operationId: 'createDepositInstruction',
           tags: ['Accounts'],
           summary: 'Add a deposit instruction (interface 4.1)',
           description:

@@ -15,6 +15,7 @@ export const enrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'enrollment:read', user: 'required' } },
         schema: {
+          operationId: 'getEnrollment',
           tags: ['Enrollment'],
           summary: 'Get the enrollment, creating it on the first call (interface 4.10)',
           description:
@@ -30,6 +31,7 @@ export const enrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'enrollment:write', user: 'required' } },
         schema: {
+          operationId: 'activateEnrollment',
           tags: ['Enrollment'],
           summary: 'Activate: create or resume the enrollment (interface 4.9)',
           description:

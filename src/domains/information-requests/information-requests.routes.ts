@@ -26,6 +26,7 @@ export const informationRequestsRoutes = (ctx: AppContext): FastifyPluginAsyncZo
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'enrollment:read', user: 'required' } },
         schema: {
+          operationId: 'listInformationRequests',
           tags: ['Information requests'],
           summary: 'List the caller\'s information requests (interface 4.7)',
           description: 'Returns { data } only (no paging envelope), newest first.',
@@ -40,6 +41,8 @@ export const informationRequestsRoutes = (ctx: AppContext): FastifyPluginAsyncZo
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'enrollment:read', user: 'required' } },
         schema: {
+          operationId: 'getInformationRequest',
+          description: 'An information request of the caller (interface 2.9) with its requirements and the entries written so far.',
           tags: ['Information requests'],
           summary: 'Get an information request with its requirements and entries',
           params: informationRequestParams,
@@ -55,6 +58,7 @@ export const informationRequestsRoutes = (ctx: AppContext): FastifyPluginAsyncZo
         bodyLimit: ENTRY_WRITE_BODY_LIMIT,
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'enrollment:write', user: 'required' } },
         schema: {
+          operationId: 'writeInformationRequestEntries',
           tags: ['Information requests'],
           summary: 'Write entries: all of them or none (interface 4.8)',
           description:
@@ -79,6 +83,7 @@ export const informationRequestsRoutes = (ctx: AppContext): FastifyPluginAsyncZo
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'enrollment:write', user: 'required' } },
         schema: {
+          operationId: 'submitInformationRequest',
           tags: ['Information requests'],
           summary: 'Submit a VALID information request for review',
           description:

@@ -16,6 +16,7 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:write', user: 'required' } },
         schema: {
+          operationId: 'createTransactionIntent',
           tags: ['Transaction intents'],
           summary: 'Create a transaction intent: a priced preview',
           description:
@@ -40,6 +41,7 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:read', user: 'required' } },
         schema: {
+          operationId: 'listTransactionIntents',
           tags: ['Transaction intents'],
           summary: 'List the caller\'s transaction intents',
           description: 'Newest first (createdAt descending, then id). pageSize 1-100, default 25.',
@@ -55,6 +57,8 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:read', user: 'required' } },
         schema: {
+          operationId: 'getTransactionIntent',
+          description: 'A transaction intent of the caller (interface 2.3). An intent past its expiresAt reads EXPIRED.',
           tags: ['Transaction intents'],
           summary: 'Get a transaction intent',
           params: intentParams,
@@ -69,6 +73,7 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:write', user: 'required' } },
         schema: {
+          operationId: 'cancelTransactionIntent',
           tags: ['Transaction intents'],
           summary: 'Cancel a CREATED transaction intent',
           description: 'No body. CREATED -> CANCELED; an intent in any other state gives 409.',
@@ -84,6 +89,7 @@ export const intentsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:write', user: 'required' } },
         schema: {
+          operationId: 'commitTransactionIntent',
           tags: ['Transaction intents'],
           summary: 'Commit a transaction intent (interface 4.4)',
           description:

@@ -30,6 +30,7 @@ export const payoutsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['payout'], user: 'required' } },
         schema: {
+          operationId: 'submitPayout',
           tags: ['Payouts'],
           summary: 'Submit a payout: Base64 of a json payload or a pacs.008 message (interface 4.12)',
           description:

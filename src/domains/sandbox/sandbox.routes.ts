@@ -12,6 +12,7 @@ export const sandboxRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:write', user: 'required' } },
         schema: {
+          operationId: 'simulateDeposit',
           tags: ['Sandbox'],
           summary: 'Simulate a deposit (interface 4.13)',
           description:

@@ -23,6 +23,7 @@ export const statementsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'statements:read', user: 'required' } },
         schema: {
+          operationId: 'getAccountStatement',
           tags: ['Statements'],
           summary: 'Get an account statement as JSON, or a link to a CSV or PDF file (interface 4.3)',
           description:
@@ -43,6 +44,7 @@ export const statementsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['none'], user: 'programme' } },
         schema: {
+          operationId: 'downloadStatementFile',
           tags: ['Statements'],
           summary: 'Download a rendered statement file through its signed link',
           description:

@@ -17,6 +17,7 @@ export const transactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:read', user: 'user-or-programme' } },
         schema: {
+          operationId: 'listTransactions',
           tags: ['Transactions'],
           summary: 'List transactions (interface 4.5)',
           description:
@@ -41,6 +42,7 @@ export const transactionsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac', 'bearer'], scope: 'transactions:read', user: 'user-or-programme' } },
         schema: {
+          operationId: 'getTransaction',
           tags: ['Transactions'],
           summary: 'Get a transaction (interface 4.6)',
           description:

@@ -13,6 +13,7 @@ export const usersRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac'], user: 'programme' } },
         schema: {
+          operationId: 'listUsers',
           tags: ['Users'],
           summary: 'List users of the programme (interface 4.11)',
           description: 'HMAC only. Users whose enrollment has started, newest first. pageSize 1-25, default 25.',
@@ -28,6 +29,7 @@ export const usersRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: { auth: { modes: ['hmac'], user: 'programme' } },
         schema: {
+          operationId: 'createUser',
           tags: ['Auth'],
           summary: 'Create a user of the programme',
           description:

@@ -1,10 +1,10 @@
-import { z } from 'zod';
 import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
 import { precisionOf } from '../context.js';
 import { errors } from '../core/errors.js';
-import { instant } from '../http/formats.js';
 import { formatAmount } from '../lib/money.js';
+import { controlPlaneAccount } from './accounts.service.js';
+import { MAX_POINTS, type BalanceHistory, type BalanceHistoryQuery } from './balance-history.schema.js';
 
 // Balance over time (docs/dashboard.md#balance-over-time): an account's `current` and `available` balances at every
 // moment they changed, rebuilt from its ledger entries. `available` counts every posted entry from its posting time;
@@ -14,35 +14,6 @@ import { formatAmount } from '../lib/money.js';
 const DAY_MS = 86_400_000;
 /** The longest period one request may cover. */
 const MAX_SPAN_MS = 400 * DAY_MS;
-/** The most change points one answer carries (the newest are kept). */
-export const MAX_POINTS = 2000;
-
-export const balanceHistoryParams = z.object({ accountId: z.string().min(1).max(128) });
-export const balanceHistoryQuery = z.strictObject({
-  from: z.iso.datetime({ offset: true }).optional().describe('Start of the period; default: `to` minus 7 days'),
-  to: z.iso.datetime({ offset: true }).optional().describe('End of the period; default: the emulated now'),
-});
-export type BalanceHistoryQuery = z.infer<typeof balanceHistoryQuery>;
-
-export const balancePointSchema = z.object({
-  at: instant(),
-  current: z.string(),
-  available: z.string(),
-});
-
-export const balanceHistorySchema = z
-  .object({
-    accountId: z.string(),
-    currency: z.string(),
-    from: instant(),
-    to: instant(),
-    points: z
-      .array(balancePointSchema)
-      .describe('Oldest first: the balances at `from`, then one point per moment either balance changed, then the balances at `to`'),
-    truncated: z.boolean().describe(`true when the period had more than ${MAX_POINTS} changes: only the newest are listed`),
-  })
-  .meta({ id: 'BalanceHistory' });
-export type BalanceHistory = z.infer<typeof balanceHistorySchema>;
 
 interface EntryRow {
   amount_minor: bigint;
@@ -53,8 +24,7 @@ interface EntryRow {
 }
 
 export function getBalanceHistory(ctx: AppContext, accountId: string, query: BalanceHistoryQuery): BalanceHistory {
-  const account = prepared<{ currency: string }>(ctx.db, 'SELECT currency FROM accounts WHERE id = ?').get(accountId);
-  if (!account) throw errors.notFound(`Account ${accountId} not found`);
+  const account = controlPlaneAccount(ctx, accountId);
   const toMs = query.to === undefined ? ctx.clock.nowMs() : Date.parse(query.to);
   const fromMs = query.from === undefined ? toMs - 7 * DAY_MS : Date.parse(query.from);
   if (fromMs >= toMs) throw errors.field('InvalidValue', 'from', 'from must be earlier than to');

@@ -1,4 +1,4 @@
-import type { Timeline } from '../../fixtures/fixtures.schema.js';
+import type { Timeline } from '../fixtures/fixtures.schema.js';
 
 // The guided demo (docs/dashboard.md#run-a-demo), as data: each step has a caption the page shows and an action run
 // against the sandbox the step is called on. Actions call the public API through real signed requests (the act-as

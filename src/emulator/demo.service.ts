@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify';
-import { prepared } from '../../db/connection.js';
-import type { AppContext } from '../../context.js';
-import { errors, ServiceError } from '../../core/errors.js';
-import { HEADER, SCOPES } from '../../http/auth.js';
-import { entitlementsOf } from '../../domains/auth/credentials.store.js';
-import { signRequest } from '../../lib/hmac.js';
-import { actAs } from '../act-as.service.js';
-import { changeClock } from '../clock.service.js';
-import { DEMO_STEPS, DemoStepError, type ApiAnswer, type DemoOutcome, type DemoRefs, type DemoStep, type DemoTools } from './demo-script.js';
+import { prepared } from '../db/connection.js';
+import type { AppContext } from '../context.js';
+import { errors, ServiceError } from '../core/errors.js';
+import { HEADER, SCOPES } from '../http/auth.js';
+import { entitlementsOf } from '../domains/auth/credentials.store.js';
+import { signRequest } from '../lib/hmac.js';
+import { actAs } from './act-as.service.js';
+import { changeClock } from './clock.service.js';
+import { DEMO_STEPS, DemoStepError, type ApiAnswer, type DemoOutcome, type DemoRefs, type DemoStep, type DemoTools } from './demo.script.js';
 import type { DemoState, DemoStepResult, DemoStepView } from './demo.schema.js';
-import type { StateSlot } from '../../runtime/sandbox-runtime.js';
+import type { StateSlot } from '../runtime/sandbox-runtime.js';
 
 // Running the guided demo one step at a time (docs/dashboard.md#run-a-demo). The progress (how many steps ran, what
 // they made) is a row of `meta` in the sandbox's own database, so it belongs to the sandbox the steps ran against: a

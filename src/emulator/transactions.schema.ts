@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { PAYMENT_PURPOSES, TRANSACTION_CATEGORIES, TRANSACTION_STATUSES, TRANSACTION_TYPES } from './transactions.machine.js';
-import { instrumentSchema, partySchema } from './transactions.schema.js';
+import { PAYMENT_PURPOSES, TRANSACTION_CATEGORIES, TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../domains/transactions/transactions.machine.js';
+import { instrumentSchema, partySchema } from '../domains/transactions/transactions.schema.js';
 
 // Bodies of the control-plane routes that write transactions (docs/control-plane.md#transactions):
 // injection of any transaction into an account, and the return of a completed outgoing one.

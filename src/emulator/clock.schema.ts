@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { instant } from '../http/formats.js';
 
-export const healthResponse = z.object({ status: z.literal('ok'), now: instant(), version: z.string() });
-
 export const clockResponse = z
   .object({
     now: instant().describe('Emulated time'),
@@ -31,17 +29,3 @@ export const clockBody = z
   .strict()
   .refine((body) => [body.freezeAt, body.advanceMs, body.realtime].filter((value) => value !== undefined).length === 1, { error: EXACTLY_ONE })
   .describe(EXACTLY_ONE);
-
-export const resetResponse = z.object({ status: z.literal('reset'), durationMs: z.number() });
-
-// POST /_emulator/accounts/{accountId}/provider-ready (docs/control-plane.md#accounts)
-export const providerReadyBody = z
-  .strictObject({ ready: z.boolean({ error: 'ready must be true or false' }) })
-  .meta({ id: 'ProviderReady' });
-export const providerReadyResponse = z
-  .object({
-    accountId: z.string(),
-    providerReady: z.boolean().describe('false: POST /v1/accounts/{accountId}/deposit-instructions answers 409 (interface 3.1)'),
-    updatedAt: instant(),
-  })
-  .meta({ id: 'ProviderReadiness' });

@@ -1,18 +1,19 @@
-import { prepared } from '../../db/connection.js';
-import type { AppContext } from '../../context.js';
-import { precisionOf } from '../../context.js';
-import { errors } from '../../core/errors.js';
-import { MoneyFormatError, formatAmount, parseAmount } from '../../lib/money.js';
-import type { AccountRow } from '../accounts/accounts.schema.js';
-import { assertCreditFits } from '../ledger/ledger.service.js';
-import type { DepositInstructionRow } from '../deposit-instructions/deposit-instructions.schema.js';
-import { maskOf } from '../beneficiaries/bank-validation.js';
-import type { InjectTransactionBody, ReturnTransactionBody } from './control.schema.js';
-import type { TransactionStatus } from './transactions.machine.js';
-import { accountInstrument, type Instrument, type Party, type Transaction, type TransactionRow } from './transactions.schema.js';
-import { InsufficientFundsError, createTransaction, type NewTransaction } from './transactions.create.js';
-import { getTransactionRow, transactionJson } from './transactions.stored.js';
-import { transitionTransaction } from './transactions.transition.js';
+import { prepared } from '../db/connection.js';
+import type { AppContext } from '../context.js';
+import { precisionOf } from '../context.js';
+import { errors } from '../core/errors.js';
+import { MoneyFormatError, formatAmount, parseAmount } from '../lib/money.js';
+import type { AccountRow } from '../domains/accounts/accounts.schema.js';
+import { assertCreditFits } from '../domains/ledger/ledger.service.js';
+import type { DepositInstructionRow } from '../domains/deposit-instructions/deposit-instructions.schema.js';
+import { maskOf } from '../domains/beneficiaries/bank-validation.js';
+import type { InjectTransactionBody, ReturnTransactionBody } from './transactions.schema.js';
+import type { TransactionStatus } from '../domains/transactions/transactions.machine.js';
+import { accountInstrument, type Instrument, type Party, type Transaction, type TransactionRow } from '../domains/transactions/transactions.schema.js';
+import { InsufficientFundsError, createTransaction, type NewTransaction } from '../domains/transactions/transactions.create.js';
+import { getTransactionRow, transactionJson } from '../domains/transactions/transactions.stored.js';
+import { transitionTransaction } from '../domains/transactions/transactions.transition.js';
+import { controlPlaneAccount } from './accounts.service.js';
 
 // The control plane's transaction writes (docs/control-plane.md#transactions): injection of any
 // transaction into an account, and returns of completed outgoing transactions. Both go through the one
@@ -36,12 +37,6 @@ function parseMinor(ctx: AppContext, value: string, currency: string, fieldRef: 
     throw errors.field('InvalidValue', fieldRef, `${fieldRef} is larger than the ledger holds (at most ${formatAmount(MAX_MINOR, precision)} ${currency})`);
   }
   return minor;
-}
-
-function requireTopLevelAccount(ctx: AppContext, accountId: string): AccountRow {
-  const account = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(accountId);
-  if (!account || account.parent_account_id !== null) throw errors.notFound(`Account ${accountId} not found`);
-  return account;
 }
 
 /**
@@ -93,7 +88,7 @@ function pathTo(direction: 'INCOMING' | 'OUTGOING', target: TransactionStatus): 
  */
 export function injectTransaction(ctx: AppContext, accountId: string, body: InjectTransactionBody): Transaction {
   return ctx.db.transaction(() => {
-    const account = requireTopLevelAccount(ctx, accountId);
+    const account = controlPlaneAccount(ctx, accountId);
     const incoming = body.direction === 'INCOMING';
     const ownSide = incoming ? 'credit' : 'debit';
     const otherSide = incoming ? 'debit' : 'credit';
@@ -278,7 +273,7 @@ export function returnTransaction(ctx: AppContext, transactionId: string, body: 
     if (original.status !== 'COMPLETED') {
       throw errors.conflict(`Transaction ${original.id} is ${original.status}; only a COMPLETED transaction can be returned`);
     }
-    const account = requireTopLevelAccount(ctx, original.account_id);
+    const account = controlPlaneAccount(ctx, original.account_id);
     const ledgerAccount = prepared<AccountRow>(ctx.db, 'SELECT * FROM accounts WHERE id = ?').get(original.debit_account_id)!;
     const currency = original.debit_currency;
     const precision = precisionOf(ctx, currency);

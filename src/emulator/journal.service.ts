@@ -5,7 +5,7 @@ import { instant } from '../http/formats.js';
 import type { AppContext } from '../context.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import { errorResponses } from '../core/errors.js';
-import { CONTROL_PLANE } from './emulator.routes.js';
+import { CONTROL_PLANE } from './emulator.auth.js';
 import { firedFaultSchema } from '../faults/fault-rules.schema.js';
 
 // The request journal (docs/test-kit.md#request-journal, docs/decisions.md#journal): the last N requests in a ring
@@ -258,6 +258,8 @@ export function journalRoutes(app: FastifyInstance, journal: RequestJournal): vo
     {
       config: CONTROL_PLANE,
       schema: {
+        operationId: 'emulatorListRequests',
+        description: 'The request journal: the last requests with their answers, oldest first; signatures, secrets and tokens are redacted.',
         tags: ['Emulator'],
         summary: 'Request journal: the last N requests, oldest first, secrets redacted',
         querystring: journalQuery,
@@ -282,7 +284,7 @@ export function journalRoutes(app: FastifyInstance, journal: RequestJournal): vo
   );
   typed.delete(
     '/_emulator/requests',
-    { config: CONTROL_PLANE, schema: { tags: ['Emulator'], summary: 'Clear the request journal', response: { 204: z.null(), ...errorResponses() } } },
+    { config: CONTROL_PLANE, schema: { operationId: 'emulatorClearRequests', description: 'Empties the request journal.', tags: ['Emulator'], summary: 'Clear the request journal', response: { 204: z.null(), ...errorResponses() } } },
     async (_request, reply) => {
       journal.clear();
       return reply.status(204).send(null);

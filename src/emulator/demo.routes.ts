@@ -1,15 +1,15 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../context.js';
-import { errorResponses } from '../../core/errors.js';
-import { notifyOutbox } from '../../domains/webhooks/outbox.js';
-import { CONTROL_PLANE } from '../emulator.routes.js';
-import { DEMO_STEPS } from './demo-script.js';
+import type { AppContext } from '../context.js';
+import { errorResponses } from '../core/errors.js';
+import { notifyOutbox } from '../domains/webhooks/outbox.js';
+import { CONTROL_PLANE } from './emulator.auth.js';
+import { DEMO_STEPS } from './demo.script.js';
 import { demoStateSchema, demoStepParams, demoStepResultSchema } from './demo.schema.js';
 import { getDemoState, runDemoStep } from './demo.service.js';
 
 // The guided demo's routes (docs/dashboard.md#run-a-demo): the script with its progress, and "run step n". The page's
-// "Run a demo" button only calls these; the steps themselves are server-side data (demo-script.ts).
+// "Run a demo" button only calls these; the steps themselves are server-side data (demo.script.ts).
 export const demoRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {
     app.get(
@@ -17,6 +17,7 @@ export const demoRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorDemo',
           tags: ['Emulator'],
           summary: 'The guided demo: its steps with their captions, and how far it has run in this sandbox',
           description: `${DEMO_STEPS.length} steps, run one at a time with POST /_emulator/demo/steps/{number}. The progress belongs to this sandbox (a reset starts it over).`,
@@ -32,6 +33,7 @@ export const demoRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       {
         config: CONTROL_PLANE,
         schema: {
+          operationId: 'emulatorRunDemoStep',
           tags: ['Emulator'],
           summary: 'Run one step of the guided demo against this sandbox (the next one only)',
           description:

@@ -1,0 +1,15 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../context.js';
+import { VERSION } from '../version.js';
+import { OPEN } from './emulator.auth.js';
+import { healthResponse } from './health.schema.js';
+
+// GET /_emulator/health (docs/control-plane.md#health-reset-and-clock)
+export const healthRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.get(
+      '/_emulator/health',
+      { config: OPEN, schema: { operationId: 'emulatorHealth', description: 'Answers 200 while the server runs; open even when the server runs with an admin token, for health checks.', tags: ['Emulator'], summary: 'Liveness (open even when ADMIN_TOKEN is set)', response: { 200: healthResponse } } },
+      async () => ({ status: 'ok' as const, now: ctx.clock.nowIso(), version: VERSION }),
+    );
+  };
