@@ -128,8 +128,11 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'POST /_emulator/sessions': { operationId: 'emulatorCreateSession' },
   'GET /_emulator/sessions': {
     operationId: 'emulatorListSessions',
-    description: 'Every live session, oldest first, with its base URL, credentials and when it expires if left idle; the limit and idle timeout of this server (docs/sessions.md).',
+    description:
+      'Every live session, oldest first, with its base URL, credentials and when it expires if left idle; the limit and idle timeout of this server (docs/sessions.md). ' +
+      'With label, only the sessions created with that label.',
   },
+  'DELETE /_emulator/sessions': { operationId: 'emulatorEndLabelledSessions' },
   'GET /_emulator/sessions/{id}': {
     operationId: 'emulatorGetSession',
     description: 'One live session, described as in the list. 404 once it has ended or expired.',

@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
 import { originOf } from '../http/public-url.js';
 import { CONTROL_PLANE } from '../emulator/emulator.routes.js';
-import { createSessionBody, sessionListSchema, sessionParams, sessionSchema } from './sessions.schema.js';
+import { createSessionBody, endedSessionsSchema, endSessionsQuery, sessionListQuery, sessionListSchema, sessionParams, sessionSchema } from './sessions.schema.js';
 import { sessionOptionsOf, sessionOrThrow, sessionView } from './sessions.service.js';
 import { SessionLimitError, type SessionRegistry } from './sessions.registry.js';
 
@@ -43,13 +43,36 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
       '/_emulator/sessions',
       {
         config: CONTROL_PLANE,
-        schema: { tags: ['Emulator: sessions'], summary: 'The live sessions, oldest first', response: { 200: sessionListSchema, ...errorResponses() } },
+        schema: {
+          tags: ['Emulator: sessions'],
+          summary: 'The live sessions, oldest first',
+          description: 'With label, only the sessions created with that label (docs/sessions.md#labels).',
+          querystring: sessionListQuery,
+          response: { 200: sessionListSchema, ...errorResponses() },
+        },
       },
       async (request) => ({
-        data: registry.list().map((session) => sessionView(registry, session, originOf(root, request))),
+        data: registry.list(request.query.label).map((session) => sessionView(registry, session, originOf(root, request))),
         limit: registry.limit,
         idleTimeoutSeconds: registry.idleTimeoutMs / 1000,
       }),
+    );
+
+    app.delete(
+      '/_emulator/sessions',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator: sessions'],
+          summary: 'End every session of a label',
+          description:
+            'Ends the sessions created with label (a CI run\'s, also after the run crashed) and answers their ids; requests already ' +
+            'inside finish first. label is required (docs/sessions.md#labels).',
+          querystring: endSessionsQuery,
+          response: { 200: endedSessionsSchema, ...errorResponses() },
+        },
+      },
+      async (request) => ({ ended: await registry.endLabelled(request.query.label) }),
     );
 
     app.get(
