@@ -3,6 +3,9 @@
 #   docker build -t service-sandbox .
 #   docker run -p 4010:4010 service-sandbox                                   # state in memory
 #   docker run -p 4010:4010 -v sandbox-data:/data -e DB_PATH=/data/sandbox.db service-sandbox   # state kept
+#   docker run --rm service-sandbox sign GET /v1/accounts                    # any sub-command (docs/cli.md)
+#
+# docs/docker.md: volumes, compose with a test runner, webhooks to the host with `listen`.
 #
 # Every flag has an environment variable (README "Configuration"): PORT, DB_PATH, SEED, CLOCK, WEBHOOK_URL,
 # LOG_LEVEL, ADMIN_TOKEN, FIXTURES, ...
@@ -22,8 +25,18 @@ COPY scripts ./scripts
 COPY fixtures ./fixtures
 # The OpenAPI examples (openapi/examples.json) are read when the document is first built.
 COPY openapi ./openapi
+# Then what the server never reads leaves the production node_modules (docs/docker.md#image-size): pdfjs's
+# optional canvas package (rendering, never done: it only checks uploaded PDFs), pdfjs's other builds, viewer,
+# types and source maps, and better-sqlite3's C sources and object files (its compiled addon stays).
 RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund
+ && npm prune --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/@napi-rs \
+      node_modules/pdfjs-dist/build node_modules/pdfjs-dist/web node_modules/pdfjs-dist/types node_modules/pdfjs-dist/image_decoders \
+      node_modules/pdfjs-dist/legacy/web node_modules/pdfjs-dist/legacy/image_decoders \
+ && find node_modules/pdfjs-dist/legacy/build -name '*.map' -o -name '*.min.mjs' -o -name 'pdf.sandbox*' | xargs rm -f \
+ && mv node_modules/better-sqlite3/build/Release/better_sqlite3.node /tmp/ \
+ && rm -rf node_modules/better-sqlite3/build node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
+ && mkdir -p node_modules/better-sqlite3/build/Release && mv /tmp/better_sqlite3.node node_modules/better-sqlite3/build/Release/
 
 # ---- runtime stage: node, the compiled server and production dependencies only ----
 FROM node:20-bookworm-slim
@@ -47,4 +60,6 @@ EXPOSE 4010
 # No curl in the slim image: node's own fetch checks the control plane's health route.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4010) + '/_emulator/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/service-sandbox.mjs"]
+# The CLI is the entry point: no arguments serves; `docker run --rm IMAGE sign ...`, `check-receiver ...` and
+# `listen ...` run that sub-command (docs/cli.md).
+ENTRYPOINT ["node", "dist/service-sandbox.mjs"]

@@ -5,7 +5,8 @@ import { ConfigError, parseConfig, type Config } from './config.js';
 import { signCommand } from './cli/sign.command.js';
 
 // `service-sandbox [serve] [flags]` serves the emulator; `service-sandbox sign ...` prints HMAC headers;
-// `service-sandbox check-receiver URL` checks a webhook receiver (docs/faults.md#from-the-command-line).
+// `service-sandbox check-receiver URL` checks a webhook receiver (docs/faults.md#from-the-command-line);
+// `service-sandbox listen --forward-to URL` brings a sandbox's webhooks to an app it cannot reach (docs/cli.md#listen).
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'sign') {
@@ -16,6 +17,14 @@ async function main(argv: string[]): Promise<void> {
     // loaded only for this command, like the server below
     const { checkReceiverCommand } = await import('./cli/check-receiver.command.js');
     process.exitCode = await checkReceiverCommand(rest, process.env);
+    return;
+  }
+  if (command === 'listen') {
+    const { listenCommand } = await import('./cli/listen.command.js');
+    const stop = new AbortController();
+    process.once('SIGINT', () => stop.abort());
+    process.once('SIGTERM', () => stop.abort());
+    process.exitCode = await listenCommand(rest, process.env, stop.signal);
     return;
   }
   if (command === '--help' || command === '-h' || command === 'help') {
@@ -106,6 +115,10 @@ Usage:
                   sends eight signed webhook deliveries (valid, bad signature, tampered body, stale and future
                   timestamp, unknown key, duplicate, query string) to URL and prints what the receiver got
                   wrong; exit 0 all passed, 1 one failed, 2 bad usage (docs/faults.md#receiver-check)
+  service-sandbox listen --forward-to URL [--url SANDBOX_URL] [--session ID] [--admin-token TOKEN] [--json]
+                  connects out to a running emulator and posts each of its webhook deliveries to URL, signed
+                  for URL's path, reporting the answers back (an emulator in a container, an app on the host);
+                  one line per delivery; runs until interrupted (docs/cli.md#listen)
 
 Every flag also reads an environment variable (PORT, HOST, DB_PATH, FIXTURES, SEED, CLOCK, WEBHOOK_URL,
 LOG_LEVEL, ADMIN_TOKEN, JOURNAL_SIZE, WEBHOOK_TIMEOUT_MS, READ_CACHE, SNAPSHOT, MAX_SESSIONS,

@@ -11,17 +11,17 @@ t.test('a fiat ACH deposit: 202, PENDING with the request mapped onto it, COMPLE
   t.teardown(sandbox.close);
   const opening = await balances(sandbox, 'acct_acme_usd');
 
-  const accepted = expectStatus(
-    await sandbox.request('POST', url('acct_acme_usd'), {
-      depositInstructionId: 'di_acme_usd_ach',
-      amount: '1250.75',
-      reference: 'INV-2026-0311',
-      counterpartyName: 'Northwind Traders',
-    }),
-    202,
-  );
+  const answer = await sandbox.request('POST', url('acct_acme_usd'), {
+    depositInstructionId: 'di_acme_usd_ach',
+    amount: '1250.75',
+    reference: 'INV-2026-0311',
+    counterpartyName: 'Northwind Traders',
+  });
+  const accepted = expectStatus(answer, 202);
   t.same(Object.keys(accepted), ['message'], 'interface 2.16: the answer carries a message');
   const id = /(txn_[a-z0-9]+)/.exec(accepted.message)![1]!;
+  t.equal(answer.headers.location, `/v1/transactions/${id}`, 'contract 14: Location names the transaction the message names');
+  t.equal(expectStatus(await sandbox.request('GET', answer.headers.location as string), 200).id, id, 'and it can be read there');
 
   const listed = await getJson(sandbox, '/v1/transactions?accountId=acct_acme_usd&pageSize=1');
   const deposit = listed.data[0];

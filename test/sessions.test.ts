@@ -15,6 +15,8 @@ interface SessionAnswer {
   baseUrl: string;
   webhookUrl: string | null;
   credentials: { programmeId: string; single: { apiKey: string; secret: string; userId: string }; multi: { apiKey: string; secret: string }; webhook: { apiKey: string; secret: string } };
+  startedFrom: { fixtures: string; snapshot: string | null; clock: string; seed: string | null };
+  label: string | null;
   [key: string]: unknown;
 }
 
@@ -115,6 +117,11 @@ tap.test('create: bad bodies, unknown snapshots and combinations are refused and
     [{ snapshot: 'bad name!' }, 400, 'snapshot'],
     [{ fixtures: { programmes: 'x' } }, 400, 'fixtures'],
     [{ fixtures: [] }, 400, 'fixtures'],
+    [{ seed: '' }, 400, 'seed'],
+    [{ seed: 'x'.repeat(129) }, 400, 'seed'],
+    [{ label: '' }, 400, 'label'],
+    [{ label: 'x'.repeat(129) }, 400, 'label'],
+    [{ label: 'tab\there' }, 400, 'label'],
     ['text', 400, 'body'],
   ];
   for (const [body, status, mentions] of cases) {
@@ -178,7 +185,7 @@ tap.test('sixteen sessions under parallel load share nothing: ids, balances, clo
     }),
   );
 
-  t.equal(new Set(depositIds).size, 1, 'the same id in every session: ids come from each session\'s own sequence, from the same start');
+  t.equal(new Set(depositIds).size, 16, 'contract 14: no two sessions hand out the same id (each draws from a sequence of its own)');
   for (const [index, receiver] of receivers.entries()) {
     await waitFor(() => (receiver.requests.some((request) => request.body?.transaction?.status === 'COMPLETED') ? true : undefined), `webhooks of session ${index}`);
     for (const request of receiver.requests) {
@@ -265,7 +272,7 @@ tap.test('a session from a root snapshot, with its own clock or its own fixtures
 
   const fromSnapshot = await createSession(server, { snapshot: 'root-state' });
   t.equal(fromSnapshot.webhookUrl, null, 'the root\'s webhook URL does not come along');
-  t.same(fromSnapshot.startedFrom, { fixtures: 'server', snapshot: 'root-state', clock: '2026-03-01T13:00:00.000Z' }, 'it started at the snapshot instant');
+  t.same(fromSnapshot.startedFrom, { fixtures: 'server', snapshot: 'root-state', clock: '2026-03-01T13:00:00.000Z', seed: null }, 'it started at the snapshot instant');
   t.equal((await signed(fromSnapshot.baseUrl, 'GET', `/v1/beneficiaries/${made.body.id}`)).status, 200, 'the snapshot\'s data');
   t.equal((await call(`${fromSnapshot.baseUrl}/_emulator/clock`)).body.now, '2026-03-01T13:00:00.000Z', 'the snapshot\'s clock');
   await signed(fromSnapshot.baseUrl, 'DELETE', `/v1/beneficiaries/${made.body.id}`);
@@ -325,7 +332,9 @@ tap.test('the live-session limit answers 429 with Retry-After; idle sessions end
   t.equal(refused.status, 429);
   t.equal(refused.body.errorCode, 'TOO_MANY_REQUESTS');
   t.match(refused.body.message, '--max-sessions');
-  t.ok(Number(refused.headers.get('retry-after')) >= 1, 'Retry-After in seconds');
+  t.match(refused.body.message, 'MAX_SESSIONS', 'it says how to raise the limit');
+  const firstRetry = Number(refused.headers.get('retry-after'));
+  t.ok(firstRetry >= 1 && firstRetry <= 5, `Retry-After is short before any session ended (${firstRetry} s), not the idle timeout`);
   t.equal((await call(`${server.url}/_emulator/sessions/${first.id}`, 'DELETE')).status, 204);
   const third = await createSession(server);
   t.ok(third.id, 'a slot freed by DELETE is usable at once');
@@ -362,4 +371,128 @@ tap.test('the admin token guards session creation and each session\'s control pl
   t.equal((await call(`${made.body.baseUrl}/_emulator/clock`)).status, 401);
   t.equal((await call(`${made.body.baseUrl}/_emulator/clock`, 'GET', undefined, { 'x-admin-token': 'let-me-in' })).status, 200);
   t.equal((await signed(made.body.baseUrl, 'GET', '/v1/accounts')).status, 200, '/v1 takes API credentials as usual');
+});
+
+tap.test('ids: sessions without a seed never share one; one seed gives byte-identical answers, as --seed does', async (t) => {
+  const server = await serve({ sessionPool: 4 });
+  t.teardown(() => server.close());
+  const beneficiary = { type: 'PERSON', firstName: 'Sam', lastName: 'Supplier', instruments: [US_BANK] };
+  // One journey: a user, a beneficiary, a deposit; every answer's text, in order.
+  const journey = async (baseUrl: string) => {
+    const texts: string[] = [];
+    for (const [method, path, body] of [
+      ['POST', '/v1/beneficiaries', beneficiary],
+      ['POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', { depositInstructionId: 'di_acme_usd_ach', amount: '12.00' }],
+      ['GET', '/v1/transactions?accountId=acct_acme_usd&pageSize=2', undefined],
+      ['GET', '/v1/beneficiaries', undefined],
+    ] as const) {
+      const answer = await signed(baseUrl, method, path, body);
+      t.ok(answer.status < 300, `${method} ${path}: ${answer.status}`);
+      texts.push(answer.text.replaceAll(baseUrl, '{base}'));
+    }
+    return texts;
+  };
+
+  const unseeded = await Promise.all(Array.from({ length: 16 }, () => createSession(server, { label: 'ids' })));
+  const idsBySession = await Promise.all(
+    unseeded.map(async (session) => {
+      const made = await signed(session.baseUrl, 'POST', '/v1/beneficiaries', beneficiary);
+      const deposit = await signed(session.baseUrl, 'POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', { depositInstructionId: 'di_acme_usd_ach', amount: '1.00' });
+      return [made.body.id as string, made.body.instruments[0].id as string, deposit.headers.get('location') as string];
+    }),
+  );
+  const all = idsBySession.flat();
+  t.equal(new Set(all).size, all.length, '16 parallel sessions without a seed share no id (beneficiaries, instruments, transactions)');
+  t.equal((await call(`${server.url}/_emulator/sessions?label=ids`, 'DELETE')).status, 200);
+
+  const [a, b] = [await createSession(server, { seed: 'run-42' }), await createSession(server, { seed: 'run-42' })];
+  t.equal(a.startedFrom.seed, 'run-42');
+  const [first, second] = [await journey(a.baseUrl), await journey(b.baseUrl)];
+  t.same(second, first, 'two sessions with one seed answer byte-identically');
+  const other = await createSession(server, { seed: 'run-43' });
+  t.not((await journey(other.baseUrl))[0], first[0], 'another seed, other ids');
+
+  const fresh = await serve({ seed: 'run-42' });
+  t.teardown(() => fresh.close());
+  t.same(await journey(fresh.url), first, 'and as a fresh server started with --seed run-42');
+
+  // A reset starts the session's ids again from the start of its own sequence.
+  t.equal((await call(`${a.baseUrl}/_emulator/reset`, 'POST')).status, 200);
+  t.same(await journey(a.baseUrl), first, 'after a reset, the same answers again');
+});
+
+tap.test('labels: list and end a run\'s sessions at once', async (t) => {
+  const server = await serve();
+  t.teardown(() => server.close());
+  const run1 = await Promise.all([1, 2, 3].map(() => createSession(server, { label: 'ci run 1' })));
+  const run2 = await createSession(server, { label: 'ci-run-2' });
+  const unlabelled = await createSession(server);
+  t.equal(run1[0]!.label, 'ci run 1');
+  t.equal(unlabelled.label, null);
+
+  const listed = await call(`${server.url}/_emulator/sessions?label=${encodeURIComponent('ci run 1')}`);
+  t.equal(listed.status, 200);
+  t.same(listed.body.data.map((session: { id: string }) => session.id).sort(), run1.map((session) => session.id).sort(), 'only the label\'s sessions');
+  t.same((await call(`${server.url}/_emulator/sessions?label=nobody`)).body.data, [], 'no session has that label');
+  t.equal((await call(`${server.url}/_emulator/sessions`)).body.data.length, 5, 'without label: every session');
+
+  const ended = await call(`${server.url}/_emulator/sessions?label=${encodeURIComponent('ci run 1')}`, 'DELETE');
+  t.equal(ended.status, 200);
+  t.same([...ended.body.ended].sort(), run1.map((session) => session.id).sort(), 'it names the sessions it ended');
+  for (const session of run1) t.equal((await call(`${session.baseUrl}/_emulator/health`)).status, 404, 'ended');
+  t.same(
+    (await call(`${server.url}/_emulator/sessions`)).body.data.map((session: { id: string }) => session.id).sort(),
+    [run2.id, unlabelled.id].sort(),
+    'the others live',
+  );
+  t.same((await call(`${server.url}/_emulator/sessions?label=${encodeURIComponent('ci run 1')}`, 'DELETE')).body, { ended: [] }, 'again: nothing left to end');
+
+  const noLabel = await call(`${server.url}/_emulator/sessions`, 'DELETE');
+  t.equal(noLabel.status, 400, 'DELETE without a label ends nothing');
+  t.match(noLabel.body.validationErrors[0].fieldRef, 'label');
+  t.equal((await call(`${server.url}/_emulator/sessions?label=${'x'.repeat(129)}`)).status, 400, 'a label over 128 characters');
+  t.equal((await call(`${server.url}/_emulator/sessions`)).body.data.length, 2, 'nothing ended by a refusal');
+});
+
+tap.test('Retry-After follows how long the ended sessions lived', async (t) => {
+  const server = await serve({ maxSessions: 2 });
+  t.teardown(() => server.close());
+  for (let round = 0; round < 3; round += 1) {
+    const session = await createSession(server);
+    t.equal((await call(`${server.url}/_emulator/sessions/${session.id}`, 'DELETE')).status, 204);
+  }
+  await createSession(server);
+  await createSession(server);
+  const refused = await call(`${server.url}/_emulator/sessions`, 'POST', {});
+  t.equal(refused.status, 429);
+  t.equal(refused.headers.get('retry-after'), '1', 'sessions end within a second here: retry in one');
+});
+
+tap.test('sessions with their own clock or fixtures come from a pool of their own after the first', async (t) => {
+  const server = await serve({ sessionPool: 2 });
+  t.teardown(() => server.close());
+  const clock = '2027-01-15T08:30:00.000Z';
+  const sessions = [];
+  for (let index = 0; index < 4; index += 1) {
+    sessions.push(await createSession(server, { clock }));
+    await new Promise((resolve) => setTimeout(resolve, 150)); // the pool refills between requests
+  }
+  const statesOf = async (baseUrl: string) => [
+    (await signed(baseUrl, 'GET', '/v1/accounts')).text,
+    (await signed(baseUrl, 'GET', '/v1/transactions?pageSize=100')).text,
+  ];
+  const first = await statesOf(sessions[0]!.baseUrl); // built on demand: no pool for this clock yet
+  for (const session of sessions) {
+    t.equal((await call(`${session.baseUrl}/_emulator/clock`)).body.now, clock, 'each starts at its clock');
+    t.equal(session.startedFrom.clock, clock);
+    t.same(await statesOf(session.baseUrl), first, 'a pooled one starts as the one built on demand');
+  }
+  const fixtures = JSON.parse(JSON.stringify(server.ctx.fixtures));
+  fixtures.programmes[0].apiKeys = fixtures.programmes[0].apiKeys.map((key: { apiKey: string; secret: string }) => ({ ...key, secret: `${key.secret}_3` }));
+  for (let index = 0; index < 3; index += 1) {
+    const custom = await createSession(server, { fixtures });
+    t.equal(custom.credentials.single.secret, 'sk_sandbox_single_secret_3');
+    t.equal(custom.startedFrom.fixtures, 'given');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
 });

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -80,9 +81,18 @@ export function readDashboardFiles(dir: string = DASHBOARD_DIR): DashboardFiles 
  * shows the balance table without the chart.
  */
 export const VENDOR_FILES: ReadonlyArray<{ url: string; file: string; contentType: string }> = [
-  { url: `${PAGE_URL}/vendor/uPlot.esm.js`, file: path.join(PROJECT_ROOT, 'node_modules', 'uplot', 'dist', 'uPlot.esm.js'), contentType: FILE_TYPES['.js']! },
-  { url: `${PAGE_URL}/vendor/uPlot.min.css`, file: path.join(PROJECT_ROOT, 'node_modules', 'uplot', 'dist', 'uPlot.min.css'), contentType: FILE_TYPES['.css']! },
+  { url: `${PAGE_URL}/vendor/uPlot.esm.js`, file: path.join(uplotDir(), 'dist', 'uPlot.esm.js'), contentType: FILE_TYPES['.js']! },
+  { url: `${PAGE_URL}/vendor/uPlot.min.css`, file: path.join(uplotDir(), 'dist', 'uPlot.min.css'), contentType: FILE_TYPES['.css']! },
 ];
+
+/** Where uPlot is installed: resolved as Node resolves it, so it is found when npm hoisted it above an installed package (docs/cli.md#install). */
+function uplotDir(): string {
+  try {
+    return path.dirname(createRequire(import.meta.url).resolve('uplot/package.json'));
+  } catch {
+    return path.join(PROJECT_ROOT, 'node_modules', 'uplot'); // not installed: the files are missing and the routes left out
+  }
+}
 
 export function readVendorFiles(): DashboardFile[] {
   const files: DashboardFile[] = [];

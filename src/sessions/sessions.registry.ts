@@ -8,6 +8,8 @@ import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../emulator
 import { pinSessionWebhookUrl } from '../domains/webhooks/webhooks.service.js';
 import { errors, ServiceError } from '../core/errors.js';
 import { enterPathPrefix } from '../http/public-url.js';
+import { createIdSource } from '../lib/ids.js';
+import { databaseCounter } from '../db/id-counter.js';
 
 // Sessions (docs/sessions.md): whole sandboxes, each with its own in-memory database, clock, scheduler, webhook
 // dispatcher, journal and snapshots, served by the root sandbox's listener under /_sessions/{id}. They share
@@ -27,6 +29,20 @@ export interface Sandbox {
 
 export type OpenSandbox = (options: { config: Partial<Config>; fixtures: Fixtures }) => Promise<Sandbox>;
 
+/** How a pooled sandbox starts: the server's clock and fixtures unless given. */
+interface SandboxStart {
+  clock?: string;
+  fixtures?: Fixtures;
+}
+
+/** Starts other than the server's that keep a pool, the most recently used (docs/sessions.md#how-fast). */
+const POOL_STARTS = 4;
+
+/** Retry-After of a 429 before any session has ended (docs/sessions.md#limits). */
+const FIRST_RETRY_MS = 5_000;
+/** How many ended sessions' lifetimes the Retry-After estimate reads. */
+const LIFETIMES_KEPT = 32;
+
 export interface SessionOptions {
   /** Fixtures for this session instead of the server's (validated already). */
   fixtures?: Fixtures;
@@ -35,6 +51,10 @@ export interface SessionOptions {
   /** `realtime` or an ISO instant (frozen there), as `--clock`. */
   clock?: string;
   webhookUrl?: string | null;
+  /** Ids follow this seed (docs/sessions.md#ids); absent: a seed of the session's own. */
+  seed?: string;
+  /** A run's name for its sessions: listed and ended together (docs/sessions.md#labels). */
+  label?: string;
 }
 
 export interface Session {
@@ -44,7 +64,8 @@ export interface Session {
   lastUsedAtMs: number;
   /** Requests being answered right now: a session is not ended by idleness while it works. */
   inFlight: number;
-  startedFrom: { fixtures: 'server' | 'given'; snapshot: string | null; clock: string };
+  startedFrom: { fixtures: 'server' | 'given'; snapshot: string | null; clock: string; seed: string | null };
+  label: string | null;
 }
 
 export interface SessionRegistry {
@@ -52,9 +73,12 @@ export interface SessionRegistry {
   readonly idleTimeoutMs: number;
   create(options: SessionOptions): Promise<Session>;
   get(id: string): Session | undefined;
-  list(): Session[];
+  /** Oldest first; only those created with `label` when it is given. */
+  list(label?: string): Session[];
   /** End a session: its requests are answered 404 from now on, and its sandbox is closed. */
   end(id: string): Promise<boolean>;
+  /** End every session created with `label`; the ids it ended, oldest first. */
+  endLabelled(label: string): Promise<string[]>;
   /** Serve `req` when its path is under /_sessions/; false leaves it to the root app. */
   dispatch(req: IncomingMessage, res: ServerResponse): boolean;
   /**
@@ -82,36 +106,62 @@ export class SessionLimitError extends ServiceError {
  */
 export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: () => number = Date.now): SessionRegistry {
   const sessions = new Map<string, Session>();
-  const ready: Sandbox[] = [];
+  // Sandboxes built ahead, by how they start (docs/sessions.md#how-fast): '' is the server's own start; a
+  // session's own clock or fixtures get a pool of their own from their first use, the latest POOL_STARTS of them.
+  const ready = new Map<string, { start: SandboxStart; sandboxes: Sandbox[] }>([['', { start: {}, sandboxes: [] }]]);
+  const filling = new Set<string>();
   let creating = 0;
-  let filling = false;
   let closed = false;
   let sweeper: NodeJS.Timeout | undefined;
+  let created = 0;
+  // Real lifetimes (create to end) of the latest sessions ended by a client, for the 429's Retry-After.
+  const lifetimes: number[] = [];
   const limit = root.config.maxSessions;
   const idleTimeoutMs = root.config.sessionIdleTimeout * 1000;
   const sessionConfig: Partial<Config> = { ...root.config, db: ':memory:', webhookUrl: undefined };
 
-  function openDefault(): Promise<Sandbox> {
-    return open({ config: sessionConfig, fixtures: root.fixtures });
+  function openFor(start: SandboxStart): Promise<Sandbox> {
+    return open({
+      config: { ...sessionConfig, ...(start.clock ? { clock: start.clock } : {}) },
+      fixtures: start.fixtures ?? root.fixtures,
+    });
   }
 
   // docs/sessions.md#how-fast: building a sandbox (migrations, fixtures, every route's schemas) takes tens of
   // milliseconds; a few are built ahead, between requests, so creating a session takes one from the pool.
-  function refill(): void {
-    if (filling || closed || ready.length >= root.config.sessionPool) return;
-    filling = true;
+  function refill(key = ''): void {
+    const pool = ready.get(key);
+    if (!pool || filling.has(key) || closed || pool.sandboxes.length >= root.config.sessionPool) return;
+    filling.add(key);
     setImmediate(async () => {
       try {
-        const sandbox = await openDefault();
-        if (closed) await sandbox.close();
-        else ready.push(sandbox);
+        const sandbox = await openFor(pool.start);
+        if (closed || ready.get(key) !== pool) await sandbox.close();
+        else pool.sandboxes.push(sandbox);
       } catch {
         // a failure here shows on the next create, which builds its own sandbox
       } finally {
-        filling = false;
-        if (!closed && ready.length < root.config.sessionPool) refill();
+        filling.delete(key);
+        if (!closed && pool.sandboxes.length < root.config.sessionPool) refill(key);
       }
     });
+  }
+
+  /** The pool of a start other than the server's, made on its first use; the least recently used one goes. */
+  function poolOf(key: string, start: SandboxStart): void {
+    const pool = ready.get(key);
+    if (pool) {
+      ready.delete(key); // to the end: the most recently used
+      ready.set(key, pool);
+      return;
+    }
+    ready.set(key, { start, sandboxes: [] });
+    const others = [...ready.keys()].filter((other) => other !== '');
+    if (others.length > POOL_STARTS) {
+      const dropped = ready.get(others[0]!)!;
+      ready.delete(others[0]!);
+      for (const sandbox of dropped.sandboxes.splice(0)) void sandbox.close();
+    }
   }
 
   function startSweeper(): void {
@@ -123,27 +173,35 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
   function sweep(): void {
     const at = now();
     for (const session of sessions.values()) {
-      if (session.inFlight === 0 && at - session.lastUsedAtMs >= idleTimeoutMs) void end(session.id);
+      if (session.inFlight === 0 && at - session.lastUsedAtMs >= idleTimeoutMs) void end(session.id, false);
     }
   }
 
+  // docs/sessions.md#limits: when a slot can be expected. A test run ends its sessions as its tests finish, so the
+  // oldest live session is expected to end once it has lived as long as the sessions ended before it (their
+  // median); before any has ended, a few seconds. Never later than the first idle expiry.
   function retryAfterSeconds(): number {
-    let earliest = Infinity;
-    for (const session of sessions.values()) earliest = Math.min(earliest, session.lastUsedAtMs + idleTimeoutMs);
-    return Number.isFinite(earliest) ? Math.max(1, Math.ceil((earliest - now()) / 1000)) : 1;
+    const at = now();
+    let expected = Infinity;
+    for (const session of sessions.values()) expected = Math.min(expected, session.lastUsedAtMs + idleTimeoutMs);
+    if (lifetimes.length === 0) expected = Math.min(expected, at + FIRST_RETRY_MS);
+    else {
+      const typical = [...lifetimes].sort((a, b) => a - b)[Math.floor(lifetimes.length / 2)]!;
+      for (const session of sessions.values()) expected = Math.min(expected, session.createdAtMs + typical);
+    }
+    return Number.isFinite(expected) ? Math.max(1, Math.ceil((expected - at) / 1000)) : 1;
   }
 
   async function sandboxFor(options: SessionOptions): Promise<Sandbox> {
-    if (options.fixtures || options.clock) {
-      // Another start than the pool's: a sandbox of its own (docs/sessions.md#how-fast).
-      return open({
-        config: { ...sessionConfig, ...(options.clock ? { clock: options.clock } : {}) },
-        fixtures: options.fixtures ?? root.fixtures,
-      });
-    }
-    const pooled = ready.pop();
-    refill();
-    return pooled ?? openDefault();
+    const start: SandboxStart = {
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.fixtures ? { fixtures: options.fixtures } : {}),
+    };
+    const key = options.fixtures || options.clock ? JSON.stringify([options.clock ?? null, options.fixtures ?? null]) : '';
+    if (key !== '') poolOf(key, start);
+    const pooled = ready.get(key)!.sandboxes.pop();
+    refill(key);
+    return pooled ?? openFor(start);
   }
 
   async function create(options: SessionOptions): Promise<Session> {
@@ -152,7 +210,8 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
       throw new SessionLimitError(
         limit === 0
           ? 'Sessions are turned off on this server (--max-sessions 0)'
-          : `${limit} ${limit === 1 ? 'session is' : 'sessions are'} live, the most this server keeps (--max-sessions); end one with DELETE /_emulator/sessions/{id} or wait for an idle one to expire`,
+          : `${limit} ${limit === 1 ? 'session is' : 'sessions are'} live, the most this server keeps; end one with DELETE /_emulator/sessions/{id} ` +
+            `(or a run's with DELETE /_emulator/sessions?label=...), retry after the Retry-After seconds, or start the server with a higher --max-sessions (MAX_SESSIONS)`,
         retryAfterSeconds(),
       );
     }
@@ -164,6 +223,10 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
       creating -= 1;
     }
     try {
+      // docs/sessions.md#ids: a sequence of the session's own, so no two sessions hand out the same id; with a
+      // seed, the ids a fresh server started with that --seed would draw.
+      created += 1;
+      sandbox.ctx.ids = createIdSource(options.seed ?? `${root.config.seed}/session-${created}`, databaseCounter(sandbox.ctx.db));
       if (options.snapshot) {
         setStartingSnapshot(sandbox.ctx, options.snapshot); // its reset goes back to the snapshot
         restoreSnapshot(sandbox.ctx, options.snapshot);
@@ -186,7 +249,9 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
         fixtures: options.fixtures ? 'given' : 'server',
         snapshot: options.snapshot?.name ?? null,
         clock: sandbox.ctx.clock.state().mode === 'frozen' ? sandbox.ctx.clock.nowIso() : 'realtime',
+        seed: options.seed ?? null,
       },
+      label: options.label ?? null,
     };
     if (closed) {
       await sandbox.close();
@@ -197,10 +262,14 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
     return session;
   }
 
-  async function end(id: string): Promise<boolean> {
+  async function end(id: string, byClient = true): Promise<boolean> {
     const session = sessions.get(id);
     if (!session) return false;
     sessions.delete(id);
+    if (byClient) {
+      lifetimes.push(now() - session.createdAtMs);
+      if (lifetimes.length > LIFETIMES_KEPT) lifetimes.shift();
+    }
     // Requests already inside finish first (at most a few seconds): the database stays open for them.
     for (let waited = 0; session.inFlight > 0 && waited < 5000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
     await session.sandbox.close();
@@ -232,25 +301,36 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
     return true;
   }
 
+  function list(label?: string): Session[] {
+    const all = [...sessions.values()].sort((a, b) => a.createdAtMs - b.createdAtMs || a.id.localeCompare(b.id));
+    return label === undefined ? all : all.filter((session) => session.label === label);
+  }
+
   return {
     limit,
     idleTimeoutMs,
     create,
     get: (id) => sessions.get(id),
-    list: () => [...sessions.values()].sort((a, b) => a.createdAtMs - b.createdAtMs || a.id.localeCompare(b.id)),
-    end,
+    list,
+    end: (id) => end(id),
+    async endLabelled(label) {
+      const ids = list(label).map((session) => session.id);
+      await Promise.all(ids.map((id) => end(id)));
+      return ids;
+    },
     dispatch,
     warm(delayMs = 0) {
       if (delayMs <= 0) return refill();
-      const timer = setTimeout(refill, delayMs);
+      const timer = setTimeout(() => refill(), delayMs);
       timer.unref();
     },
     async close() {
       closed = true;
       if (sweeper) clearInterval(sweeper);
       const all = [...sessions.keys()];
-      await Promise.all(all.map((id) => end(id)));
-      await Promise.all(ready.splice(0).map((sandbox) => sandbox.close()));
+      await Promise.all(all.map((id) => end(id, false)));
+      const pooled = [...ready.values()].flatMap((pool) => pool.sandboxes.splice(0));
+      await Promise.all(pooled.map((sandbox) => sandbox.close()));
     },
   };
 }

@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
 import { originOf } from '../http/public-url.js';
 import { CONTROL_PLANE } from '../emulator/emulator.auth.js';
-import { createSessionBody, sessionListSchema, sessionParams, sessionSchema } from './sessions.schema.js';
+import { createSessionBody, endedSessionsSchema, endSessionsQuery, sessionListQuery, sessionListSchema, sessionParams, sessionSchema } from './sessions.schema.js';
 import { sessionOptionsOf, sessionOrThrow, sessionView } from './sessions.service.js';
 import { SessionLimitError, type SessionRegistry } from './sessions.registry.js';
 
@@ -44,13 +44,40 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
       '/_emulator/sessions',
       {
         config: CONTROL_PLANE,
-        schema: { operationId: 'emulatorListSessions', description: 'Every live session, oldest first, with its base URL, credentials and when it expires if left idle; the limit and idle timeout of this server (docs/sessions.md).', tags: ['Emulator: sessions'], summary: 'The live sessions, oldest first', response: { 200: sessionListSchema, ...errorResponses() } },
+        schema: {
+          operationId: 'emulatorListSessions',
+          tags: ['Emulator: sessions'],
+          summary: 'The live sessions, oldest first',
+          description:
+            'Every live session, oldest first, with its base URL, credentials and when it expires if left idle; the limit and idle timeout of this server (docs/sessions.md). ' +
+            'With label, only the sessions created with that label (docs/sessions.md#labels).',
+          querystring: sessionListQuery,
+          response: { 200: sessionListSchema, ...errorResponses() },
+        },
       },
       async (request) => ({
-        data: registry.list().map((session) => sessionView(registry, session, originOf(root, request))),
+        data: registry.list(request.query.label).map((session) => sessionView(registry, session, originOf(root, request))),
         limit: registry.limit,
         idleTimeoutSeconds: registry.idleTimeoutMs / 1000,
       }),
+    );
+
+    app.delete(
+      '/_emulator/sessions',
+      {
+        config: CONTROL_PLANE,
+        schema: {
+          tags: ['Emulator: sessions'],
+          operationId: 'emulatorEndLabelledSessions',
+          summary: 'End every session of a label',
+          description:
+            'Ends the sessions created with label (a CI run\'s, also after the run crashed) and answers their ids; requests already ' +
+            'inside finish first. label is required (docs/sessions.md#labels).',
+          querystring: endSessionsQuery,
+          response: { 200: endedSessionsSchema, ...errorResponses() },
+        },
+      },
+      async (request) => ({ ended: await registry.endLabelled(request.query.label) }),
     );
 
     app.get(

@@ -5,6 +5,12 @@ import { snapshotName } from '../emulator/snapshots.schema.js';
 
 // docs/sessions.md
 
+const sessionLabel = z
+  .string()
+  .min(1, 'label accepts 1-128 printable characters')
+  .max(128, 'label accepts 1-128 printable characters')
+  .regex(/^[\x20-\x7e]+$/, 'label accepts 1-128 printable characters');
+
 const CLOCK_RULE = '"realtime" or an ISO 8601 instant such as 2026-03-01T12:00:00.000Z (the session starts frozen there)';
 
 export const createSessionBody = z
@@ -25,8 +31,29 @@ export const createSessionBody = z
       .nullable()
       .optional()
       .describe('Where this session sends its webhooks; default none (events are recorded SKIPPED)'),
+    seed: z
+      .string()
+      .min(1, 'seed accepts 1-128 characters')
+      .max(128, 'seed accepts 1-128 characters')
+      .optional()
+      .describe('Ids follow this seed: the same seed and requests give byte-identical answers, as a fresh server with --seed does. Default: a sequence of the session\'s own, shared with no other session'),
+    label: sessionLabel.optional().describe('A name for a run\'s sessions: GET and DELETE /_emulator/sessions?label=... list and end them together'),
   })
   .optional();
+
+export const sessionListQuery = z.strictObject({
+  label: sessionLabel.optional().describe('Only the sessions created with this label'),
+});
+
+export const endSessionsQuery = z.strictObject({
+  label: sessionLabel.describe('End every session created with this label (required: ending every session of a shared server is never implied)'),
+});
+
+export const endedSessionsSchema = z
+  .object({
+    ended: z.array(z.string()).describe('The ids of the sessions ended, oldest first (empty when none had the label)'),
+  })
+  .meta({ id: 'EndedSessions' });
 
 export const sessionParams = z.strictObject({
   id: z.string().min(1).max(64).describe('A session id (ses_...)'),
@@ -46,7 +73,9 @@ export const sessionSchema = z
       fixtures: z.enum(['server', 'given']).describe('The server\'s fixtures or the ones given at creation'),
       snapshot: z.string().nullable(),
       clock: z.string().describe('"realtime" or the ISO instant the clock started frozen at'),
+      seed: z.string().nullable().describe('The seed given at creation; null: ids from a sequence of the session\'s own'),
     }),
+    label: z.string().nullable().describe('The label given at creation'),
     credentials: z
       .object({
         programmeId: z.string(),

@@ -31,6 +31,8 @@ export function sessionOptionsOf(root: AppContext, input: CreateSessionInput): S
   }
   if (body.clock !== undefined) options.clock = body.clock;
   if (body.webhookUrl !== undefined) options.webhookUrl = body.webhookUrl;
+  if (body.seed !== undefined) options.seed = body.seed;
+  if (body.label !== undefined) options.label = body.label;
   return options;
 }
 
@@ -55,6 +57,7 @@ export function sessionView(registry: SessionRegistry, session: Session, origin:
     expiresAt: new Date(session.lastUsedAtMs + registry.idleTimeoutMs).toISOString(),
     webhookUrl,
     startedFrom: session.startedFrom,
+    label: session.label,
     credentials: {
       programmeId: programme.id,
       single: single ? { apiKey: single.apiKey, secret: single.secret, userId: single.userId ?? '' } : null,

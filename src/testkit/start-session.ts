@@ -22,6 +22,10 @@ export interface SessionSandboxOptions {
   snapshot?: string;
   /** `realtime` or an ISO instant to start frozen at (default: the server's --clock). */
   clock?: string;
+  /** Ids follow this seed, as on a server started with --seed (docs/sessions.md#ids); default: the session's own. */
+  seed?: string;
+  /** A name for a run's sessions, to list or end them together (docs/sessions.md#labels). */
+  label?: string;
   /** Attach a webhook receiver and set it as the session's endpoint (default true). */
   webhooks?: boolean;
 }
@@ -65,6 +69,8 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
       ...(options.fixtures ? { fixtures: options.fixtures } : {}),
       ...(options.snapshot ? { snapshot: options.snapshot } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.seed ? { seed: options.seed } : {}),
+      ...(options.label ? { label: options.label } : {}),
       ...(inbox ? { webhookUrl: inbox.url } : {}),
     })) as SessionAnswer;
   } catch (error) {

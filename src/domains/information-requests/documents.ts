@@ -84,8 +84,26 @@ let pdfjs: Promise<PdfjsModule> | undefined;
 
 // Loaded on first use: the parser is large and only entry writes need it.
 function loadPdfjs(): Promise<PdfjsModule> {
-  pdfjs ??= import('pdfjs-dist/legacy/build/pdf.mjs');
+  pdfjs ??= importQuietly(() => import('pdfjs-dist/legacy/build/pdf.mjs'));
   return pdfjs;
+}
+
+/**
+ * The Docker image leaves out pdfjs's optional canvas package (33 MB, for rendering, which is never done here:
+ * docs/docker.md#image-size); without it pdfjs prints four "Warning: Cannot ..." lines when it loads. Those
+ * lines, and only those, are dropped while it loads.
+ */
+async function importQuietly<T>(load: () => Promise<T>): Promise<T> {
+  const log = console.log;
+  console.log = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && /^Warning: Cannot (load "@napi-rs\/canvas"|polyfill)/.test(args[0])) return;
+    log(...args);
+  };
+  try {
+    return await load();
+  } finally {
+    console.log = log;
+  }
 }
 
 export type PdfInspection = { ok: true; pageCount: number } | { ok: false; errorCode: ErrorCode; reason: string };

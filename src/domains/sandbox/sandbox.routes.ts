@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.js';
 import { errorResponses } from '../../core/errors.js';
 import { userOf } from '../../http/auth.js';
+import { pathPrefixOf } from '../../http/public-url.js';
 import { simulateDepositBody, simulateDepositParams, simulateDepositResponse } from './sandbox.schema.js';
 import { simulateDeposit } from './sandbox.service.js';
 
@@ -25,8 +26,11 @@ export const sandboxRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         },
       },
       async (request, reply) => {
-        const result = simulateDeposit(ctx, userOf(request), request.params.accountId, request.body);
-        return reply.status(202).send(result);
+        const { transactionId, message } = simulateDeposit(ctx, userOf(request), request.params.accountId, request.body);
+        // docs/money-in.md#simulated-deposits: the body stays the interface's message; Location names the transaction,
+        // under the session's prefix inside a session
+        reply.header('location', `${pathPrefixOf(request)}/v1/transactions/${transactionId}`);
+        return reply.status(202).send({ message });
       },
     );
   };

@@ -10,7 +10,7 @@ import { subBalanceId } from '../../fixtures/fixtures.seed.js';
 import { createTransaction } from '../transactions/transactions.create.js';
 import { assertCreditFits } from '../ledger/ledger.service.js';
 import { accountInstrument, type Party } from '../transactions/transactions.schema.js';
-import type { SimulateDepositBody, SimulateDepositResponse } from './sandbox.schema.js';
+import type { SimulateDepositBody } from './sandbox.schema.js';
 import { notifyOutbox } from '../webhooks/outbox.js';
 
 // The sandbox deposit simulator (docs/money-in.md#simulated-deposits, interface 4.13, 2.16). It records an INCOMING
@@ -45,8 +45,14 @@ function parseDepositAmount(value: string, currency: string, precision: number):
 }
 
 /** POST /v1/sandbox/accounts/{accountId}/deposits */
-export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: string, body: SimulateDepositBody): SimulateDepositResponse {
-  const message = ctx.db.transaction(() => {
+/** The deposit accepted: the interface's message, and the id the route's `Location` names (docs/money-in.md#simulated-deposits). */
+export interface AcceptedDeposit {
+  transactionId: string;
+  message: string;
+}
+
+export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: string, body: SimulateDepositBody): AcceptedDeposit {
+  const accepted = ctx.db.transaction(() => {
     const account = requireOwnAccount(ctx, caller, accountId);
     const precision = precisionOf(ctx, account.currency);
     const amountMinor = parseDepositAmount(body.amount, account.currency, precision);
@@ -95,10 +101,12 @@ export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: stri
         railBehaviour: 'NORMAL',
       });
       const total = ctx.fixtures.timeline.depositCompletionMs + ctx.fixtures.timeline.sweepCompletionMs;
-      return (
-        `Deposit ${row.id} of ${formatAmount(amountMinor, precision)} ${tokenCurrency} on ${network} accepted into the ${network} sub-balance; ` +
-        `it completes after ${ctx.fixtures.timeline.depositCompletionMs} ms and its INTERNAL_SWEEP to ${account.id} after ${total} ms of emulated time`
-      );
+      return {
+        transactionId: row.id,
+        message:
+          `Deposit ${row.id} of ${formatAmount(amountMinor, precision)} ${tokenCurrency} on ${network} accepted into the ${network} sub-balance; ` +
+          `it completes after ${ctx.fixtures.timeline.depositCompletionMs} ms and its INTERNAL_SWEEP to ${account.id} after ${total} ms of emulated time`,
+      };
     }
 
     const debitParty: Party = { partyType: 'PAYER', payer: { displayName: payerName } };
@@ -125,13 +133,15 @@ export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: stri
       depositReconciliationId: account.deposit_reconciliation_id,
       railBehaviour: 'NORMAL',
     });
-    return (
-      `Deposit ${row.id} of ${formatAmount(amountMinor, precision)} ${account.currency} via ${instruction.rail_label} accepted; ` +
-      `it completes after ${ctx.fixtures.timeline.depositCompletionMs} ms of emulated time`
-    );
+    return {
+      transactionId: row.id,
+      message:
+        `Deposit ${row.id} of ${formatAmount(amountMinor, precision)} ${account.currency} via ${instruction.rail_label} accepted; ` +
+        `it completes after ${ctx.fixtures.timeline.depositCompletionMs} ms of emulated time`,
+    };
     // IMMEDIATE: this transaction reads before it writes; deferred, it could not take the write lock after
     // another process on the same database file committed (SQLITE_BUSY_SNAPSHOT, a 500).
   }).immediate();
   notifyOutbox(ctx);
-  return { message };
+  return accepted;
 }

@@ -37,7 +37,8 @@ async function startInNewSession() {
   button.disabled = true;
   setResult(result, 'pending', 'Creating a fresh session for the demo…');
   try {
-    const response = await call('POST', '/_emulator/sessions', {});
+    // seed: every demo session draws the same ids (docs/dashboard.md#run-a-demo, docs/sessions.md#ids); label: ended together
+    const response = await call('POST', '/_emulator/sessions', { seed: 'demo', label: 'demo' });
     if (!response.ok) {
       setResult(result, 'error', 'Could not create a session for the demo: ', ...errorNodes(response.status, response.body));
       return;
