@@ -25,6 +25,8 @@ import { outboxSlot } from '../src/domains/webhooks/outbox.js';
 import { senderSlot } from '../src/domains/webhooks/webhooks.sender.js';
 import { startWebhookDispatcher, webhookDispatcherOf, type WebhookDispatcher } from '../src/domains/webhooks/webhooks.dispatcher.js';
 import { deliveryInterceptorSlot } from '../src/domains/webhooks/webhooks.interceptor.js';
+import { deliveryTransportSlot } from '../src/domains/webhooks/webhooks.transport.js';
+import { connectListener, listenStatus } from '../src/emulator/listen.service.js';
 import { pinSessionWebhookUrl, sessionWebhookUrl } from '../src/domains/webhooks/webhooks.service.js';
 import { listReaderSlot, listTransactionsJson } from '../src/domains/transactions/transactions-list.service.js';
 import { listTransactionsQuery } from '../src/domains/transactions/transactions.schema.js';
@@ -55,6 +57,8 @@ const CASES: Record<string, SlotCase> = {
   'webhooks.dispatcher': { reset: 'kept', session: 'fresh', probe: (ctx) => webhookDispatcherOf(ctx) !== undefined },
   'webhooks.deliveryInterceptor': { reset: 'kept', session: 'fresh', wiring: true, probe: (ctx) => ctx.runtime.get(deliveryInterceptorSlot).interceptor !== null },
   'webhooks.sessionUrl': { reset: 'kept', session: 'given', probe: (ctx) => sessionWebhookUrl(ctx) ?? String(sessionWebhookUrl(ctx)) },
+  'webhooks.deliveryTransport': { reset: 'kept', session: 'fresh', wiring: true, probe: (ctx) => ctx.runtime.get(deliveryTransportSlot).transport !== null },
+  'emulator.listen': { reset: 'cleared', session: 'fresh', probe: (ctx) => listenStatus(ctx) },
   'transactions.listReader': { reset: 'kept', session: 'fresh', probe: (ctx) => ctx.runtime.get(listReaderSlot).run !== null },
 };
 
@@ -109,6 +113,8 @@ async function touchEverything(t: Test, sandbox: { ctx: AppContext; app: Fastify
   t.teardown(() => events.closeAll());
   ctx.runtime.get(demoRunSlot).runningStep = 2; // as while a step's requests are under way
   listTransactionsJson(ctx, { programmeId: 'prg_sandbox', userId: null }, listTransactionsQuery.parse({}));
+  connectListener(ctx, 'http://127.0.0.1:9/listened', fakeStream()); // a `service-sandbox listen` relay
+  t.equal(listenStatus(ctx).connected, true, 'a listener is connected');
 }
 
 t.test('every runtime slot is declared by one module and has a row here', async (t) => {

@@ -80,7 +80,8 @@ function parseArguments(argv: string[], env: NodeJS.ProcessEnv): ListenArguments
   };
 }
 
-/** POST the attempt to the app with exactly its headers and bytes (node:http adds only Host and Connection). */
+/** POST the attempt to the app with exactly its headers and bytes (node:http adds only Host and Connection); `url` is the
+ * forward-to URL, with the query the emulator sent it with, if any (the receiver check's query-string case). */
 function forward(attempt: ForwardedAttempt, forwardTo: string): Promise<ForwardResult> {
   const started = performance.now();
   const target = new URL(forwardTo);
@@ -150,6 +151,8 @@ async function* serverSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerat
 }
 
 class RefusedError extends Error {}
+/** The relay was stopped or taken over: the command ends (exit 0) instead of connecting again. */
+class StoppedError extends Error {}
 
 /** One connection: returns when the stream ends; throws RefusedError when the emulator refuses the listener. */
 async function listenOnce(args: ListenArguments, signal: AbortSignal, say: (line: string) => void): Promise<void> {
@@ -176,10 +179,15 @@ async function listenOnce(args: ListenArguments, signal: AbortSignal, say: (line
       say(`Ready: webhooks of ${args.base} go to ${args.forwardTo} (listener ${String(payload.listenerId)}); Ctrl+C to stop\n`);
       continue;
     }
+    if (event === 'closed' || event === 'replaced') {
+      say(`${new Date().toISOString()}  the emulator ended the stream: ${event === 'replaced' ? `another listener (${String(payload.by)}) took over` : String(payload.reason)}\n`);
+      if (event === 'replaced' || payload.reconnect === false) throw new StoppedError();
+      return;
+    }
     if (event !== 'attempt') continue;
     const attempt = payload as unknown as ForwardedAttempt;
     // each attempt on its own: a slow app answer does not hold back the next delivery (the emulator limits how many)
-    void forward(attempt, args.forwardTo).then(async (result) => {
+    void forward(attempt, attempt.url).then(async (result) => {
       say(args.json ? `${JSON.stringify({ at: new Date().toISOString(), eventType: attempt.headers['x-service-event-type'] ?? null, deliveryId: attempt.deliveryId, ...result })}\n` : lineOf(attempt, result));
       const reportHeaders: Record<string, string> = { 'content-type': 'application/json' };
       if (args.adminToken) reportHeaders['x-admin-token'] = args.adminToken;
@@ -209,6 +217,7 @@ export async function listenCommand(argv: string[], env: NodeJS.ProcessEnv, sign
       if (!signal.aborted) process.stderr.write(`service-sandbox listen: the emulator closed the stream; connecting again\n`);
     } catch (error) {
       if (signal.aborted) break;
+      if (error instanceof StoppedError) return 0;
       if (error instanceof RefusedError) {
         process.stderr.write(`service-sandbox listen: ${error.message}\n`);
         return 2;

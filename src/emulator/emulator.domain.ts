@@ -22,6 +22,9 @@ import { resetImageSlot } from './reset.service.js';
 import { journalSlot } from './journal.service.js';
 import { uiEventsSlot } from './dashboard.events.js';
 import { demoRunSlot } from './demo.service.js';
+import { listenRoutes } from './listen.routes.js';
+import { settleRoutes } from './settle.routes.js';
+import { listenSlot, registerListenRelay } from './listen.service.js';
 
 // The control plane (docs/control-plane.md): one `<area>.routes.ts` per area, listed in the order their routes
 // appear in the OpenAPI document (docs/architecture.md#a-new-control-plane-route).
@@ -31,7 +34,9 @@ export const emulatorDomain: DomainDescriptor = {
     healthRoutes,
     resetRoutes,
     clockRoutes,
+    settleRoutes,
     webhooksRoutes,
+    listenRoutes,
     overviewRoutes,
     storyRoutes,
     balanceHistoryRoutes,
@@ -47,5 +52,7 @@ export const emulatorDomain: DomainDescriptor = {
   ],
   services: [clockHighWaterService],
   // what the control plane holds in memory per sandbox (docs/architecture.md#runtime)
-  state: [snapshotsSlot, startingSnapshotSlot, snapshotTrackingSlot, resetImageSlot, journalSlot, uiEventsSlot, demoRunSlot],
+  state: [snapshotsSlot, startingSnapshotSlot, snapshotTrackingSlot, resetImageSlot, journalSlot, uiEventsSlot, demoRunSlot, listenSlot],
+  // the listen relay reaches the webhook sender as its delivery transport, not by an import (docs/webhooks.md#listen)
+  wire: registerListenRelay,
 };

@@ -209,7 +209,7 @@ export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJ
 }
 
 function skipped(url: string): boolean {
-  return url.startsWith('/_emulator/requests') || url.startsWith('/_emulator/ui') || url.startsWith('/docs');
+  return url.startsWith('/_emulator/requests') || url.startsWith('/_emulator/ui') || url.startsWith('/_emulator/webhooks/listen') || url.startsWith('/docs');
 }
 
 function recordedOf(request: FastifyRequest, status: number, responseRaw: unknown, responseType: string): RecordedRequest {

@@ -4,6 +4,7 @@ import { CONTROL_PLANE } from '../emulator/emulator.auth.js';
 import { errorResponses } from '../core/errors.js';
 import { receiverCheckBody, receiverCheckQuery, receiverCheckReportSchema, CHECK_TIMEOUT_MAX_MS, CHECK_TIMEOUT_MIN_MS } from './receiver-check.schema.js';
 import { checkSubjectOf, runReceiverCheck } from './receiver-check.service.js';
+import { deliveryTransportFor } from '../domains/webhooks/webhooks.transport.js';
 
 // POST /_emulator/webhooks/check (docs/faults.md#receiver-check): what a webhook endpoint gets wrong, in one call.
 
@@ -32,7 +33,17 @@ export const receiverCheckRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
       },
       async (request, reply) => {
         const subject = checkSubjectOf(ctx, request.body ?? {});
-        const report = await runReceiverCheck(subject);
+        // the `listen` relay's forward-to URL is reached through it, as deliveries are (docs/webhooks.md#listen)
+        const transport = deliveryTransportFor(ctx, subject.url);
+        const report = await runReceiverCheck(
+          subject,
+          transport
+            ? async (delivery, timeoutMs) => {
+                const result = await transport.send(ctx, { deliveryId: null, url: delivery.url, headers: delivery.headers, body: delivery.body }, { timeoutMs });
+                return { status: result.responseStatus, error: result.responseStatus === null ? result.error : null, latencyMs: Math.round(result.latencyMs), body: result.responseBody };
+              }
+            : undefined,
+        );
         // a string with a text/plain type is sent as is; the schema's serializer is for the JSON form
         if (request.query.format === 'text') return reply.type('text/plain; charset=utf-8').send(report.summary as never);
         return report;

@@ -82,8 +82,14 @@ function newRunTag(): string {
   return [...randomBytes(8)].map((byte) => alphabet[byte % 32]).join('');
 }
 
+/**
+ * How a case reaches the receiver when not by a direct request: the sandbox's `listen` relay, when the receiver is
+ * its forward-to URL (docs/webhooks.md#listen). Answers what came back.
+ */
+export type CheckSend = (delivery: Delivery, timeoutMs: number) => Promise<Got>;
+
 /** Send every case in order and judge each; never throws for what the receiver does. */
-export async function runReceiverCheck(subject: CheckSubject): Promise<ReceiverCheckReport> {
+export async function runReceiverCheck(subject: CheckSubject, via?: CheckSend): Promise<ReceiverCheckReport> {
   const started = performance.now();
   const target: CheckTarget = { ...subject, runTag: newRunTag(), realNowMs: () => Date.now() };
   const agent = new (undici().Agent)({ connections: 1 });
@@ -91,7 +97,7 @@ export async function runReceiverCheck(subject: CheckSubject): Promise<ReceiverC
   try {
     for (const [index, definition] of CHECK_CASES.entries()) {
       const delivery = buildDelivery(target, definition);
-      const got = await send(agent, delivery, subject.timeoutMs);
+      const got = via ? await via(delivery, subject.timeoutMs) : await send(agent, delivery, subject.timeoutMs);
       cases.push(judge(index + 1, definition, delivery, got));
     }
   } finally {

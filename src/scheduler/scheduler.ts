@@ -217,3 +217,15 @@ export function startSchedulerTimer(ctx: AppContext, intervalMs = 100): () => vo
     clearInterval(timer);
   };
 }
+
+/** Jobs still to run: how many are due by the clock now, how many later, and when the next one is due (settle). */
+export function pendingJobs(ctx: AppContext): { dueNow: number; later: number; nextDueMs: number | null } {
+  const now = ctx.clock.nowMs();
+  const row = prepared<{ due_now: number; later: number; next_due: number | null }>(
+    ctx.db,
+    `SELECT COUNT(*) FILTER (WHERE due_at_ms <= ?) AS due_now, COUNT(*) FILTER (WHERE due_at_ms > ?) AS later,
+            MIN(due_at_ms) FILTER (WHERE due_at_ms > ?) AS next_due
+     FROM jobs WHERE status = 'PENDING'`,
+  ).get(now, now, now)!;
+  return { dueNow: row.due_now, later: row.later, nextDueMs: row.next_due };
+}

@@ -8,6 +8,7 @@ import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../emulator
 import { pinSessionWebhookUrl } from '../domains/webhooks/webhooks.service.js';
 import { errors, ServiceError } from '../core/errors.js';
 import { enterPathPrefix } from '../http/public-url.js';
+import { endListener } from '../emulator/listen.service.js';
 import { createIdSource } from '../lib/ids.js';
 import { databaseCounter } from '../db/id-counter.js';
 
@@ -270,6 +271,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
       lifetimes.push(now() - session.createdAtMs);
       if (lifetimes.length > LIFETIMES_KEPT) lifetimes.shift();
     }
+    endListener(session.sandbox.ctx); // its listen stream would otherwise count as a request inside (docs/webhooks.md#listen)
     // Requests already inside finish first (at most a few seconds): the database stays open for them.
     for (let waited = 0; session.inFlight > 0 && waited < 5000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
     await session.sandbox.close();

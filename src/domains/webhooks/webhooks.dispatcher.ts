@@ -33,6 +33,15 @@ export interface WebhookDispatcher {
    * clock). For tests and for the CLI; rejects after `timeoutMs` of real time (default 30 s).
    */
   drain(options?: { timeoutMs?: number }): Promise<void>;
+  /**
+   * True when nothing is on the wire (chaos holds included) and no delivery may be attempted now: what is left waits
+   * for the emulated clock (a retry) or behind an earlier event of its transaction (docs/control-plane.md#settle).
+   */
+  idle(): boolean;
+  /** Resolves when an attempt settles, or after `ms` of real time, whichever comes first. */
+  nextChange(ms: number): Promise<void>;
+  /** The deliveries with an attempt on the wire now. */
+  onTheWire(): ReadonlySet<string>;
   /** Stop sending; attempts on the wire are aborted unrecorded, so they are sent again after a restart. */
   stop(): Promise<void>;
 }
@@ -131,20 +140,27 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
       const deadline = ctx.clock.realNowMs() + limit;
       for (;;) {
         if (stopped) throw new Error('the webhook dispatcher is stopped');
-        pump();
-        if (own.size === 0 && sender.inFlight.size === 0 && dueDeliveryIds(ctx, 1, heldOutOfOrder()).length === 0) return;
+        if (dispatcher.idle()) return;
         if (ctx.clock.realNowMs() > deadline) throw new Error(`webhook deliveries still in flight or due after ${limit} ms`);
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            clearTimeout(fallback);
-            settleWaiters.delete(done);
-            resolve();
-          };
-          const fallback = setTimeout(done, 25);
-          settleWaiters.add(done);
-        });
+        await dispatcher.nextChange(25);
       }
     },
+    idle() {
+      pump();
+      return own.size === 0 && sender.inFlight.size === 0 && dueDeliveryIds(ctx, 1, heldOutOfOrder()).length === 0;
+    },
+    nextChange(ms) {
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(fallback);
+          settleWaiters.delete(done);
+          resolve();
+        };
+        const fallback = setTimeout(done, ms);
+        settleWaiters.add(done);
+      });
+    },
+    onTheWire: () => sender.inFlight,
     async stop() {
       if (stopped) return;
       stopped = true;

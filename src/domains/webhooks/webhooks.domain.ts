@@ -1,3 +1,4 @@
+import { deliveryTransportSlot } from './webhooks.transport.js';
 import type { DomainDescriptor } from '../domain.js';
 import { WEBHOOK_RETRY_JOB, runWebhookRetry, sessionWebhookUrlSlot } from './webhooks.service.js';
 import { dispatcherSlot, webhookDispatcherService } from './webhooks.dispatcher.js';
@@ -9,7 +10,7 @@ export const webhooksDomain: DomainDescriptor = {
   name: 'webhooks',
   jobs: { [WEBHOOK_RETRY_JOB]: runWebhookRetry },
   services: [webhookDispatcherService],
-  state: [outboxSlot, senderSlot, dispatcherSlot, deliveryInterceptorSlot, sessionWebhookUrlSlot],
+  state: [outboxSlot, senderSlot, dispatcherSlot, deliveryInterceptorSlot, deliveryTransportSlot, sessionWebhookUrlSlot],
   // a job may have made a delivery due (a `webhook.retry`, an event written by a rail step): wake the dispatcher
   afterJobsRan: notifyOutbox,
 };

@@ -12,6 +12,7 @@ import {
   type PreparedAttempt,
 } from './webhooks.service.js';
 import { deliveryInterceptorOf, noChaos, type AttemptChaos } from './webhooks.interceptor.js';
+import { deliveryTransportFor } from './webhooks.transport.js';
 import type { StateSlot } from '../../runtime/sandbox-runtime.js';
 
 // undici is loaded when the first delivery is sent, not at start-up (cold start: docs/benchmarks.md).
@@ -105,8 +106,14 @@ function planChaos(ctx: AppContext, deliveryId: string): AttemptChaos {
 type Recorded = { outcome: AttemptResult['outcome']; number: number | null } | 'ABORTED';
 
 async function sendAndRecord(ctx: AppContext, state: SenderState, prepared: PreparedAttempt, options: AttemptOptions): Promise<Recorded> {
-  state.agent ??= new (undici().Agent)({ connections: 64 });
-  const result = await send(state.agent, prepared, options);
+  // docs/webhooks.md#listen: the forward-to URL of a `listen` relay is reached through it, never directly
+  const transport = deliveryTransportFor(ctx, prepared.url);
+  let result: AttemptResult;
+  if (transport) result = await transport.send(ctx, prepared, options);
+  else {
+    state.agent ??= new (undici().Agent)({ connections: 64 });
+    result = await send(state.agent, prepared, options);
+  }
   if (options.signal?.aborted) return 'ABORTED';
   try {
     return { outcome: result.outcome, number: recordAttempt(ctx, prepared, result) };

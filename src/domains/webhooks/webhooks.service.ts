@@ -121,6 +121,46 @@ export function dueDeliveryIds(ctx: AppContext, limit: number, heldOutOfOrder: r
     .map((row) => row.id);
 }
 
+/** A delivery not yet final, as settle reports it (docs/control-plane.md#settle). */
+export interface WaitingDelivery {
+  id: string;
+  eventId: string;
+  eventType: string;
+  transactionId: string;
+  status: 'PENDING' | 'RETRYING';
+  attempts: number;
+  nextAttemptAt: string | null;
+  /** The earlier delivery of the same transaction it waits behind (events go out in order), or null. */
+  behind: string | null;
+}
+
+/** The deliveries still PENDING or RETRYING, oldest event first (at most `limit`), and how many there are. */
+export function waitingDeliveries(ctx: AppContext, limit: number): { total: number; deliveries: WaitingDelivery[] } {
+  const total = prepared<{ n: number }>(ctx.db, "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status IN ('PENDING', 'RETRYING')").get()!.n;
+  if (total === 0) return { total, deliveries: [] };
+  const rows = prepared<{ id: string; event_id: string; event_type: string; resource_id: string; status: 'PENDING' | 'RETRYING'; attempt_count: number; next_attempt_at: string | null; behind: string | null }>(
+    ctx.db,
+    `SELECT d.id, d.event_id, d.event_type, d.resource_id, d.status, d.attempt_count, d.next_attempt_at,
+       (SELECT e.id FROM webhook_deliveries e
+        WHERE e.resource_id = d.resource_id AND e.event_seq < d.event_seq AND e.status IN ('PENDING', 'RETRYING')
+        ORDER BY e.event_seq LIMIT 1) AS behind
+     FROM webhook_deliveries d WHERE d.status IN ('PENDING', 'RETRYING') ORDER BY d.event_seq LIMIT +?`,
+  ).all(limit);
+  return {
+    total,
+    deliveries: rows.map((row) => ({
+      id: row.id,
+      eventId: row.event_id,
+      eventType: row.event_type,
+      transactionId: row.resource_id,
+      status: row.status,
+      attempts: row.attempt_count,
+      nextAttemptAt: row.next_attempt_at,
+      behind: row.behind,
+    })),
+  };
+}
+
 /**
  * The same, except that deliveries held by webhook chaos (reorder, burst) do not hold back the later events of
  * their transaction: that is the out-of-order delivery asked for (docs/faults.md#reorder).

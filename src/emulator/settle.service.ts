@@ -1,0 +1,46 @@
+import type { AppContext } from '../context.js';
+import { pendingJobs, runDueJobs } from '../scheduler/scheduler.js';
+import { webhookDispatcherOf } from '../domains/webhooks/webhooks.dispatcher.js';
+import { waitingDeliveries } from '../domains/webhooks/webhooks.service.js';
+import type { SettleReport } from './settle.schema.js';
+
+// POST /_emulator/settle (docs/control-plane.md#settle): wait, in real time, until the sandbox has nothing left to do at
+// the current emulated time: every job due has run, every delivery that may be attempted has been attempted and its
+// answer recorded (webhook chaos's holds included). What waits for the clock (a retry, a later rail step) or behind an
+// earlier event of its transaction is reported, with when it is next due. The clock never moves.
+
+const ITEMS_REPORTED = 50;
+/** How often the state is looked at again while something is on the wire (an attempt's end wakes it sooner). */
+const POLL_MS = 25;
+
+export async function settleSandbox(ctx: AppContext, timeoutMs: number): Promise<SettleReport> {
+  const started = Date.now();
+  const deadline = started + timeoutMs;
+  let jobsRun = 0;
+  for (;;) {
+    jobsRun += runDueJobs(ctx);
+    const dispatcher = webhookDispatcherOf(ctx);
+    const quiet = dispatcher ? dispatcher.idle() : true;
+    const jobs = pendingJobs(ctx);
+    const settled = quiet && jobs.dueNow === 0;
+    const now = Date.now();
+    if (settled || now >= deadline) {
+      const waiting = waitingDeliveries(ctx, ITEMS_REPORTED);
+      const onTheWire = dispatcher?.onTheWire() ?? new Set<string>();
+      return {
+        settled,
+        now: ctx.clock.nowIso(),
+        waitedMs: now - started,
+        jobsRun,
+        waiting: {
+          jobs: jobs.later + (settled ? 0 : jobs.dueNow),
+          deliveries: waiting.total,
+          items: waiting.deliveries.map((delivery) => ({ ...delivery, onTheWire: onTheWire.has(delivery.id) })),
+        },
+        nextDueAt: jobs.nextDueMs === null ? null : new Date(jobs.nextDueMs).toISOString(),
+      };
+    }
+    if (dispatcher) await dispatcher.nextChange(Math.min(POLL_MS, deadline - now));
+    else await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, deadline - now)));
+  }
+}
