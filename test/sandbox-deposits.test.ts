@@ -20,7 +20,7 @@ t.test('a fiat ACH deposit: 202, PENDING with the request mapped onto it, COMPLE
   const accepted = expectStatus(answer, 202);
   t.same(Object.keys(accepted), ['message'], 'interface 2.16: the answer carries a message');
   const id = /(txn_[a-z0-9]+)/.exec(accepted.message)![1]!;
-  t.equal(answer.headers.location, `/v1/transactions/${id}`, 'contract 14: Location names the transaction the message names');
+  t.equal(answer.headers.location, `/v1/transactions/${id}`, 'docs/money-in.md#simulated-deposits: Location names the transaction the message names');
   t.equal(expectStatus(await sandbox.request('GET', answer.headers.location as string), 200).id, id, 'and it can be read there');
 
   const listed = await getJson(sandbox, '/v1/transactions?accountId=acct_acme_usd&pageSize=1');

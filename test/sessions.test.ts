@@ -185,7 +185,7 @@ tap.test('sixteen sessions under parallel load share nothing: ids, balances, clo
     }),
   );
 
-  t.equal(new Set(depositIds).size, 16, 'contract 14: no two sessions hand out the same id (each draws from a sequence of its own)');
+  t.equal(new Set(depositIds).size, 16, 'docs/sessions.md#ids: no two sessions hand out the same id (each draws from a sequence of its own)');
   for (const [index, receiver] of receivers.entries()) {
     await waitFor(() => (receiver.requests.some((request) => request.body?.transaction?.status === 'COMPLETED') ? true : undefined), `webhooks of session ${index}`);
     for (const request of receiver.requests) {
