@@ -30,7 +30,8 @@ export const payoutsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
     app.post(
       '/v1/payout-origination/:format',
       {
-        config: { auth: { modes: ['payout'], user: 'required' } },
+        // docs/authentication.md#entitlements: a payout moves money, so the key needs transactions:write
+        config: { auth: { modes: ['payout'], scope: 'transactions:write', user: 'required' } },
         schema: {
           tags: ['Payouts'],
           summary: 'Submit a payout: Base64 of a json payload or a pacs.008 message (interface 4.12)',
