@@ -245,6 +245,8 @@ function userContext(ctx: AppContext, request: FastifyRequest, key: ApiKeyRow, p
     }
     throw new ServiceError(400, 'USER_ID_HEADER_REQUIRED', 'X-Service-User-Id is required with a MULTI_USER key on this endpoint');
   }
+  // the bounds the document declares (docs/authentication.md#hmac-headers-server-to-server): a 400, not a lookup's 403
+  headerLengthCheck('X-Service-User-Id', userHeader, 1, 128);
   const user = prepared<{ id: string }>(ctx.db, 'SELECT id FROM users WHERE id = ? AND programme_id = ?').get(userHeader, key.programme_id);
   if (!user) throw errors.forbidden(`X-Service-User-Id ${userHeader} is not a user of this programme`);
   return user.id;
