@@ -14,6 +14,7 @@ const date = (name: string) =>
   z
     .string({ error: `${name} must be a date YYYY-MM-DD` })
     .regex(DATE_PATTERN, `${name} must be a date YYYY-MM-DD`)
+    .meta({ format: 'date' }) // docs/openapi.md#formats
     .describe(`${name === 'startDate' ? 'First' : 'Last'} day of the period, inclusive (YYYY-MM-DD, UTC)`);
 
 // Only the shape is checked here; the calendar and range rules of docs/decisions.md#statement-query need the emulated
@@ -24,6 +25,8 @@ export const statementQuery = z.object({
   format: z
     .string({ error: 'format must be json, csv or pdf' })
     .optional()
+    // the document lists the three values; the server also takes them in any case (docs/statements.md#query-rules)
+    .meta({ enum: [...STATEMENT_FORMATS] })
     .describe('json (default), csv or pdf; case-insensitive (interface 4.3)'),
 });
 export type StatementQuery = z.infer<typeof statementQuery>;
