@@ -88,6 +88,15 @@ const PARAMETER_NOTES: Record<string, { description: string; example?: string | 
   fileId: { description: 'The statement file, as named by the url of a StatementLink (GET /v1/accounts/{accountId}/statement with format csv or pdf)' },
   userId: { description: 'The id of a user of the programme', example: 'usr_acme' },
   number: { description: 'The number of a step of the guided demo (GET /_emulator/demo)', example: 1 },
+  // the examples' journey submits its payout with this key (src/http/openapi-examples.ts)
+  'POST /v1/payout-origination/{format} Idempotency-Key': { description: '8-128 characters', example: 'payout-2026-03-01-0001' },
+  'GET /_emulator/webhooks/deliveries/{id} id': { description: 'The id of a webhook delivery', example: 'dlv_0123456789abcdef' },
+  'POST /_emulator/webhooks/deliveries/{id}/replay id': { description: 'The id of a webhook delivery', example: 'dlv_0123456789abcdef' },
+  'GET /_emulator/faults/{id} id': { description: 'The id of a fault rule', example: 'flt_1' },
+  'DELETE /_emulator/faults/{id} id': { description: 'The id of a fault rule', example: 'flt_1' },
+  'GET /_emulator/sessions/{id} id': { description: 'The id of a session', example: 'ses_0123456789abcdef' },
+  'DELETE /_emulator/sessions/{id} id': { description: 'The id of a session', example: 'ses_0123456789abcdef' },
+  name: { description: 'The name of a snapshot', example: 'before-checkout' },
   'POST /v1/payout-origination/{format} format': { description: 'How the Base64 body is read: json (PayoutJsonPayload) or pacs008 (ISO 20022 XML)', example: 'json' },
   'GET /_emulator/requests method': { description: 'Only requests with this HTTP method' },
   'GET /_emulator/requests pathPrefix': { description: 'Only requests whose path starts with this' },
@@ -199,7 +208,7 @@ function describeParameters(document: Json, examples: ExamplesFile): void {
         if (parameter.$ref) continue;
         const notes = PARAMETER_NOTES[`${key} ${parameter.name}`] ?? PARAMETER_NOTES[parameter.name];
         if (!parameter.description && notes) parameter.description = notes.description;
-        if (parameter.in !== 'path' || parameter.example !== undefined) continue;
+        if ((parameter.in !== 'path' && parameter.in !== 'header') || parameter.example !== undefined) continue;
         const prefix = ID_PARAMETER_PREFIXES[parameter.name];
         const own = prefix === undefined ? undefined : successIds.find((id) => id.startsWith(prefix));
         const journey = prefix === undefined ? undefined : journeyIds.find((id) => id.startsWith(prefix));
@@ -346,26 +355,30 @@ function finishOperation(key: string, operation: Json, auth: AuthPolicy | undefi
 }
 
 const WEBHOOK_HEADERS = [
-  ['X-Service-Resource-Type', 'Always transaction.', { type: 'string', enum: ['transaction'] }],
+  ['X-Service-Resource-Type', 'Always transaction.', { type: 'string', enum: ['transaction'] }, 'transaction'],
   [
     'X-Service-Event-Type',
     'transaction_created when the transaction is first recorded; transaction_status_updated when its status is written.',
     { type: 'string', enum: ['transaction_created', 'transaction_status_updated'] },
+    'transaction_created',
   ],
   [
     'X-Service-Api-Key',
     'The webhook API key (wk_sandbox by default), one for all webhook events, issued apart from the REST keys; it picks the webhook secret and proves nothing by itself.',
     { type: 'string' },
+    'wk_sandbox',
   ],
   [
     'X-Service-Timestamp',
     'Signing time in milliseconds since the Unix epoch, from the real wall clock even when the emulated clock is frozen or advanced; every attempt is signed afresh. Reject timestamps far from your own clock.',
     { type: 'string', pattern: '^[0-9]+$' },
+    '1772366400000',
   ],
   [
     'X-Service-Signature',
     'Lower-case hex HMAC-SHA256, keyed with the webhook secret (whsec_sandbox_secret by default), of api key + timestamp + POST + the path of the webhook URL (no query string) + the raw body byte for byte, with no separators. Recompute and reject on mismatch (verifyWebhookSignature in the package).',
     { type: 'string', pattern: '^[0-9a-f]{64}$' },
+    '0'.repeat(64),
   ],
 ] as const;
 
@@ -423,7 +436,7 @@ function addWebhooks(document: Json): void {
         summary: 'Transaction webhook: sent to your URL on every transaction event (interface 6.1)',
         description: WEBHOOK_DESCRIPTION,
         security: [],
-        parameters: WEBHOOK_HEADERS.map(([name, description, schema]) => ({ name, in: 'header', required: true, description, schema })),
+        parameters: WEBHOOK_HEADERS.map(([name, description, schema, example]) => ({ name, in: 'header', required: true, description, schema, example })),
         requestBody: {
           required: true,
           content: { 'application/json': { schema: { $ref: `${SCHEMA_REF}TransactionWebhookEvent` } } },
