@@ -125,13 +125,9 @@ const ID_PARAMETER_PREFIXES: Record<string, string> = {
   fileId: 'sf_',
 };
 
-// Integer properties that count or measure and are never negative; the generator writes `z.number().int()` with
-// the safe-integer bounds, so a mock server (Prism) would answer negative values.
-const NON_NEGATIVE = new Set([
-  'pageIndex', 'totalRecords', 'count', 'jobsRun', 'attemptCount', 'attempts', 'passedCount', 'failedCount', 'fired',
-  'matched', 'heldNow', 'completed', 'tables', 'rows', 'size', 'expiresIn', 'latencyMs', 'durationMs', 'holdMs',
-  'minMs', 'maxMs', 'windowMs', 'timeoutMs', 'idleTimeoutSeconds', 'capacity', 'limit', 'seq',
-]);
+// Integer properties are counts, sizes, durations, numbers and statuses, never negative, except these two; the
+// generator writes `z.number().int()` with the safe-integer bounds, so a mock server (Prism) answered negative counts.
+const SIGNED_INTEGERS = new Set(['offsetMs', 'skewSeconds']);
 
 const PAYOUT_BODY_DESCRIPTION =
   'One Base64 string (standard alphabet, padded; line breaks ignored; at least 20 characters) of the whole message, ' +
@@ -226,7 +222,10 @@ function tightenSchema(schema: Json): void {
   // zod's startsWith() writes a format no validator knows; its pattern already says it
   if (schema.format === 'starts_with') delete schema.format;
   for (const [name, property] of Object.entries((schema.properties ?? {}) as Json)) {
-    if (NON_NEGATIVE.has(name) && property?.type === 'integer' && !(property.minimum >= 0)) property.minimum = 0;
+    if (SIGNED_INTEGERS.has(name)) continue;
+    for (const branch of [property, ...((property?.anyOf ?? []) as Json[])]) {
+      if (branch?.type === 'integer' && !(branch.minimum >= 0)) branch.minimum = 0;
+    }
   }
 }
 

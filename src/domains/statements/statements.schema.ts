@@ -4,7 +4,8 @@ import { depositInstructionSchema } from '../deposit-instructions/deposit-instru
 
 // interface 2.8 (statement and statement link), 4.3 (query) and docs/statements.md (validation, signed file link).
 
-const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/);
+// the example lets a mock server (Prism) answer a valid amount where an operation has no example of its own
+const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/).meta({ examples: ['100.00'] });
 
 export const STATEMENT_FORMATS = ['json', 'csv', 'pdf'] as const;
 export type StatementFormat = (typeof STATEMENT_FORMATS)[number];

@@ -14,7 +14,8 @@ import {
 // docs/decisions.md#transaction-unnamed-fields), one row mapper, and one webhook form derived from the same object so
 // REST and webhooks never drift.
 
-const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/);
+// the example lets a mock server (Prism) answer a valid amount where an operation has no example of its own
+const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/).meta({ examples: ['100.00'] });
 
 export const feeSchema = z
   .object({ type: z.string(), label: z.string(), amount: decimalString, currency: z.string() })
