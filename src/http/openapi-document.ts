@@ -200,6 +200,7 @@ function describeParameters(document: Json, examples: ExamplesFile): void {
       if (!operation?.parameters) continue;
       const key = `${method.toUpperCase()} ${path}`;
       const successIds = successIdsOf(operation.operationId);
+      let ownPathExample = false;
       for (const parameter of operation.parameters as Json[]) {
         if (parameter.$ref) continue;
         const notes = PARAMETER_NOTES[`${key} ${parameter.name}`] ?? PARAMETER_NOTES[parameter.name];
@@ -210,6 +211,15 @@ function describeParameters(document: Json, examples: ExamplesFile): void {
         const journey = prefix === undefined ? undefined : journeyIds.find((id) => id.startsWith(prefix));
         const example = own ?? notes?.example ?? journey ?? parameter.schema?.enum?.[0];
         if (example !== undefined) parameter.example = example;
+        if (own !== undefined) ownPathExample = true;
+      }
+      // the path names a resource of the user the examples were taken as (the onboarded user of the journey): the
+      // user header says that user, so the operation's examples work together
+      const user = examples[operation.operationId]?.user;
+      if (ownPathExample && user) {
+        operation.parameters = (operation.parameters as Json[]).map((parameter) =>
+          parameter.$ref === '#/components/parameters/ServiceUserId' ? { ...USER_ID_PARAMETER, example: user } : parameter,
+        );
       }
     }
   }

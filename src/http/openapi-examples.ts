@@ -15,9 +15,12 @@ export interface Example {
   value: unknown;
 }
 
-/** Per operationId: request body examples, and response examples per status. */
+/**
+ * Per operationId: request body examples, response examples per status, and the user its success examples were
+ * taken as when a MULTI_USER key named another user than the SINGLE_USER key's usr_acme.
+ */
 export interface ExamplesFile {
-  [operationId: string]: { request?: Record<string, Example>; responses: Record<string, Record<string, Example>> };
+  [operationId: string]: { request?: Record<string, Example>; responses: Record<string, Record<string, Example>>; user?: string };
 }
 
 export const EXAMPLES_FILE = path.join(PROJECT_ROOT, 'openapi', 'examples.json');
@@ -102,6 +105,8 @@ export async function captureExamples(): Promise<ExamplesFile> {
     const entry = (out[step.operationId] ??= { responses: {} });
     if (value !== undefined) (entry.responses[String(step.expect)] ??= {})[step.name] = { summary: step.summary, value };
     if (step.requestExample && step.body !== undefined) (entry.request ??= {})[step.name] = { summary: step.summary, value: step.body };
+    // the document's X-Service-User-Id example of an operation whose path names this user's resource (openapi-document.ts)
+    if (step.expect < 300 && as !== 'none' && 'userId' in as && as.userId && as.userId !== 'usr_acme') entry.user = as.userId;
     answers.set(`${step.operationId}/${step.name}`, raw as Json);
     return raw as Json;
   };
