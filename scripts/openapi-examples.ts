@@ -83,6 +83,8 @@ export async function captureExamples(): Promise<ExamplesFile> {
     const entry = (out[step.operationId] ??= { responses: {} });
     if (value !== undefined) (entry.responses[String(step.expect)] ??= {})[step.name] = { summary: step.summary, value };
     if (step.requestExample && step.body !== undefined) (entry.request ??= {})[step.name] = { summary: step.summary, value: step.body };
+    // the document's X-Service-User-Id example of an operation whose path names this user's resource (openapi-document.ts)
+    if (step.expect < 300 && as !== 'none' && 'userId' in as && as.userId && as.userId !== 'usr_acme') entry.user = as.userId;
     answers.set(`${step.operationId}/${step.name}`, raw as Json);
     return raw as Json;
   };
@@ -284,6 +286,8 @@ function journey(): Array<Step | Later> {
     { operationId: 'listBeneficiaryInstruments', name: 'instruments', summary: 'Its instruments', method: 'GET', url: '/v1/beneficiaries/ben_globex/instruments', expect: 200 },
     { operationId: 'listBeneficiaryInstruments', name: 'notFound', summary: 'An unknown beneficiary', method: 'GET', url: '/v1/beneficiaries/ben_unknown/instruments', expect: 404 },
     { operationId: 'createTransactionIntent', name: 'created', summary: 'A priced preview: USD to the EUR account', method: 'POST', url: '/v1/transaction-intents', body: intentBody, expect: 201, requestExample: true },
+    // the same key and body again: the first answer replayed, as a 200 (docs/money-out.md#transaction-intents)
+    { operationId: 'createTransactionIntent', name: 'replayed', summary: 'The same idempotencyKey and body again: the intent as first created', method: 'POST', url: '/v1/transaction-intents', body: intentBody, expect: 200 },
     { operationId: 'createTransactionIntent', name: 'missingAmount', summary: 'Neither debitAmount nor creditAmount', method: 'POST', url: '/v1/transaction-intents', body: { ...intentBody, idempotencyKey: 'intent-2026-03-01-0002', debitAmount: undefined }, expect: 400 },
     { operationId: 'listTransactionIntents', name: 'page', summary: 'The caller\'s intents', method: 'GET', url: '/v1/transaction-intents?pageSize=2', expect: 200 },
     { operationId: 'listTransactionIntents', name: 'badPageSize', summary: 'pageSize out of range', method: 'GET', url: '/v1/transaction-intents?pageSize=0', expect: 400 },

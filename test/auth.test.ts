@@ -133,6 +133,11 @@ t.test('user context: SINGLE_USER and MULTI_USER header rules (docs/decisions.md
   );
   expectError(t, await sandbox.request('GET', '/v1/accounts', undefined, MULTI), 400, 'USER_ID_HEADER_REQUIRED', /X-Service-User-Id/);
   expectError(t, await sandbox.request('GET', '/v1/accounts', undefined, { ...MULTI, userId: 'usr_nobody' }), 403, 'FORBIDDEN');
+  // the document's bounds (1-128 characters) are enforced: a 400 with the validation error body, not a lookup's 403
+  const tooLong = await sandbox.request('GET', '/v1/accounts', undefined, { ...MULTI, userId: `usr_${'x'.repeat(125)}` });
+  expectError(t, tooLong, 400, undefined, /X-Service-User-Id must be 1-128 characters/);
+  t.same(json(tooLong).validationErrors, [{ type: 'InvalidFormat', fieldRef: 'X-Service-User-Id', message: 'X-Service-User-Id must be 1-128 characters' }]);
+  expectError(t, await sandbox.request('GET', '/v1/accounts', undefined, { ...MULTI, userId: `usr_${'x'.repeat(124)}` }), 403, 'FORBIDDEN', /not a user/);
   expectError(t, await sandbox.request('GET', '/v1/accounts', undefined, { ...MULTI, userId: 'usr_other' }), 403, 'FORBIDDEN', /not a user of this programme/);
 
   const jane = await sandbox.request('GET', '/v1/accounts', undefined, AS_JANE);

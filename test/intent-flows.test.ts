@@ -186,9 +186,12 @@ t.test('refunds: partial, then the rest; never more than the deposit, in-flight 
     creditAmount: '80.00',
     fees: [],
     creditRail: 'ACH',
-    creditInstrument: null,
     debitInstrument: { instrumentType: 'ACCOUNT', account: { id: 'acct_jane_usd' } },
   });
+  // contract section 14, interface 2.3: never null; a simulated deposit names only its payer, so the payer's bank
+  // account is made from the deposit (docs/decisions.md#refund-party)
+  const payerAccount = { instrumentType: 'BANK_ACCOUNT', bankAccount: { id: depositId, displayName: 'Initech Payroll', currency: 'USD', mask: depositId.slice(-4) } };
+  t.same(json(first).creditInstrument, payerAccount);
   t.equal((await refund('r1', { debitAmount: '80.00', debitMemo: 'Overpaid' })).statusCode, 200, 'idempotent retry');
   t.equal((await refund('r1', { debitAmount: '81.00' })).statusCode, 409, 'same key, another body');
   const committed = await commit(sandbox, json(first).id, 'r1', AS_JANE);
@@ -202,6 +205,7 @@ t.test('refunds: partial, then the rest; never more than the deposit, in-flight 
     creditParty: { partyType: 'PAYER', payer: { displayName: 'Initech Payroll' } },
     fees: [],
   });
+  t.same(partial.creditInstrument, payerAccount, 'the transaction carries the intent\'s instrument');
   t.equal((await balances(sandbox, 'acct_jane_usd', AS_JANE)).available, (Number(before.available) - 80).toFixed(2), 'held at creation');
 
   fieldError(t, await refund('r2', { debitAmount: '120.01' }), 400, 'InvalidValue', 'debitAmount', 'more than what is left, the in-flight refund counted');
@@ -223,6 +227,11 @@ t.test('refunds: the whole deposit is a REFUND; a rejected refund frees the amou
   const whole = await createIntent(sandbox, { idempotencyKey: 'w1', debitAccountId: 'acct_jane_usd', refundOf: 'txn_hist_jane_008' }, AS_JANE);
   t.equal(whole.statusCode, 201, whole.body);
   t.match(json(whole), { type: 'REFUND', debitAmount: '3200.00' }, 'a fixture-history deposit, refunded whole');
+  t.match(json(whole).creditInstrument, { instrumentType: 'BANK_ACCOUNT', bankAccount: { id: 'txn_hist_jane_008', currency: 'USD', mask: '7781', displayName: 'Initech Payroll' } }, 'the payer\'s masked number');
+  // a refund intent stored without an instrument (an earlier version) gets it when read
+  sandbox.ctx.db.prepare('UPDATE transaction_intents SET credit_instrument = NULL WHERE id = ?').run(json(whole).id);
+  const reread = await sandbox.request('GET', `/v1/transaction-intents/${json(whole).id}`, undefined, AS_JANE);
+  t.same(json(reread).creditInstrument, json(whole).creditInstrument, 'filled on read');
   const explicit = await createIntent(sandbox, { idempotencyKey: 'w2', debitAccountId: 'acct_jane_usd', refundOf: 'txn_hist_jane_006', debitAmount: '3200.00' }, AS_JANE);
   t.match(json(explicit), { type: 'REFUND' }, 'the whole amount written out is a REFUND too');
 
@@ -274,6 +283,10 @@ t.test('refunds: a stablecoin deposit goes back on its network, 1:1, and the sta
   await advance(sandbox, 4_000);
   const refund = await transaction(sandbox, committed.relatedTransactionId);
   t.match(refund, { status: 'COMPLETED', creditRail: 'ETHEREUM.USDC', creditParty: { partyType: 'PAYER', payer: { displayName: 'Chain Payer' } } });
+  const wallet = { instrumentType: 'EXTERNAL_WALLET', externalWallet: { id: deposit.id, displayName: 'Chain Payer', currency: 'USDC_ETH', network: 'ETHEREUM', address: deposit.debitParty.payer.walletAddress } };
+  t.match(deposit.debitParty.payer.walletAddress, /^0x[0-9a-f]{40}$/);
+  t.same(json(intent).creditInstrument, wallet, 'the payer\'s wallet, on the deposit\'s network');
+  t.same(refund.creditInstrument, wallet);
   const day = '2026-03-01';
   const statement = json(await sandbox.request('GET', `/v1/accounts/acct_acme_usdc/statement?startDate=${day}&endDate=${day}`));
   const entry = statement.days.flatMap((d: { entries: Array<{ reference: string }> }) => d.entries).find((e: { reference: string }) => e.reference === refund.referenceNumber);

@@ -182,6 +182,28 @@ t.test('header rules', async (t) => {
   t.equal(validationOf(shortProgramme.body).fieldRef, 'X-Service-Program-Id');
 });
 
+t.test('entitlement: a key without transactions:write gets 403 and nothing is created or recorded', async (t) => {
+  // contract section 14, docs/authentication.md#entitlements: the read-only fixture key lacks transactions:write
+  const sandbox = await funded();
+  t.teardown(sandbox.close);
+  const readOnly = { apiKey: 'pk_sandbox_readonly', secret: 'sk_sandbox_readonly_secret', userId: 'usr_acme' };
+  const body = jsonPayout();
+  const records = () => prepared<{ n: number }>(sandbox.ctx.db, 'SELECT COUNT(*) AS n FROM idempotency_records').get()!.n;
+  const events = () => prepared<{ n: number }>(sandbox.ctx.db, 'SELECT COUNT(*) AS n FROM outbox').get()!.n;
+  const before = { transactions: countTransactions(sandbox), records: records(), events: events() };
+  const refused = await postPayout(sandbox, { body, as: readOnly, idempotencyKey: 'entitlement-0001' });
+  t.equal(refused.statusCode, 403, refused.body);
+  t.same(Object.keys(json(refused)).sort(), ['errorCode', 'message']);
+  t.equal(json(refused).errorCode, 'FORBIDDEN');
+  t.match(json(refused).message, /^API key lacks entitlement: this endpoint needs transactions:write/);
+  t.same({ transactions: countTransactions(sandbox), records: records(), events: events() }, before, 'nothing created or recorded');
+
+  // The same key and payout with a key that holds the entitlement: accepted, so nothing was kept under the key.
+  const accepted = await postPayout(sandbox, { body, idempotencyKey: 'entitlement-0001' });
+  t.equal(accepted.statusCode, 202, accepted.body);
+  t.equal(countTransactions(sandbox), before.transactions + 1);
+});
+
 t.test('body rules: Base64 garbage, short, not UTF-8, not JSON, missing fields', async (t) => {
   const sandbox = await funded();
   t.teardown(sandbox.close);

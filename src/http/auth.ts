@@ -244,6 +244,8 @@ function userContext(ctx: AppContext, store: CredentialStore, request: FastifyRe
     }
     throw new ServiceError(400, 'USER_ID_HEADER_REQUIRED', 'X-Service-User-Id is required with a MULTI_USER key on this endpoint');
   }
+  // the bounds the document declares (docs/authentication.md#hmac-headers-server-to-server): a 400, not a lookup's 403
+  headerLengthCheck('X-Service-User-Id', userHeader, 1, 128);
   if (!store.isProgrammeUser(ctx, key.programmeId, userHeader)) throw errors.forbidden(`X-Service-User-Id ${userHeader} is not a user of this programme`);
   return userHeader;
 }

@@ -13,9 +13,12 @@ export interface Example {
   value: unknown;
 }
 
-/** Per operationId: request body examples, and response examples per status. */
+/**
+ * Per operationId: request body examples, response examples per status, and the user its success examples were
+ * taken as when a MULTI_USER key named another user than the SINGLE_USER key's usr_acme.
+ */
 export interface ExamplesFile {
-  [operationId: string]: { request?: Record<string, Example>; responses: Record<string, Record<string, Example>> };
+  [operationId: string]: { request?: Record<string, Example>; responses: Record<string, Record<string, Example>>; user?: string };
 }
 
 /** Found from the package root, in a checkout, next to dist/ and in the Docker image (which copies openapi/). */

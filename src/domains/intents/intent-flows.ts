@@ -8,6 +8,7 @@ import { requireOwnAccount } from '../accounts/accounts.service.js';
 import type { Caller } from '../../core/caller.js';
 import { creditInstrumentFor, requireInstrument, requireOwnBeneficiary } from '../beneficiaries/beneficiaries.service.js';
 import { beneficiaryName, type BeneficiaryInstrumentRow } from '../beneficiaries/beneficiaries.schema.js';
+import { maskOf } from '../beneficiaries/bank-validation.js';
 import { CREDIT_RAILS, type CreditRail } from '../fees-fx/fees-fx.schema.js';
 import type { Instrument, Party, TransactionRow } from '../transactions/transactions.schema.js';
 import type { CreateIntentInput } from './intents.schema.js';
@@ -106,6 +107,24 @@ export function refundCreditRail(depositRail: string | null): CreditRail | null 
   const name = parts.length === 3 ? parts[2]! : parts[0]!;
   const rail = name === 'FEDWIRE' ? 'WIRE' : name;
   return (CREDIT_RAILS as readonly string[]).includes(rail) ? (rail as CreditRail) : null;
+}
+
+/**
+ * The interface 2.3 `creditInstrument` of a refund, never null (docs/decisions.md#refund-party): the deposit's
+ * debit instrument, or, for a deposit that names only its payer (simulated, seeded or injected), the payer's
+ * instrument made from the deposit: an `EXTERNAL_WALLET` on an on-chain rail (`ETHEREUM.USDC`), else a
+ * `BANK_ACCOUNT`; its id is the deposit's, the one record of that instrument. The transaction carries the same.
+ */
+export function refundCreditInstrument(deposit: TransactionRow): Instrument {
+  if (deposit.debit_instrument !== null) return JSON.parse(deposit.debit_instrument) as Instrument;
+  const party = deposit.debit_party === null ? null : (JSON.parse(deposit.debit_party) as Party);
+  const payer = party?.partyType === 'PAYER' ? party.payer : undefined;
+  const common = { id: deposit.id, displayName: payer?.displayName ?? null, currency: deposit.debit_currency };
+  const rail = (deposit.debit_rail ?? '').split('.');
+  if (rail.length === 2) {
+    return { instrumentType: 'EXTERNAL_WALLET', externalWallet: { ...common, network: rail[0]!, address: payer?.walletAddress ?? '' } };
+  }
+  return { instrumentType: 'BANK_ACCOUNT', bankAccount: { ...common, mask: maskOf(payer?.accountNumber ?? deposit.id) } };
 }
 
 export function refundAmountError(ctx: AppContext, currency: string, refundableMinor: bigint, deposit: TransactionRow): ServiceError {

@@ -88,9 +88,9 @@ export const transactionIntentSchema = z
     debitCurrency: z.string(),
     creditCurrency: z.string(),
     debitInstrument: instrumentSchema,
-    creditInstrument: instrumentSchema
-      .nullable()
-      .describe('null on a refund of a deposit whose payer has no instrument on record (it is paid back over the deposit\'s rail)'),
+    creditInstrument: instrumentSchema.describe(
+      'Where the money goes; never null. A refund: the instrument the deposit came from, or one made from its payer (docs/money-out.md#refunds)',
+    ),
     fees: z.array(feeSchema),
     exchangeRate: z.string().describe('Credit currency units per debit currency unit: mid x (1 - spread); "1" without conversion'),
     statusReason: z.string(),
@@ -140,6 +140,7 @@ export interface IntentRow {
   credit_amount_minor: number;
   credit_currency: string;
   debit_instrument: string;
+  /** null only on a refund intent stored before it was always set: read through creditInstrumentOf (intents.service.ts). */
   credit_instrument: string | null;
   credit_party: string | null;
   fees: string;
@@ -159,7 +160,7 @@ export interface IntentRow {
   updated_at_ms: number;
 }
 
-export function toIntent(row: IntentRow, precision: (currency: string) => number): TransactionIntent {
+export function toIntent(row: IntentRow, precision: (currency: string) => number, creditInstrument: Instrument): TransactionIntent {
   const intent: TransactionIntent = {
     id: row.id,
     type: row.type,
@@ -171,7 +172,7 @@ export function toIntent(row: IntentRow, precision: (currency: string) => number
     debitCurrency: row.debit_currency,
     creditCurrency: row.credit_currency,
     debitInstrument: JSON.parse(row.debit_instrument) as Instrument,
-    creditInstrument: row.credit_instrument === null ? null : (JSON.parse(row.credit_instrument) as Instrument),
+    creditInstrument,
     fees: (JSON.parse(row.fees) as StoredFee[]).map(
       (fee): Fee => ({ type: fee.type, label: fee.label, amount: formatAmount(BigInt(fee.amountMinor), precision(fee.currency)), currency: fee.currency }),
     ),

@@ -33,6 +33,7 @@ import {
   otherUsersAccount,
   p2pCreditParty,
   refundAmountError,
+  refundCreditInstrument,
   refundCreditRail,
   refundedMinor,
   requireOwnBankAccount,
@@ -53,7 +54,16 @@ function getIntentRow(ctx: AppContext, id: string): IntentRow | undefined {
 }
 
 function serialize(ctx: AppContext, row: IntentRow): TransactionIntent {
-  return toIntent(row, precisionLookup(ctx));
+  return toIntent(row, precisionLookup(ctx), creditInstrumentOf(ctx, row));
+}
+
+/**
+ * Where the money goes, never null (interface 2.3): a refund intent stored before its instrument was always
+ * set (docs/decisions.md#refund-party) names the deposit's payer now.
+ */
+function creditInstrumentOf(ctx: AppContext, row: IntentRow): Instrument {
+  if (row.credit_instrument !== null) return JSON.parse(row.credit_instrument) as Instrument;
+  return refundCreditInstrument(getTransactionRow(ctx, row.refund_of_transaction_id!)!);
 }
 
 /** A stable hash of the creation request: keys sorted, absent and null fields dropped. */
@@ -209,7 +219,7 @@ interface IntentPlan {
   creditAmountMinor: bigint;
   creditCurrency: string;
   debitInstrument: Instrument;
-  creditInstrument: Instrument | null;
+  creditInstrument: Instrument;
   debitParty: Party | null;
   debitRailType: string | null;
   creditParty: Party | null;
@@ -320,7 +330,7 @@ function planRefund(ctx: AppContext, caller: Caller, input: CreateIntentInput): 
     creditAmountMinor: amountMinor,
     creditCurrency: deposit.debit_currency,
     debitInstrument: accountInstrument(account),
-    creditInstrument: deposit.debit_instrument === null ? null : (JSON.parse(deposit.debit_instrument) as Instrument),
+    creditInstrument: refundCreditInstrument(deposit),
     debitParty: null,
     debitRailType: null,
     creditParty: deposit.debit_party === null ? null : (JSON.parse(deposit.debit_party) as Party),
@@ -449,7 +459,7 @@ function createIntentNow(ctx: AppContext, caller: Caller, input: CreateIntentInp
     plan.creditAmountMinor,
     plan.creditCurrency,
     JSON.stringify(plan.debitInstrument),
-    plan.creditInstrument === null ? null : JSON.stringify(plan.creditInstrument),
+    JSON.stringify(plan.creditInstrument),
     plan.debitParty === null ? null : JSON.stringify(plan.debitParty),
     plan.debitRailType,
     plan.creditParty === null ? null : JSON.stringify(plan.creditParty),
@@ -559,7 +569,7 @@ function commitIntentNow(ctx: AppContext, caller: Caller, intentId: string, idem
   const creditedAccountId = creditedAccountOf(
     row.credit_account_id,
     row.category,
-    row.credit_instrument === null ? null : (JSON.parse(row.credit_instrument) as Instrument),
+    creditInstrumentOf(ctx, row),
   );
   if (creditedAccountId !== null) {
     assertCreditFits(ctx, creditedAccountId, BigInt(row.credit_amount_minor), row.written_amount === 'DEBIT' ? 'debitAmount' : 'creditAmount');
@@ -598,7 +608,7 @@ function transactionFor(ctx: AppContext, row: IntentRow): NewTransaction {
     debitInstrument: JSON.parse(row.debit_instrument) as Instrument,
     creditAmountMinor: BigInt(row.credit_amount_minor),
     creditCurrency: row.credit_currency,
-    creditInstrument: row.credit_instrument === null ? null : (JSON.parse(row.credit_instrument) as Instrument),
+    creditInstrument: creditInstrumentOf(ctx, row),
     exchangeRate: row.exchange_rate,
     baseExchangeRate: row.base_exchange_rate,
     fxSpread: row.fx_spread,

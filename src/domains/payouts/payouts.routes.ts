@@ -28,7 +28,8 @@ export const payoutsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
     app.post(
       '/v1/payout-origination/:format',
       {
-        config: { auth: { modes: ['payout'], user: 'required' } },
+        // docs/authentication.md#entitlements: a payout moves money, so the key needs transactions:write
+        config: { auth: { modes: ['payout'], scope: 'transactions:write', user: 'required' } },
         schema: {
           operationId: 'submitPayout',
           tags: ['Payouts'],

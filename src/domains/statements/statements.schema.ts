@@ -4,7 +4,8 @@ import { depositInstructionSchema } from '../deposit-instructions/deposit-instru
 
 // interface 2.8 (statement and statement link), 4.3 (query) and docs/statements.md (validation, signed file link).
 
-const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/);
+// the example lets a mock server (Prism) answer a valid amount where an operation has no example of its own
+const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/).meta({ examples: ['100.00'] });
 
 export const STATEMENT_FORMATS = ['json', 'csv', 'pdf'] as const;
 export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
@@ -14,6 +15,7 @@ const date = (name: string) =>
   z
     .string({ error: `${name} must be a date YYYY-MM-DD` })
     .regex(DATE_PATTERN, `${name} must be a date YYYY-MM-DD`)
+    .meta({ format: 'date' }) // docs/openapi.md#formats
     .describe(`${name === 'startDate' ? 'First' : 'Last'} day of the period, inclusive (YYYY-MM-DD, UTC)`);
 
 // Only the shape is checked here; the calendar and range rules of docs/decisions.md#statement-query need the emulated
@@ -24,6 +26,8 @@ export const statementQuery = z.object({
   format: z
     .string({ error: 'format must be json, csv or pdf' })
     .optional()
+    // the document lists the three values; the server also takes them in any case (docs/statements.md#query-rules)
+    .meta({ enum: [...STATEMENT_FORMATS] })
     .describe('json (default), csv or pdf; case-insensitive (interface 4.3)'),
 });
 export type StatementQuery = z.infer<typeof statementQuery>;

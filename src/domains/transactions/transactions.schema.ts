@@ -15,7 +15,8 @@ import {
 // docs/decisions.md#transaction-unnamed-fields), one row mapper, and one webhook form derived from the same object so
 // REST and webhooks never drift.
 
-const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/);
+// the example lets a mock server (Prism) answer a valid amount where an operation has no example of its own
+const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/).meta({ examples: ['100.00'] });
 
 export const feeSchema = z
   .object({ type: z.string(), label: z.string(), amount: decimalString, currency: z.string() })
@@ -306,9 +307,11 @@ export function checkUpdatedBoundsOrder(query: { minUpdatedAt?: number; maxUpdat
   }
 }
 
-function instantParameter(name: string, bound: 'lower' | 'upper') {
+function instantParameter(name: string, bound: 'lower' | 'upper', description: string) {
   return z
     .string()
+    // the document states the format, so clients send an instant (docs/openapi.md#formats)
+    .meta({ format: 'date-time', description: `${description}: an ISO 8601 instant with Z or a URL-encoded offset, inclusive` })
     .transform((value, context) => {
       const ms = parseInstantMs(value, bound);
       if (ms === null) {
@@ -322,8 +325,7 @@ function instantParameter(name: string, bound: 'lower' | 'upper') {
       }
       return ms;
     })
-    .optional()
-    .describe(`ISO 8601 instant with Z or a URL-encoded offset (inclusive)`);
+    .optional();
 }
 
 export const listTransactionsQuery = z
@@ -337,13 +339,14 @@ export const listTransactionsQuery = z
     ...pageQuery(200), // interface 4.5: 1-200, default 25
     sortBy: z
       .enum(TRANSACTION_SORT_FIELDS, { error: `sortBy must be one of ${TRANSACTION_SORT_FIELDS.join(', ')}` })
-      .default('CREATED_AT'),
-    sortDirection: z.enum(SORT_DIRECTIONS, { error: 'sortDirection must be ASC or DESC' }).default('DESC'),
-    minUpdatedAt: instantParameter('minUpdatedAt', 'lower'),
-    maxUpdatedAt: instantParameter('maxUpdatedAt', 'upper'),
-    minCreatedAt: instantParameter('minCreatedAt', 'lower'),
-    type: z.enum(TRANSACTION_TYPES, { error: `type must be one of ${TRANSACTION_TYPES.join(', ')}` }).optional(),
-    status: z.enum(TRANSACTION_STATUSES, { error: `status must be one of ${TRANSACTION_STATUSES.join(', ')}` }).optional(),
+      .default('CREATED_AT')
+      .describe('The field the page is sorted by'),
+    sortDirection: z.enum(SORT_DIRECTIONS, { error: 'sortDirection must be ASC or DESC' }).default('DESC').describe('Sort order'),
+    minUpdatedAt: instantParameter('minUpdatedAt', 'lower', 'Only transactions updated at or after this instant'),
+    maxUpdatedAt: instantParameter('maxUpdatedAt', 'upper', 'Only transactions updated at or before this instant'),
+    minCreatedAt: instantParameter('minCreatedAt', 'lower', 'Only transactions created at or after this instant'),
+    type: z.enum(TRANSACTION_TYPES, { error: `type must be one of ${TRANSACTION_TYPES.join(', ')}` }).optional().describe('Only transactions of this type'),
+    status: z.enum(TRANSACTION_STATUSES, { error: `status must be one of ${TRANSACTION_STATUSES.join(', ')}` }).optional().describe('Only transactions in this status'),
   })
   .superRefine((query, context) => {
     // Bounds are rounded inwards to the millisecond (parseInstantMs), so two bounds within one millisecond
