@@ -2,9 +2,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
 import { forceStatusBody, transactionParams, transactionSchema } from '../domains/transactions/transactions.schema.js';
-import { forceTransactionStatus } from '../domains/transactions/control.service.js';
 import { injectParams, injectTransactionBody, returnTransactionBody } from '../domains/transactions/control.schema.js';
-import { injectTransaction, returnTransaction } from '../domains/transactions/control.service.js';
+import { forceTransactionStatus, injectTransaction, returnTransaction } from '../domains/transactions/control.service.js';
 import { CONTROL_PLANE } from './emulator.routes.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
 

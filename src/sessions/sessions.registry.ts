@@ -92,6 +92,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
   function refill(): void {
     if (filling || closed || ready.length >= root.config.sessionPool) return;
     filling = true;
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- every rejection is caught inside
     setImmediate(async () => {
       try {
         const sandbox = await openDefault();
