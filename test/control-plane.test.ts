@@ -1,7 +1,7 @@
 import t from 'tap';
-import { AS_JANE, buildTestApp, json, type Identity, type TestApp } from './helper.js';
+import { advance, AS_JANE, buildTestApp, json, type Identity, type TestApp } from './helper.js';
 import { expectStatus } from './helpers/money-in.js';
-import { advance, businessEntries, createUser, getDetail, personEntries, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
+import { businessEntries, createUser, getDetail, personEntries, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
 
 // Control-plane routes and the interface values they make reachable (docs/control-plane.md): provider
 // readiness (the 409 of interface 3.1), CANCELED information requests, API-key entitlements (403),

@@ -4,7 +4,7 @@ import t from 'tap';
 import { parse as parseYaml } from 'yaml';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { buildTestApp, json } from './helper.js';
+import { advance, buildTestApp, json } from './helper.js';
 import { webhookSandbox } from './helpers/webhook-sandbox.js';
 
 // Where the OpenAPI document lives (docs/openapi.md#where-it-lives): /openapi.json, the same as YAML at
@@ -78,7 +78,7 @@ t.test('the transaction webhook under `webhooks` matches real deliveries', async
     amount: '125.00',
   });
   t.equal(deposit.statusCode, 202, deposit.body);
-  await sandbox.request('POST', '/_emulator/clock', { advanceMs: 3_600_000 });
+  await advance(sandbox, 3_600_000);
   const deadline = Date.now() + 10_000;
   while (receiver.requests.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   t.ok(receiver.requests.length >= 2, `${receiver.requests.length} deliveries received`);
