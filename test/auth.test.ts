@@ -4,7 +4,7 @@ import type { FastifyPluginAsync, LightMyRequestResponse } from 'fastify';
 import { authOf, SCOPES } from '../src/http/auth.js';
 import { errorBodySchema } from '../src/core/errors.js';
 import { signRequest } from '../src/lib/hmac.js';
-import { AS_JANE, AS_OTHER, CREDENTIALS, START, buildTestApp, json, type Identity } from './helper.js';
+import { AS_JANE, AS_OTHER, CREDENTIALS, START, advance, buildTestApp, json, type Identity } from './helper.js';
 
 // Interface 5 and docs/authentication.md: HMAC headers, the payout variant, bearer tokens and the user context,
 // each failure with the status and error code of docs/errors.md.
@@ -107,8 +107,7 @@ t.test('HMAC headers (interface 5.2, docs/authentication.md)', async (t) => {
   });
 
   t.test('the skew is measured on the real clock, not the emulated one', async (t) => {
-    const advanced = await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: 24 * 3600 * 1000 } });
-    t.equal(advanced.statusCode, 200);
+    await advance(sandbox, 24 * 3600 * 1000);
     t.equal((await inject('/v1/accounts', sandbox.sign('GET', '/v1/accounts'))).statusCode, 200);
   });
 
@@ -220,10 +219,9 @@ t.test('bearer tokens (interface 5.1, docs/decisions.md#bearer-tokens)', async (
   });
 
   t.test('a token expires after 3600 s of emulated time', async (t) => {
-    const clock = (advanceMs: number) => sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs } });
-    t.equal((await clock(3599_000)).statusCode, 200);
+    await advance(sandbox, 3599_000);
     t.equal((await sandbox.request('GET', '/v1/accounts', undefined, { bearer: token.accessToken })).statusCode, 200, 'valid at 3599 s');
-    t.equal((await clock(2_000)).statusCode, 200);
+    await advance(sandbox, 2_000);
     expectError(t, await sandbox.request('GET', '/v1/accounts', undefined, { bearer: token.accessToken }), 401, 'UNAUTHORIZED', /expired/);
   });
 

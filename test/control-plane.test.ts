@@ -1,7 +1,8 @@
 import t from 'tap';
-import { AS_JANE, buildTestApp, json, type Identity, type TestApp } from './helper.js';
+import type { LightMyRequestResponse } from 'fastify';
+import { advance, AS_JANE, buildTestApp, json, type Identity, type TestApp } from './helper.js';
 import { expectStatus } from './helpers/money-in.js';
-import { advance, businessEntries, createUser, getDetail, personEntries, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
+import { businessEntries, createUser, getDetail, personEntries, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
 
 // Control-plane routes and the interface values they make reachable (docs/control-plane.md): provider
 // readiness (the 409 of interface 3.1), CANCELED information requests, API-key entitlements (403),
@@ -206,7 +207,7 @@ t.test('one account lookup: every control-plane route that names an account take
   // docs/decisions.md#control-plane-accounts: a network sub-balance is a 404 as an unknown id is, as on /v1
   const sandbox = await buildTestApp();
   t.teardown(() => sandbox.close());
-  const routes: Array<{ name: string; send: (accountId: string) => ReturnType<TestApp['app']['inject']>; ok: number }> = [
+  const routes: Array<{ name: string; send: (accountId: string) => Promise<LightMyRequestResponse>; ok: number }> = [
     { name: 'provider-ready', send: (id) => providerReady(sandbox, id, { ready: true }), ok: 200 },
     {
       name: 'transaction injection',

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { buildTestApp, json, type TestApp } from './helper.js';
-import { advance, balances, eventsOf, expectStatus, getJson } from './helpers/money-in.js';
+import { advance, buildTestApp, json, type TestApp } from './helper.js';
+import { balances, eventsOf, expectStatus, getJson } from './helpers/money-in.js';
 
 // The control plane's transaction writes over HTTP (docs/control-plane.md#transactions): injection of any
 // transaction into an account and returns of completed outgoing ones, through the same ledger, timeline and

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { buildTestApp, json } from './helper.js';
+import { advance, buildTestApp, json } from './helper.js';
 import { artifactPath, launchChromium } from './helpers/browser.js';
 
 // Accessibility (docs/dashboard.md#accessibility): axe-core, injected into the page by the test (never served), finds
@@ -34,7 +34,7 @@ t.test('the dashboard has no serious accessibility violation, with every view op
   t.teardown(sandbox.close);
   const deposit = await sandbox.request('POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', { depositInstructionId: 'di_acme_usd_ach', amount: '12.00' });
   const id = /txn_[A-Za-z0-9]+/.exec(json(deposit).message as string)![0];
-  await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: 1000 } });
+  await advance(sandbox, 1000);
   await sandbox.app.listen({ port: 0, host: '127.0.0.1' });
   const address = sandbox.app.server.address();
   const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { buildTestApp, json, START, type TestApp } from './helper.js';
+import { advance, buildTestApp, json, START, type TestApp } from './helper.js';
 import { artifactPath, launchChromium } from './helpers/browser.js';
 
 // Balance over time (docs/dashboard.md#balance-over-time): GET /_emulator/accounts/{id}/balance-history over HTTP, and
@@ -8,11 +8,6 @@ import { artifactPath, launchChromium } from './helpers/browser.js';
 async function deposit(sandbox: TestApp, amount: string): Promise<void> {
   const response = await sandbox.request('POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', { depositInstructionId: 'di_acme_usd_ach', amount });
   if (response.statusCode !== 202) throw new Error(`deposit: ${response.statusCode} ${response.body}`);
-}
-
-async function advance(sandbox: TestApp, ms: number): Promise<void> {
-  const response = await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: ms } });
-  if (response.statusCode !== 200) throw new Error(`advance: ${response.statusCode}`);
 }
 
 const at = (offsetMs: number) => new Date(Date.parse(START) + offsetMs).toISOString();

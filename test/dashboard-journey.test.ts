@@ -1,7 +1,7 @@
 import t from 'tap';
-import { buildTestApp, json, START } from './helper.js';
+import { advance, buildTestApp, json, START } from './helper.js';
 import { artifactPath, launchChromium } from './helpers/browser.js';
-import { advance, businessEntries, createUser, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
+import { businessEntries, createUser, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
 
 // The journey view in the page (docs/dashboard.md#the-journey-of-a-user): a fixture business onboarded over HTTP, then
 // its steps read back from the page in order with their emulated times; a step's story opens from the keyboard; a

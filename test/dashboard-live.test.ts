@@ -1,5 +1,5 @@
 import t from 'tap';
-import { buildTestApp, json } from './helper.js';
+import { advance, buildTestApp, json } from './helper.js';
 import { backgroundServices } from '../src/modules.js';
 import { artifactPath, launchChromium } from './helpers/browser.js';
 import { startReceiver } from './helpers/receiver.js';
@@ -22,10 +22,6 @@ t.test('a clock move made elsewhere shows at once, pushed, without a reload; wit
   await sandbox.app.listen({ port: 0, host: '127.0.0.1' });
   const address = sandbox.app.server.address();
   const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  const advance = async (ms: number) => {
-    const response = await fetch(`${base}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceMs: ms }) });
-    return ((await response.json()) as { now: string }).now;
-  };
 
   const browser = await launchChromium();
   t.teardown(() => browser.close());
@@ -51,7 +47,7 @@ t.test('a clock move made elsewhere shows at once, pushed, without a reload; wit
     if (request.url().includes('/_emulator/ui/state')) feedRequests.push(performance.now());
   });
   const sent = performance.now();
-  const now = await advance(15 * 60_000);
+  const { now } = await advance(sandbox, 15 * 60_000);
   t.not(now, before);
   await page.waitForFunction((expected) => document.querySelector('#clock-now')?.getAttribute('datetime') === expected, now, { timeout: 5000 });
   const shownMs = performance.now() - sent;
@@ -76,7 +72,7 @@ t.test('a clock move made elsewhere shows at once, pushed, without a reload; wit
   await row.locator('button').click();
   await page.locator('#story .story-item[data-kind="status"]').first().waitFor();
   t.same(await page.locator('#story .story-item[data-kind="status"]').evaluateAll((items) => items.map((item) => (item as HTMLElement).dataset.status)), ['PENDING'], 'the story starts PENDING');
-  await advance(1000);
+  await advance(sandbox, 1000);
   await page.waitForFunction(() => document.querySelectorAll('#story .story-item[data-kind="status"]').length === 2, undefined, { timeout: 5000 });
   // the dispatcher sends both events; wait for their attempts to be drawn
   await page.waitForFunction(() => document.querySelectorAll('#story .story-item[data-kind="attempt"]').length >= 2, undefined, { timeout: 10_000 });
@@ -104,7 +100,7 @@ t.test('a clock move made elsewhere shows at once, pushed, without a reload; wit
   });
   await polling.goto(`${base}/_emulator/ui`);
   await polling.locator('#connection', { hasText: 'Live (polling)' }).waitFor();
-  const later = await advance(60_000);
+  const { now: later } = await advance(sandbox, 60_000);
   await polling.waitForFunction((expected) => document.querySelector('#clock-now')?.getAttribute('datetime') === expected, later, { timeout: 5000 });
   t.pass('without EventSource the page polls and still follows the clock');
 

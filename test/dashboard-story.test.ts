@@ -1,5 +1,5 @@
 import t from 'tap';
-import { buildTestApp, json, START } from './helper.js';
+import { advance, buildTestApp, json, START } from './helper.js';
 import { backgroundServices } from '../src/modules.js';
 import { startReceiver } from './helpers/receiver.js';
 
@@ -29,8 +29,7 @@ t.test('a deposit: created PENDING, COMPLETED 1 s later, its credit entry, two d
   t.same(story.steps.map((step: { kind: string; status: string; at: string }) => [step.kind, step.status, step.at]), [['CREATED', 'PENDING', START]], 'created, pending');
   t.same(story.ledgerEntries, [], 'an incoming deposit posts nothing while it is pending');
 
-  const advanced = await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: 1000 } });
-  t.equal(advanced.statusCode, 200);
+  await advance(sandbox, 1000);
   for (let tries = 0; tries < 100; tries += 1) {
     story = (await get(sandbox, `/_emulator/transactions/${id}/story`)).body;
     if (story.deliveries.length === 2 && story.deliveries.every((delivery: { status: string }) => delivery.status === 'DELIVERED')) break;
@@ -64,7 +63,7 @@ t.test('a forced failure: the status code is in the step; seeded history has one
   t.teardown(sandbox.close);
   const deposit = await sandbox.request('POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', { depositInstructionId: 'di_acme_usd_ach', amount: '5.00' });
   const id = /txn_[A-Za-z0-9]+/.exec(json(deposit).message as string)![0];
-  await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: 250 } });
+  await advance(sandbox, 250);
   const forced = await sandbox.app.inject({ method: 'POST', url: `/_emulator/transactions/${id}/status`, payload: { status: 'FAILED', statusCode: 'RAIL_REJECTED' } });
   t.equal(forced.statusCode, 200, forced.body);
   const story = (await get(sandbox, `/_emulator/transactions/${id}/story`)).body;

@@ -1,5 +1,4 @@
 import t from 'tap';
-import type { Page } from 'playwright-core';
 import { buildTestApp, CREDENTIALS, json } from './helper.js';
 import { backgroundServices } from '../src/modules.js';
 import { startReceiver } from './helpers/receiver.js';

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { AS_ACME_MULTI, AS_JANE, AS_OTHER, buildTestApp, json } from './helper.js';
-import { advance, expectStatus, fixturesFile, getJson } from './helpers/money-in.js';
+import { advance, AS_ACME_MULTI, AS_JANE, AS_OTHER, buildTestApp, json } from './helper.js';
+import { expectStatus, fixturesFile, getJson } from './helpers/money-in.js';
 import { isValidAbaRoutingNumber, isValidIban } from '../src/domains/deposit-instructions/rails.js';
 
 // Interface 4.1, 2.13, 3.1, 2.2 and docs/money-in.md#deposit-instructions.

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { AS_JANE, AS_OTHER, buildTestApp, json, type TestApp } from './helper.js';
-import { advance, businessEntries, createUser, getDetail, MULTI, personEntries, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
+import { advance, AS_JANE, AS_OTHER, buildTestApp, json, type TestApp } from './helper.js';
+import { businessEntries, createUser, getDetail, MULTI, personEntries, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
 import { assertEnrollmentActive } from '../src/domains/enrollment/enrollment.service.js';
 import { ServiceError } from '../src/core/errors.js';
 

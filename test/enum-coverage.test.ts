@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
-import { AS_JANE, buildTestApp, CREDENTIALS, json, type Identity, type TestApp } from './helper.js';
+import { advance, AS_JANE, buildTestApp, CREDENTIALS, json, type Identity, type TestApp } from './helper.js';
 import { postPayout, base64 } from './helpers/funding.js';
 import { documentValue, makePdf } from './helpers/pdf.js';
 import { MULTI, createUser, personEntries, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
@@ -240,7 +240,6 @@ function seeError(flow: string, response: LightMyRequestResponse): void {
   for (const item of body.validationErrors ?? []) see(flow, 'validationError.type', item.type);
 }
 
-const advance = (sandbox: TestApp, ms: number) => sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: ms } });
 const getTransaction = async (sandbox: TestApp, id: string, as?: Identity) => ok(await sandbox.request('GET', `/v1/transactions/${id}`, undefined, as), 200, `GET ${id}`);
 
 let keys = 0;

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { buildTestApp, CREDENTIALS, json, type Identity, type TestApp } from './helper.js';
-import { advance, getJson } from './helpers/money-in.js';
+import { advance, buildTestApp, CREDENTIALS, json, type Identity, type TestApp } from './helper.js';
+import { getJson } from './helpers/money-in.js';
 import { base64, fund, postPayout } from './helpers/funding.js';
 
 // Transaction field details a real integration reads (docs/decisions.md#debit-rail, #same-currency-rates,

@@ -128,3 +128,14 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
 export function json<T = any>(response: LightMyRequestResponse): T {
   return JSON.parse(response.body) as T;
 }
+
+/**
+ * Advance the emulated clock through the control plane (`POST /_emulator/clock`, which runs every job due by the new
+ * time before it answers: docs/architecture.md#the-request-path); any answer but 200 fails the caller. The one clock
+ * helper of the tests. Returns the clock's answer (`now`: the new emulated time).
+ */
+export async function advance(sandbox: TestApp, ms: number): Promise<{ now: string }> {
+  const response = await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: ms } });
+  if (response.statusCode !== 200) throw new Error(`clock advance by ${ms} ms: ${response.statusCode} ${response.body}`);
+  return json(response);
+}

@@ -1,8 +1,7 @@
 import t, { type Test } from 'tap';
 import { createHash } from 'node:crypto';
-import { buildTestApp, json, type Identity, type TestApp } from './helper.js';
+import { advance, buildTestApp, json, type Identity, type TestApp } from './helper.js';
 import {
-  advance,
   businessEntries,
   createUser,
   getDetail,

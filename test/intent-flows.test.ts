@@ -1,6 +1,5 @@
 import t, { type Test } from 'tap';
-import { AS_JANE, AS_OTHER, buildTestApp, json, type Identity, type TestApp } from './helper.js';
-import { advance } from './helpers/onboarding.js';
+import { advance, AS_JANE, AS_OTHER, buildTestApp, json, type Identity, type TestApp } from './helper.js';
 
 // The intent flows of docs/money-out.md#intent-flows over HTTP: transfers to another user of the
 // programme (P2P), refunds of a deposit (REFUND / PARTIAL_REFUND) and direct debits from the user's own

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { prepared } from '../src/db/connection.js';
 import { quote } from '../src/domains/fees-fx/fees-fx.service.js';
-import { AS_ACME_MULTI, AS_JANE, buildTestApp, json, START, type Identity, type TestApp } from './helper.js';
-import { advance, balances, cents, countTransactions, fund, transaction, transactionsOfIntent } from './helpers/funding.js';
+import { advance, AS_ACME_MULTI, AS_JANE, buildTestApp, json, START, type Identity, type TestApp } from './helper.js';
+import { balances, cents, countTransactions, fund, transaction, transactionsOfIntent } from './helpers/funding.js';
 
 // Transaction intents (docs/money-out.md#transaction-intents; interface 2.3, 3.2, 4.4) with fees and FX from the
 // fixtures.

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { buildTestApp, json, START, type TestApp } from './helper.js';
-import { advance, businessEntries, createUser, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
+import { advance, buildTestApp, json, START, type TestApp } from './helper.js';
+import { businessEntries, createUser, startEnrollment, submit, writeEntries } from './helpers/onboarding.js';
 
 // GET /_emulator/users/{userId}/journey (docs/dashboard.md#the-journey-of-a-user): onboarding steps, accounts, money in
 // and out, oldest first with the emulated time of each; read only.

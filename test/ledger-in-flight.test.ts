@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import Database from 'better-sqlite3';
-import { buildTestApp, json, AS_JANE, type TestApp } from './helper.js';
-import { advance, balances, expectStatus } from './helpers/money-in.js';
+import { advance, buildTestApp, json, AS_JANE, type TestApp } from './helper.js';
+import { balances, expectStatus } from './helpers/money-in.js';
 import { checkLedger, wrongInFlightFlags } from './helpers/ledger.js';
 import { DEMO_STEPS } from '../src/emulator/demo.script.js';
 

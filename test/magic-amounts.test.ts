@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { buildTestApp, json, type TestApp } from './helper.js';
-import { advance, balances, base64, fund, postPayout, transaction } from './helpers/funding.js';
+import { advance, buildTestApp, json, type TestApp } from './helper.js';
+import { balances, base64, fund, postPayout, transaction } from './helpers/funding.js';
 
 // Magic cents are read only on the amount the caller wrote: the intent's debitAmount or creditAmount as
 // written, the payout's amount; never on an amount the emulator converted or derived

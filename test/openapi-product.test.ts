@@ -80,8 +80,8 @@ t.test('components are plain JSON Schema 2020-12, one per resource', async (t) =
 t.test('integers, formats and the open error code', async (t) => {
   const document = await servedDocument();
   const list = document.paths['/v1/transactions'].get.parameters as Json[];
-  const pageIndex = list.find((parameter) => parameter.name === 'pageIndex');
-  const pageSize = list.find((parameter) => parameter.name === 'pageSize');
+  const pageIndex = list.find((parameter) => parameter.name === 'pageIndex')!;
+  const pageSize = list.find((parameter) => parameter.name === 'pageSize')!;
   t.same(pageIndex.schema, { type: 'integer', minimum: 0, maximum: 1_000_000_000, default: 0 }, 'pageIndex is an integer');
   t.match(pageSize.schema, { type: 'integer', minimum: 1, default: 25 }, 'pageSize is an integer');
   t.type(pageSize.schema.maximum, 'number');

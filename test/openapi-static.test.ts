@@ -2,11 +2,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { parse as parseYaml } from 'yaml';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { startWebhookDispatcher } from '../src/domains/webhooks/webhooks.dispatcher.js';
-import { buildTestApp, json } from './helper.js';
-import { startReceiver } from './helpers/receiver.js';
+import { advance, buildTestApp, json } from './helper.js';
 import { webhookSandbox } from './helpers/webhook-sandbox.js';
 
 // Where the OpenAPI document lives (docs/openapi.md#where-it-lives): /openapi.json, the same as YAML at
@@ -51,7 +49,7 @@ t.test('GET /openapi.yaml is the same document as YAML', async (t) => {
 });
 
 t.test('the transaction webhook under `webhooks` matches real deliveries', async (t) => {
-  const { receiver, sandbox, dispatcher } = await webhookSandbox(t);
+  const { receiver, sandbox } = await webhookSandbox(t);
   const document = json(await sandbox.app.inject({ method: 'GET', url: '/openapi.json' }));
   const webhook = document.webhooks?.transaction?.post;
   t.ok(webhook, 'webhooks.transaction.post is documented');
@@ -59,7 +57,7 @@ t.test('the transaction webhook under `webhooks` matches real deliveries', async
   t.ok(document.tags.some((tag: Json) => tag.name === 'Webhooks'), 'its tag is declared');
   t.match(webhook.description, /2xx within 10 s/, 'the acknowledgement rule');
   t.match(webhook.description, /5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h and 8 h/, 'the retry schedule');
-  const headers = Object.fromEntries((webhook.parameters as Json[]).map((parameter) => [parameter.name, parameter]));
+  const headers: Record<string, Json> = Object.fromEntries((webhook.parameters as Json[]).map((parameter) => [parameter.name, parameter]));
   t.same(Object.keys(headers).sort(), ['X-Service-Api-Key', 'X-Service-Event-Type', 'X-Service-Resource-Type', 'X-Service-Signature', 'X-Service-Timestamp']);
   for (const header of Object.values(headers)) t.ok(header.description && header.required, `${header.name} has its rule`);
   t.equal(webhook.requestBody.content['application/json'].schema.$ref, '#/components/schemas/TransactionWebhookEvent');
@@ -73,14 +71,14 @@ t.test('the transaction webhook under `webhooks` matches real deliveries', async
   ajv.addSchema({ $id: 'urn:service-sandbox:doc', components: document.components });
   const rewrite = (schema: unknown) => JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"urn:service-sandbox:doc#/components/'));
   const validateBody = ajv.compile(rewrite(webhook.requestBody.content['application/json'].schema));
-  const validateHeader = Object.fromEntries(Object.values(headers).map((header) => [header.name.toLowerCase(), ajv.compile(header.schema)]));
+  const validateHeader: Record<string, ValidateFunction> = Object.fromEntries(Object.values(headers).map((header) => [header.name.toLowerCase(), ajv.compile(header.schema)]));
 
   const deposit = await sandbox.request('POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', {
     depositInstructionId: 'di_acme_usd_ach',
     amount: '125.00',
   });
   t.equal(deposit.statusCode, 202, deposit.body);
-  await sandbox.request('POST', '/_emulator/clock', { advanceMs: 3_600_000 });
+  await advance(sandbox, 3_600_000);
   const deadline = Date.now() + 10_000;
   while (receiver.requests.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   t.ok(receiver.requests.length >= 2, `${receiver.requests.length} deliveries received`);

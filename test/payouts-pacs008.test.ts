@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { prepared } from '../src/db/connection.js';
-import { buildTestApp, json, type TestApp } from './helper.js';
+import { advance, buildTestApp, json, type TestApp } from './helper.js';
 import { base64, countTransactions, fund, postPayout, transaction } from './helpers/funding.js';
 
 // pacs.008 messages as banks send them (docs/payouts.md#the-pacs008-payload-iso-20022): a Document alone or in an envelope with
@@ -265,7 +265,7 @@ t.test('the debtor by the IBAN of a deposit instruction created through the API'
   t.teardown(sandbox.close);
   const created = await sandbox.request('POST', '/v1/accounts/acct_acme_eur/deposit-instructions', { name: 'Acme EUR 2', idempotencyKey: 'eur-instruction-2' });
   t.equal(created.statusCode, 202, created.body);
-  await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: 5000 } });
+  await advance(sandbox, 5000);
   const instruction = json(await sandbox.request('GET', '/v1/accounts/acct_acme_eur')).depositInstructions.at(-1);
   const iban = instruction?.fields?.find((field: { key: string }) => field.key === 'iban')?.value as string | undefined;
   if (iban === undefined) {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { prepared } from '../src/db/connection.js';
-import { AS_JANE, buildTestApp, json, START, type TestApp } from './helper.js';
-import { advance, balances, base64, cents, countTransactions, fund, postPayout, transaction } from './helpers/funding.js';
+import { advance, AS_JANE, buildTestApp, json, START, type TestApp } from './helper.js';
+import { balances, base64, cents, countTransactions, fund, postPayout, transaction } from './helpers/funding.js';
 
 // Payout submission (docs/payouts.md; interface 2.15, 4.12) with the payout HMAC variant
 // (docs/decisions.md#payout-hmac-variant).

@@ -38,7 +38,7 @@ async function startTestReceiver(t: Test, decide: Decide, pathName = '/webhooks'
 }
 
 /** What docs/webhooks.md#verifying-deliveries-in-your-app asks: the key, the signature and its time, then dedupe on eventId. */
-function correctReceiver(credentials = WEBHOOK): Decide {
+function correctReceiver(credentials: { apiKey: string; secret: string } = WEBHOOK): Decide {
   const seen = new Set<string>();
   return (request) => {
     const h = request.headers;

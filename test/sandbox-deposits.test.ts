@@ -1,6 +1,6 @@
 import t from 'tap';
-import { AS_JANE, AS_OTHER, buildTestApp } from './helper.js';
-import { advance, balances, eventsOf, expectStatus, getJson, listAll } from './helpers/money-in.js';
+import { advance, AS_JANE, AS_OTHER, buildTestApp } from './helper.js';
+import { balances, eventsOf, expectStatus, getJson, listAll } from './helpers/money-in.js';
 
 // Interface 4.13 / 2.16, docs/money-in.md#simulated-deposits: the sandbox deposit simulator.
 

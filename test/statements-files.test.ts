@@ -1,6 +1,6 @@
 import t from 'tap';
 import { parse } from 'csv-parse/sync';
-import { buildTestApp, json, type TestApp } from './helper.js';
+import { advance, buildTestApp, json, type TestApp } from './helper.js';
 import { formatAmount } from '../src/lib/money.js';
 import { ACCOUNT, HOLDER, LONE_CR_PAYER, PERIOD, STATEMENT_TEST_START, TRICKY_PAYER, grouped, pdfPages, seedStatementScenario } from './helpers/statements.js';
 
@@ -148,14 +148,10 @@ t.test('signed links: expiry on the emulated clock, tampering, reset', async (t)
   t.equal(upperCase.statusCode, 200, 'hex case does not matter');
 
   // valid until the last millisecond before expiresAt
-  const advance = async (advanceMs: number) => {
-    const response = await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs } });
-    t.equal(response.statusCode, 200, response.body);
-  };
-  await advance(FIFTEEN_MINUTES - 1);
+  await advance(sandbox, FIFTEEN_MINUTES - 1);
   const lastMoment = await download(sandbox, link);
   t.equal(lastMoment.statusCode, 200, 'still valid 1 ms before expiry');
-  await advance(1);
+  await advance(sandbox, 1);
   await forbidden(target(link), 'expired at expiresAt');
   t.match(json(await download(sandbox, link)).message, /expired/);
 

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { AS_JANE, buildTestApp } from './helper.js';
+import { advance, AS_JANE, buildTestApp } from './helper.js';
 import { fund } from './helpers/funding.js';
-import { advance, expectStatus } from './helpers/money-in.js';
+import { expectStatus } from './helpers/money-in.js';
 import { toTransaction, type TransactionRow } from '../src/domains/transactions/transactions.schema.js';
 import { precisionLookup } from '../src/domains/transactions/transactions.stored.js';
 

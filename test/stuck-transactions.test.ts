@@ -2,9 +2,9 @@ import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
 import { RAIL_STEP_JOB } from '../src/domains/transactions/transactions.rail.js';
 import { formatAmount, parseAmount } from '../src/lib/money.js';
-import { buildTestApp, json, type Identity, type TestApp } from './helper.js';
+import { advance, buildTestApp, json, type Identity, type TestApp } from './helper.js';
 import { base64, fund, postPayout } from './helpers/funding.js';
-import { advance, balances, eventsOf, getJson } from './helpers/money-in.js';
+import { balances, eventsOf, getJson } from './helpers/money-in.js';
 
 // Nothing accepted is left stuck (docs/decisions.md#amount-bounds, #failed-jobs): a credit the ledger
 // could not hold is refused at request time, a scheduled step that fails moves its transaction to FAILED

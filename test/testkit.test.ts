@@ -132,7 +132,7 @@ t.test('addFault and clearFaults, in process and in a session', async (t) => {
   const remote = await session.addFault({ match: { path: '/v1/accounts' }, effect: { type: 'ambiguous', status: 502 } });
   t.match(remote, { id: 'flt_1', effect: { type: 'ambiguous', status: 502 } });
   t.equal((await session.signedFetch('GET', '/v1/accounts')).status, 502, 'in a session: the rule acts');
-  await t.rejects(session.addFault({ effect: { type: 'latency' } }), { status: 400 }, 'a refused rule carries the status');
+  await t.rejects(session.addFault({ effect: { type: 'latency' } }), { name: 'Error', status: 400 }, 'a refused rule carries the status');
   await session.clearFaults();
   t.equal((await session.signedFetch('GET', '/v1/accounts')).status, 200);
 });

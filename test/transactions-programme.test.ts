@@ -1,6 +1,6 @@
 import t from 'tap';
-import { AS_ACME_MULTI, AS_JANE, AS_OTHER, CREDENTIALS, buildTestApp, json, type Identity, type TestApp } from './helper.js';
-import { advance, createWithdrawal, expectStatus, getJson, listAll } from './helpers/money-in.js';
+import { advance, AS_ACME_MULTI, AS_JANE, AS_OTHER, CREDENTIALS, buildTestApp, json, type Identity, type TestApp } from './helper.js';
+import { createWithdrawal, expectStatus, getJson, listAll } from './helpers/money-in.js';
 import { simulateDeposit } from '../src/domains/sandbox/sandbox.service.js';
 
 // Programme-wide transactions (docs/money-in.md#programme-wide-transactions; interface 4.5 "Omitted: every

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { AS_JANE, AS_OTHER, buildTestApp, json, type TestApp } from './helper.js';
-import { advance, balances, createWithdrawal, defaultFixtures, eventsOf, expectStatus, getJson, listAll } from './helpers/money-in.js';
+import { advance, AS_JANE, AS_OTHER, buildTestApp, json, type TestApp } from './helper.js';
+import { balances, createWithdrawal, defaultFixtures, eventsOf, expectStatus, getJson, listAll } from './helpers/money-in.js';
 import { simulateDeposit } from '../src/domains/sandbox/sandbox.service.js';
 
 // Interface 4.5 / 4.6 and docs/money-in.md#transactions: the list, its parameters, the change-sync procedure, the rail

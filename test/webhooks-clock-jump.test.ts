@@ -1,6 +1,6 @@
 import t from 'tap';
 import { buildTestApp, CREDENTIALS, json, START, type TestApp } from './helper.js';
-import { createTestDeposit, freePort, startReceiver } from './helpers/receiver.js';
+import { createTestDeposit, freePort } from './helpers/receiver.js';
 import { startWebhookDispatcher } from '../src/domains/webhooks/webhooks.dispatcher.js';
 import { verifyWebhookSignature } from '../src/webhook-verify.js';
 import { webhookSandbox } from './helpers/webhook-sandbox.js';
@@ -111,7 +111,7 @@ t.test('receiver down: a 1 h jump makes the attempts due within it, the rest wai
 });
 
 t.test('no jump: attempts are stamped when they are made, as before', async (t) => {
-  const { receiver, sandbox, dispatcher } = await webhookSandbox(t, { answer: (_request, index) => (index < 1 ? 503 : 200) });
+  const { sandbox, dispatcher } = await webhookSandbox(t, { answer: (_request, index) => (index < 1 ? 503 : 200) });
   const deposit = createTestDeposit(sandbox.ctx);
   await dispatcher.drain();
   await control(sandbox, 'POST', '/_emulator/clock', { advanceMs: 5000 });

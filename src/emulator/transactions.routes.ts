@@ -2,9 +2,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
 import { forceStatusBody, transactionParams, transactionSchema } from '../domains/transactions/transactions.schema.js';
-import { forceTransactionStatus } from '../emulator/transactions.service.js';
-import { injectParams, injectTransactionBody, returnTransactionBody } from '../emulator/transactions.schema.js';
-import { injectTransaction, returnTransaction } from '../emulator/transactions.service.js';
+import { injectParams, injectTransactionBody, returnTransactionBody } from './transactions.schema.js';
+import { forceTransactionStatus, injectTransaction, returnTransaction } from './transactions.service.js';
 import { CONTROL_PLANE } from './emulator.auth.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
 

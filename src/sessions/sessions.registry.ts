@@ -134,6 +134,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
     const pool = ready.get(key);
     if (!pool || filling.has(key) || closed || pool.sandboxes.length >= root.config.sessionPool) return;
     filling.add(key);
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- every rejection is caught inside
     setImmediate(async () => {
       try {
         const sandbox = await openFor(pool.start);

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { buildTestApp, json, START } from '../helper.js';
-import { advance, createUser, personEntries, startEnrollment, submit, writeEntries } from '../helpers/onboarding.js';
+import { advance, buildTestApp, json, START } from '../helper.js';
+import { createUser, personEntries, startEnrollment, submit, writeEntries } from '../helpers/onboarding.js';
 
 // The whole journey of a user created through the API (docs/onboarding.md#accounts-of-onboarded-users):
 // create, onboard, receive the programme's account, wait for its deposit-instruction provider, receive a

@@ -117,11 +117,6 @@ export function cents(amount: string): bigint {
   return parseAmount(amount.replace(/^-/, ''), 2) * (amount.startsWith('-') ? -1n : 1n);
 }
 
-export async function advance(sandbox: TestApp, ms: number): Promise<void> {
-  const response = await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: ms } });
-  if (response.statusCode !== 200) throw new Error(`advance: ${response.statusCode} ${response.body}`);
-}
-
 export function transaction(sandbox: TestApp, id: string): Transaction {
   const row = getTransactionRow(sandbox.ctx, id);
   if (!row) throw new Error(`no transaction ${id}`);

@@ -12,12 +12,6 @@ import { json, type Identity, type TestApp } from '../helper.js';
 // Helpers for the money-in tests (docs/money-in.md): the clock, listing, and outgoing transactions made with the
 // core directly (the payout endpoints belong to another domain).
 
-/** Advance the emulated clock through the control plane (runs due jobs in time order). */
-export async function advance(sandbox: TestApp, ms: number): Promise<void> {
-  const response = await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: ms } });
-  if (response.statusCode !== 200) throw new Error(`clock advance failed: ${response.statusCode} ${response.body}`);
-}
-
 export async function getJson(sandbox: TestApp, url: string, as?: Identity): Promise<any> {
   const response = await sandbox.request('GET', url, undefined, as);
   if (response.statusCode !== 200) throw new Error(`GET ${url}: ${response.statusCode} ${response.body}`);

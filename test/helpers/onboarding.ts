@@ -38,10 +38,6 @@ export function submit(sandbox: TestApp, as: Identity, requestId: string): Promi
   return sandbox.request('POST', `/v1/information-requests/${requestId}/submit`, undefined, as);
 }
 
-export function advance(sandbox: TestApp, advanceMs: number): Promise<LightMyRequestResponse> {
-  return sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs } });
-}
-
 export function requirement(detail: { requirements: Array<{ key: string }> }, key: string): any {
   const found = detail.requirements.find((item) => item.key === key);
   if (!found) throw new Error(`no requirement ${key}`);

@@ -29,7 +29,6 @@ export interface DecodedDocument {
   bytes: Buffer;
 }
 
-// eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 

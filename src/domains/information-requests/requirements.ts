@@ -241,7 +241,6 @@ export function ageOn(birthDate: string, today: string): number {
 // Value formats. Each check reports MissingValue (absent or empty), InvalidFormat (wrong type or shape)
 // or InvalidValue (well-formed but not accepted), with fieldRef pointing at the exact part.
 
-// eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
 function isAbsent(value: unknown): boolean {

@@ -4,7 +4,6 @@ import { precisionOf } from '../../context.js';
 import { ServiceError, errors } from '../../core/errors.js';
 import { formatAmount } from '../../lib/money.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
-import { requireOwnAccount } from '../accounts/accounts.service.js';
 import type { Caller } from '../../core/caller.js';
 import { creditInstrumentFor, requireInstrument, requireOwnBeneficiary } from '../beneficiaries/beneficiaries.service.js';
 import { beneficiaryName, type BeneficiaryInstrumentRow } from '../beneficiaries/beneficiaries.schema.js';

@@ -5,7 +5,7 @@ import { availableOf, entriesOfTransaction, postEntry } from '../ledger/ledger.s
 import { formatAmount } from '../../lib/money.js';
 import type { TransactionStatus } from './transactions.machine.js';
 import type { Fee, Instrument, Party, Transaction, TransactionRow } from './transactions.schema.js';
-import { emitTransactionEvent, getTransactionRow, refreshStoredTransaction, storeTransactionJson } from './transactions.stored.js';
+import { emitTransactionEvent, storeTransactionJson } from './transactions.stored.js';
 import { scheduleNextRailStep, type RailBehaviour } from './transactions.rail.js';
 
 // Creating a transaction, with the ledger rules every caller must keep and the hold on its debit. It runs

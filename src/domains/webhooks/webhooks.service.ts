@@ -6,6 +6,7 @@ import { scheduleJob } from '../../scheduler/scheduler.js';
 import { signWebhook } from '../../webhook-verify.js';
 import { VERSION } from '../../version.js';
 import type {
+  ChaosEffect,
   DeliveryStatus,
   ListDeliveriesQuery,
   WebhookAttempt,
@@ -13,7 +14,6 @@ import type {
   WebhookEndpoints,
 } from './webhooks.schema.js';
 import { notifyOutbox } from './outbox.js';
-import type { ChaosEffect } from './webhooks.schema.js';
 import { noChaos, type AttemptChaos, type ChaosTarget } from './webhooks.interceptor.js';
 import type { StateSlot } from '../../runtime/sandbox-runtime.js';
 
