@@ -8,7 +8,7 @@ import type { ExamplesFile } from '../src/http/openapi-examples.js';
 // Captures the examples of the OpenAPI document (docs/openapi.md#examples): real answers of the default
 // fixtures, taken by `captureExamples()` from a fresh app on an in-memory database with a frozen clock.
 // scripts/openapi.mjs writes them to openapi/examples.json, which the document builder only reads
-// (src/http/openapi-examples.ts); test/openapi-examples.test.ts captures them again and fails when the file
+// (src/http/openapi-examples.ts); test/http/openapi-examples.test.ts captures them again and fails when the file
 // differs. A script, not runtime code: it builds the whole app (docs/architecture.md#layers).
 
 type Json = Record<string, any>;

@@ -5,7 +5,7 @@
 // - openapi/openapi.json: the document the server serves with the default configuration (port 4010).
 //   node scripts/openapi.mjs           write both
 //   node scripts/openapi.mjs --check   exit 1 when either differs from what the server answers
-// test/openapi-static.test.ts and test/openapi-examples.test.ts run the same comparisons.
+// test/http/openapi-static.test.ts and test/http/openapi-examples.test.ts run the same comparisons.
 import './ts-loader.mjs';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';

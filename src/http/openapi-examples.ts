@@ -5,7 +5,7 @@ import { PROJECT_ROOT } from '../config.js';
 // Examples of the OpenAPI document (docs/openapi.md#examples): real answers of the default fixtures, captured
 // by scripts/openapi-examples.ts (`npm run openapi`) from a fresh app and committed as openapi/examples.json.
 // The runtime only reads that file (the capture builds the whole app, which http plumbing must not import:
-// docs/architecture.md#layers). test/openapi-examples.test.ts captures them again and fails when the file
+// docs/architecture.md#layers). test/http/openapi-examples.test.ts captures them again and fails when the file
 // differs, so the examples cannot drift from what the server answers.
 
 export interface Example {

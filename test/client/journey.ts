@@ -1,6 +1,6 @@
 // A client as an integrator would write it (docs/openapi.md#generating-a-typescript-client): types generated
 // by openapi-typescript from the served /openapi.json (./generated/schema.d.ts, written by the test), calls
-// made with openapi-fetch, compiled by tsc in strict mode, no casts. test/openapi-client.test.ts builds and
+// made with openapi-fetch, compiled by tsc in strict mode, no casts. test/http/openapi-client.test.ts builds and
 // runs it against the built server; it prints one JSON line of what it saw and exits non-zero on any surprise.
 import { createHmac } from 'node:crypto';
 import createClient, { type Middleware } from 'openapi-fetch';

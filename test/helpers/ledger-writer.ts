@@ -1,4 +1,4 @@
-// A separate process that spends from one account of a shared database file (test/ledger-concurrency.test.ts):
+// A separate process that spends from one account of a shared database file (test/domains/ledger/ledger-concurrency.test.ts):
 // several of these at once must never take `available` below zero. Prints one JSON line with its counts.
 // It assembles a minimal context (the transaction core only) so that it starts quickly.
 import { readdirSync, writeFileSync } from 'node:fs';

@@ -7,7 +7,7 @@ import { activateEnrollment, getEnrollment } from './enrollment.service.js';
 
 // Interface 4.9 and 4.10. Both may create the enrollment, so both run in one transaction, IMMEDIATE: it reads
 // before it writes, and deferred it could not take the write lock once another process on the same database
-// file had committed (SQLITE_BUSY, a 500; test/concurrency.test.ts).
+// file had committed (SQLITE_BUSY, a 500; test/db/concurrency.test.ts).
 export const enrollmentRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
   async (app) => {
     app.get(

@@ -1,0 +1,43 @@
+import t from 'tap';
+import { AS_JANE, AS_OTHER, buildTestApp, json } from '../../helper.js';
+
+t.test('accounts list and detail', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+
+  const list = await sandbox.request('GET', '/v1/accounts');
+  t.equal(list.statusCode, 200);
+  const body = json(list);
+  t.same(
+    body.data.map((a: { id: string }) => a.id),
+    ['acct_acme_usd', 'acct_acme_eur', 'acct_acme_usdc', 'acct_acme_gbp'],
+    'createdAt ascending, sub-balances hidden',
+  );
+  t.equal(body.totalRecords, 4);
+  t.equal(body.pageSize, 25);
+
+  const page = json(await sandbox.request('GET', '/v1/accounts?pageIndex=1&pageSize=3'));
+  t.same(page.data.map((a: { id: string }) => a.id), ['acct_acme_gbp']);
+
+  for (const bad of ['pageSize=0', 'pageSize=101', 'pageIndex=-1', 'pageSize=abc', 'pageSize=0x10', 'pageSize=1e1', 'pageIndex=%2B1', 'pageSize=%205', 'pageSize=', 'pageSize=1.5']) {
+    const response = await sandbox.request('GET', `/v1/accounts?${bad}`);
+    t.equal(response.statusCode, 400, bad);
+    t.notOk('errorCode' in json(response), 'no errorCode: validationErrors describe it (interface 7.1)');
+    t.ok(json(response).validationErrors[0].fieldRef, 'names the parameter');
+  }
+
+  const detail = json(await sandbox.request('GET', '/v1/accounts/acct_acme_usd'));
+  t.equal(detail.depositInstructions.length, 2);
+  t.match(detail.balances, { current: /^\d+\.\d{2}$/, available: /^\d+\.\d{2}$/ });
+
+  const otherUser = await sandbox.request('GET', '/v1/accounts/acct_acme_usd', undefined, AS_JANE);
+  t.equal(otherUser.statusCode, 403);
+  t.equal(json(otherUser).errorCode, 'FORBIDDEN');
+
+  const otherProgramme = await sandbox.request('GET', '/v1/accounts/acct_acme_usd', undefined, AS_OTHER);
+  t.equal(otherProgramme.statusCode, 404);
+  t.equal(json(otherProgramme).errorCode, 'NOT_FOUND');
+
+  const unknown = await sandbox.request('GET', '/v1/accounts/acct_nope');
+  t.equal(unknown.statusCode, 404);
+});

@@ -1,0 +1,125 @@
+import t from 'tap';
+import { buildTestApp, CREDENTIALS, json } from '../helper.js';
+
+// Request journal (docs/test-kit.md#request-journal, docs/decisions.md#journal): bounded ring buffer, secrets redacted,
+// filters.
+t.test('journal records requests with secrets and signatures redacted', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+
+  const token = json(await sandbox.request('POST', '/v1/auth/token', {}));
+  t.ok(token.accessToken, 'token issued');
+  await sandbox.request('GET', '/v1/accounts', undefined, { bearer: token.accessToken });
+  await sandbox.request('GET', '/v1/accounts/acct_nope');
+  await sandbox.request('POST', '/v1/auth/users', { externalId: 'journal-1', type: 'PERSON', name: 'Jo' }, {
+    apiKey: CREDENTIALS.multi.apiKey,
+    secret: CREDENTIALS.multi.secret,
+  });
+
+  const response = await sandbox.app.inject({ method: 'GET', url: '/_emulator/requests' });
+  t.equal(response.statusCode, 200);
+  const { data, capacity } = json(response);
+  t.equal(capacity, 1000);
+  t.same(
+    data.map((entry: { method: string; path: string; status: number }) => `${entry.method} ${entry.path} ${entry.status}`),
+    ['POST /v1/auth/token 200', 'GET /v1/accounts 200', 'GET /v1/accounts/acct_nope 404', 'POST /v1/auth/users 201'],
+    'oldest first, own requests not journaled',
+  );
+  const text = JSON.stringify(data);
+  t.notOk(text.includes(token.accessToken), 'no access token anywhere in the journal');
+  t.notOk(text.includes(CREDENTIALS.single.secret), 'no API secret');
+  t.notOk(/[0-9a-f]{64}/.test(text), 'no signature');
+  t.equal(data[0].responseBody.accessToken, '[REDACTED]');
+  t.equal(data[0].requestHeaders['x-service-signature'], '[REDACTED]');
+  t.equal(data[1].requestHeaders.authorization, '[REDACTED]');
+  t.equal(data[1].authMode, 'bearer');
+  t.equal(data[1].userId, 'usr_acme');
+  t.equal(data[3].requestBody.externalId, 'journal-1');
+  t.equal(data[3].programmeId, 'prg_sandbox');
+  // measured by the journal's own clock, with logging off too (the test app is silent)
+  t.ok(data.every((entry: { latencyMs: number }) => entry.latencyMs > 0 && entry.latencyMs < 60_000), 'every latency is measured');
+  t.ok(data.every((entry: { at: string }) => Math.abs(Date.parse(entry.at) - Date.now()) < 60_000), 'arrival on the wall clock');
+
+  const filtered = (query: string) => sandbox.app.inject({ method: 'GET', url: `/_emulator/requests?${query}` }).then((r) => json(r).data);
+  t.equal((await filtered('method=post')).length, 2, 'method filter is case-insensitive');
+  t.equal((await filtered('pathPrefix=/v1/accounts')).length, 2);
+  t.equal((await filtered('status=404')).length, 1);
+  t.equal((await filtered('limit=1'))[0].path, '/v1/auth/users', 'limit keeps the newest');
+  t.equal((await filtered('since=2999-01-01T00:00:00Z')).length, 0);
+
+  for (const bad of ['status=99', 'pathPrefix=v1', 'since=yesterday', 'limit=0', 'method=G3T']) {
+    const refused = await sandbox.app.inject({ method: 'GET', url: `/_emulator/requests?${bad}` });
+    t.equal(refused.statusCode, 400, bad);
+    t.ok(json(refused).validationErrors.length > 0);
+  }
+
+  const cleared = await sandbox.app.inject({ method: 'DELETE', url: '/_emulator/requests' });
+  t.equal(cleared.statusCode, 204);
+  t.equal((await filtered('')).length, 0);
+});
+
+t.test('journal is a bounded ring buffer', async (t) => {
+  const sandbox = await buildTestApp({ config: { journalSize: 3 } });
+  t.teardown(sandbox.close);
+  for (let i = 0; i < 7; i += 1) await sandbox.app.inject({ method: 'GET', url: `/v1/nope-${i}` });
+  const { data, capacity } = json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/requests' }));
+  t.equal(capacity, 3);
+  t.same(data.map((entry: { path: string }) => entry.path), ['/v1/nope-4', '/v1/nope-5', '/v1/nope-6']);
+  t.same(data.map((entry: { seq: number }) => entry.seq), [5, 6, 7]);
+});
+
+t.test('journal size 0 disables recording', async (t) => {
+  const sandbox = await buildTestApp({ config: { journalSize: 0 } });
+  t.teardown(sandbox.close);
+  await sandbox.app.inject({ method: 'GET', url: '/v1/accounts' });
+  t.same(json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/requests' })).data, []);
+});
+
+t.test('large JSON bodies are noted, not stored whole', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const big = JSON.stringify({ padding: 'x'.repeat(300 * 1024) });
+  await sandbox.app.inject({ method: 'POST', url: '/v1/auth/users', payload: big, headers: { 'content-type': 'application/json' } });
+  const { data } = json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/requests' }));
+  t.equal(data.length, 1);
+  t.ok(String(data[0].requestBody).length < 20 * 1024, 'truncated');
+});
+
+t.test('a large text answer is journaled as its head and a note', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const served = await sandbox.app.inject({ method: 'GET', url: '/openapi.json' });
+  t.equal(served.statusCode, 200);
+  t.ok(served.body.length > 64 * 1024, `the document is large (${served.body.length} chars)`);
+  const { data } = json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/requests?pathPrefix=/openapi.json' }));
+  t.equal(data.length, 1);
+  const body = String(data[0].responseBody);
+  t.equal(body.slice(0, 16 * 1024), served.body.slice(0, 16 * 1024), 'the first 16 KiB are kept as they were sent');
+  t.match(body.slice(16 * 1024), /^\.\.\.\[truncated \d+ chars\]$/, 'then a truncation note');
+  t.ok(body.length < 17 * 1024, 'nothing more');
+});
+
+t.test('long path parameters get the error body, not a bare 414', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const response = await sandbox.request('GET', `/v1/accounts/acct_${'x'.repeat(300)}`);
+  t.equal(response.statusCode, 400, 'over the 128-character id bound');
+  t.notOk('errorCode' in json(response), 'no errorCode: validationErrors describe it (interface 7.1)');
+  t.equal(json(response).validationErrors[0].fieldRef, 'accountId');
+  const unknownRoute = await sandbox.app.inject({ method: 'GET', url: `/_emulator/webhooks/deliveries/${'y'.repeat(600)}` });
+  t.equal(unknownRoute.statusCode, 404);
+  t.equal(json(unknownRoute).errorCode, 'NOT_FOUND');
+});
+
+t.test('with ADMIN_TOKEN the dashboard page loads but its data needs the token', async (t) => {
+  const sandbox = await buildTestApp({ config: { adminToken: 'admin-secret-token' } });
+  t.teardown(sandbox.close);
+  t.equal((await sandbox.app.inject({ method: 'GET', url: '/_emulator/ui' })).statusCode, 200);
+  t.equal((await sandbox.app.inject({ method: 'GET', url: '/_emulator/ui/app.js' })).statusCode, 200);
+  const data = await sandbox.app.inject({ method: 'GET', url: '/_emulator/requests' });
+  t.equal(data.statusCode, 401);
+  t.equal(json(data).errorCode, 'UNAUTHORIZED');
+  const withToken = await sandbox.app.inject({ method: 'GET', url: '/_emulator/requests', headers: { 'x-admin-token': 'admin-secret-token' } });
+  t.equal(withToken.statusCode, 200);
+  t.equal((await sandbox.app.inject({ method: 'POST', url: '/_emulator/ui' })).statusCode, 401, 'only GET is open');
+});
