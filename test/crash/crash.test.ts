@@ -12,7 +12,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { ensureBuilt, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import type { AppContext } from '../../src/context.js';
 
-// Crash safety (docs/robustness.md#crash-safety-testcrashtestts, docs/decisions.md#webhook-outbox): the built server
+// Crash safety (docs/robustness.md#crash-safety-testcrashcrashtestts, docs/decisions.md#webhook-outbox): the built server
 // runs as a child process on a database file, under a stream of simulated deposits, intent creations and commits and
 // payout submissions, with a real webhook receiver that refuses some first attempts (so retries are owed across the
 // crash). It is killed with SIGKILL at a seeded point while requests are in flight, restarted on the same file, loaded

@@ -11,7 +11,7 @@ import { checkLedger, freshContext } from '../helpers/ledger.js';
 import { ensureBuilt, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import type { AppContext } from '../../src/context.js';
 
-// Concurrency (docs/robustness.md#concurrency-testconcurrencytestts): 200 requests at once over real sockets, mixing
+// Concurrency (docs/robustness.md#concurrency-testdbconcurrencytestts): 200 requests at once over real sockets, mixing
 // idempotent retries of the same keys (deposit-instruction creation with one idempotencyKey, intent creation and commit
 // with one key, a payout with one Idempotency-Key, user creation with one externalId) with simulated deposits,
 // conflicting commits and reads. Whatever the interleaving: one row per key, the same answer to every retry, exactly

@@ -115,7 +115,7 @@ function problemsIn(file: string, text: string): string[] {
 }
 
 t.test('the anchor rule and the checker itself', async (t) => {
-  t.equal(headingAnchor('Fuzzing (`test/http/fuzz.test.ts`)'), 'fuzzing-testfuzztestts');
+  t.equal(headingAnchor('Fuzzing (`test/http/fuzz.test.ts`)'), 'fuzzing-testhttpfuzztestts');
   t.equal(headingAnchor('Change sync (interface 4.5)'), 'change-sync-interface-45');
   t.equal(headingAnchor('reset-and-the-clock'), 'reset-and-the-clock');
   t.same(problemsIn('x.ts', '// docs/decisions.md#reset and README.md#default-fixture-credentials'), [], 'real anchors pass');

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../../src/db/connection.js';
 import { stateTables } from '../../src/db/migrate.js';
 
-// A cheap fingerprint of every state table (docs/robustness.md#fuzzing-testfuzztestts: "the database is unchanged by a
+// A cheap fingerprint of every state table (docs/robustness.md#fuzzing-testhttpfuzztestts: "the database is unchanged by a
 // rejected request"): per table, its row count and a SHA-256 over its rows. Everything that lives in SQLite is
 // covered, the id counter in `meta` included, so a rejected request that drew an id would show. The request
 // journal is in memory and not part of it.

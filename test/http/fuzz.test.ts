@@ -7,7 +7,7 @@ import { AS_JANE, CREDENTIALS, buildTestApp, json, type Identity, type TestApp }
 import { base64, signPayout } from '../helpers/funding.js';
 import { changeCount, diffFingerprints, fingerprint, type Fingerprint } from '../helpers/db-state.js';
 
-// Fuzzing (docs/robustness.md#fuzzing-testfuzztestts): seeded fast-check against every route of the catalog. Random and
+// Fuzzing (docs/robustness.md#fuzzing-testhttpfuzztestts): seeded fast-check against every route of the catalog. Random and
 // mutated bodies, query strings, headers and paths; each answer must be
 //   - never a 5xx;
 //   - a non-2xx with the interface 7.1 error body (JSON, { message, errorCode?, validationErrors? } only);
