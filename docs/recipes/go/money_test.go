@@ -1,13 +1,12 @@
 package recipe_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
-	"time"
 
 	"example.com/sandbox-recipe/sandboxtest"
 )
-
-const webhookWait = 10 * time.Second
 
 func balance(t *testing.T, sb *sandboxtest.Sandbox, which string) string {
 	t.Helper()
@@ -36,6 +35,7 @@ func completed(id string) func(sandboxtest.Webhook) bool {
 func TestASimulatedDepositCompletesWhenTheClockMovesAndIsReportedByWebhook(t *testing.T) {
 	t.Parallel()
 	sb := sandboxtest.New(t)
+	sb.Listen() // `service-sandbox listen` forwards the session's webhooks to sb.Webhooks
 
 	// docs/money-in.md#simulated-deposits: money arrives through one of the account's deposit instructions.
 	accepted := sb.Signed("POST", "/v1/sandbox/accounts/acct_acme_usd/deposits",
@@ -44,16 +44,18 @@ func TestASimulatedDepositCompletesWhenTheClockMovesAndIsReportedByWebhook(t *te
 		t.Fatal(accepted)
 	}
 
-	// The answer names the transaction only in its message; the account's newest transaction is it, since
-	// nobody else writes to this session.
+	// The 202 points at the new transaction: Location: {session prefix}/v1/transactions/{id}.
+	location := accepted.Header.Get("Location")
+	id := location[strings.LastIndex(location, "/")+1:]
 	list := sb.Signed("GET", "/v1/transactions?accountId=acct_acme_usd&pageSize=1", "")
-	id := list.Str("data", 0, "id")
-	if list.Status != 200 || list.Str("data", 0, "status") != "PENDING" || list.Str("data", 0, "debitReference") != "INV-42" {
-		t.Fatal(list)
+	if list.Status != 200 || list.Str("data", 0, "id") != id || list.Str("data", 0, "status") != "PENDING" ||
+		list.Str("data", 0, "debitReference") != "INV-42" {
+		t.Fatal(location, list)
 	}
-	sb.AwaitWebhook(func(w sandboxtest.Webhook) bool {
+	sb.Settle() // every delivery due now has been answered by the receiver: no sleep, no polling
+	sb.Webhook(func(w sandboxtest.Webhook) bool {
 		return w.EventType == "transaction_created" && w.Str("transaction", "id") == id
-	}, webhookWait)
+	})
 
 	// The session's clock is frozen: the deposit completes when it is moved past the rail's 1 s.
 	sb.AdvanceClock(1000)
@@ -66,7 +68,10 @@ func TestASimulatedDepositCompletesWhenTheClockMovesAndIsReportedByWebhook(t *te
 		t.Errorf("current balance %q, want 88187.80", got)
 	}
 
-	done := sb.AwaitWebhook(completed(id), webhookWait)
+	if settled := sb.Settle(); settled.Get("waiting", "deliveries") != json.Number("0") {
+		t.Errorf("deliveries still waiting: %s", settled.Body)
+	}
+	done := sb.Webhook(completed(id))
 	if done.EventType != "transaction_status_updated" || done.Str("transaction", "debitReference") != "INV-42" ||
 		done.Str("metadata", "userId") != "usr_acme" {
 		t.Errorf("webhook %s %s", done.EventType, done.RawBody)
@@ -79,6 +84,7 @@ func TestASimulatedDepositCompletesWhenTheClockMovesAndIsReportedByWebhook(t *te
 func TestAnInjectedWithdrawalFollowsTheRailTimeline(t *testing.T) {
 	t.Parallel()
 	sb := sandboxtest.New(t)
+	sb.Listen()
 
 	// docs/control-plane.md#transactions: the control plane writes any transaction through the ledger.
 	created := sb.Control("POST", "/accounts/acct_acme_usd/transactions",
@@ -104,7 +110,8 @@ func TestAnInjectedWithdrawalFollowsTheRailTimeline(t *testing.T) {
 		t.Errorf("current balance %q, want 88022.80", got)
 	}
 
-	sb.AwaitWebhook(completed(id), webhookWait)
+	sb.Settle()
+	sb.Webhook(completed(id))
 	if r := sb.Webhooks.Rejected(); len(r) != 0 {
 		t.Errorf("rejected deliveries: %v", r)
 	}

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs the Go recipe against the emulator at SANDBOX_URL (default http://127.0.0.1:4010; sandboxtest.Main starts
-# one with SANDBOX_COMMAND when nothing answers there, see README.md) with nothing but a
+# one with SANDBOX_CLI, default ../../../dist/service-sandbox.mjs, when nothing answers there; see README.md) with nothing but a
 # Go toolchain (1.19+; Debian: apt-get install golang-go). Standard library only: nothing is downloaded.
 # Extra arguments go to `go test` (e.g. -run Isolation -v).
 # Exit codes: 0 passed, 1 failed, 77 toolchain missing (the recipes harness then skips).

@@ -75,7 +75,7 @@ func TestAStaleTimestampIsRefused(t *testing.T) {
 
 func TestTheReceiverRefusesAForgedWebhook(t *testing.T) {
 	t.Parallel()
-	sb := sandboxtest.New(t)
+	sb := sandboxtest.NewWith(t, sandboxtest.Options{WebhookURL: true})
 	body := `{"transaction":{"id":"txn_forged","status":"COMPLETED"},"metadata":{}}`
 	ts := now()
 	// Right key, wrong secret.

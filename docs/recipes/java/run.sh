@@ -1,6 +1,7 @@
 #!/bin/sh
 # Compiles and runs the Java recipe against the emulator at SANDBOX_URL (default http://127.0.0.1:4010; the
-# first test starts one with SANDBOX_COMMAND when nothing answers there, see README.md),
+# first test starts one with SANDBOX_CLI, default ../../../dist/service-sandbox.mjs, when nothing answers there;
+# see README.md),
 # with nothing but a JDK (17+) and the JUnit console launcher jar (Debian: apt-get install junit5).
 # Extra arguments go to the JUnit console launcher (e.g. --select-class example.AccountsTest).
 # Exit codes: 0 passed, 1 failed, 77 toolchain missing (the recipes harness then skips).

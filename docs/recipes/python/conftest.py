@@ -5,12 +5,18 @@ webhooks) inside one emulator process, so tests run in parallel (pytest-xdist, `
 each other. Guide: docs/recipes.md#python.
 
   SANDBOX_URL      the emulator to use (default http://127.0.0.1:4010); reused when /_emulator/health answers
-  SANDBOX_COMMAND  how to start one when nothing answers (default `npx service-sandbox`; `--port N` is added)
+  SANDBOX_CLI      the built CLI: a path to service-sandbox.mjs (run with node) or a command (default: the
+                   checkout's dist/service-sandbox.mjs when this folder is docs/recipes/python of a built
+                   checkout, else `service-sandbox` on PATH). Starts the emulator when nothing answers at
+                   SANDBOX_URL, and runs `listen` for the tests' webhooks.
+  SANDBOX_LABEL    the label of this run's sessions (default: one made up per run); every session with it is
+                   ended at the end of the run, so a test that crashed leaves nothing behind
   SANDBOX_ADMIN_TOKEN  sent as X-Admin-Token on control-plane calls, for a server started with --admin-token
 
 Fixtures:
   emulator         (session) the emulator's URL
-  sandbox          (test) a fresh session: .signed(), .control(), .advance(), .webhooks (a verifying receiver)
+  sandbox          (test) a fresh session: .signed(), .control(), .advance(), .settle(), .listen() (a verifying
+                   receiver the CLI's `listen` forwards the session's webhooks to)
   sandbox_factory  (test) makes more sessions in one test (each deleted at the end of the test)
 """
 
@@ -23,9 +29,11 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+import uuid
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -38,6 +46,8 @@ DEFAULT_URL = "http://127.0.0.1:4010"
 START_CLOCK = "2026-03-01T12:00:00.000Z"
 START_TIMEOUT_S = 60.0
 WEBHOOK_TOLERANCE_MS = 5 * 60 * 1000
+LISTEN_READY_TIMEOUT_S = 30.0
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 # --- plain HTTP ------------------------------------------------------------------------------------------
@@ -91,8 +101,24 @@ def _free_port():
         return sock.getsockname()[1]
 
 
+def sandbox_cli():
+    """The argv that runs the CLI: SANDBOX_CLI (a .mjs/.js file runs with node; anything else is a command),
+    else the checkout's built dist/service-sandbox.mjs next to docs/recipes/, else `service-sandbox` on PATH.
+    Never `npx`: outside the checkout it would ask the npm registry for a package of that name."""
+    configured = os.environ.get("SANDBOX_CLI", "").strip()
+    if configured:
+        return ["node", configured] if configured.endswith((".mjs", ".js")) else shlex.split(configured)
+    built = os.path.normpath(os.path.join(HERE, "..", "..", "..", "dist", "service-sandbox.mjs"))
+    return ["node", built] if os.path.isfile(built) else ["service-sandbox"]
+
+
+def run_label():
+    """This run's label: SANDBOX_LABEL, set by the controller before the workers start (pytest_configure)."""
+    return os.environ["SANDBOX_LABEL"]
+
+
 class Emulator:
-    """The server at SANDBOX_URL when it answers, else one started with SANDBOX_COMMAND (and stopped later)."""
+    """The server at SANDBOX_URL when it answers, else one started with the CLI (and stopped later)."""
 
     def __init__(self):
         self.url = None
@@ -107,9 +133,10 @@ class Emulator:
             self.url = url
             return url
         port = _free_port()
-        command = shlex.split(os.environ.get("SANDBOX_COMMAND", "npx service-sandbox")) + ["--port", str(port)]
+        command = sandbox_cli() + ["--port", str(port)]
         self.log = tempfile.TemporaryFile()
-        # A process group of its own: `npx` starts node as a child, and stop() must end both.
+        # A process group of its own: a `service-sandbox` wrapper script may start node as a child, and stop()
+        # must end both.
         try:
             self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         except OSError as error:
@@ -152,7 +179,9 @@ def pytest_configure(config):
     # With pytest-xdist a session-scoped fixture runs once per worker, which would start one server per
     # worker. The controller (the process without `workerinput`) finds or starts the one server before the
     # workers exist and exports its URL; the workers inherit SANDBOX_URL and reuse it.
+    # It also names the run: every session gets the label (docs/sessions.md#labels).
     if not hasattr(config, "workerinput"):
+        os.environ.setdefault("SANDBOX_LABEL", f"pytest-{uuid.uuid4().hex[:12]}")
         try:
             os.environ["SANDBOX_URL"] = _emulator.ensure()
         except RuntimeError as error:
@@ -160,6 +189,13 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
+    # The controller ends whatever the run left (a worker that crashed before its fixtures' teardown) in one
+    # call, then the server it started, if any.
+    if not hasattr(config, "workerinput") and _emulator.url:
+        answer = http_json("DELETE", f"{_emulator.url}/_emulator/sessions?" + urllib.parse.urlencode({"label": run_label()}))
+        left = answer.json().get("ended") if answer.status == 200 else answer
+        if left:
+            print(f"\nended sessions the run left behind: {left}", file=sys.stderr)
     _emulator.stop()
 
 
@@ -172,9 +208,15 @@ def emulator():
 # --- sessions: the one place that knows how a sandbox is obtained ----------------------------------------
 
 
-def create_session(emulator_url, webhook_url):
-    """A new isolated sandbox: POST /_emulator/sessions (docs/recipes.md#how-sessions-isolate-tests)."""
-    answer = http_json("POST", emulator_url + "/_emulator/sessions", {"clock": START_CLOCK, "webhookUrl": webhook_url})
+def create_session(emulator_url, webhook_url=None, seed=None):
+    """A new isolated sandbox with this run's label: POST /_emulator/sessions (docs/recipes.md#how-sessions-isolate-tests).
+    Without webhook_url, `listen` gives the session its webhook endpoint (Sandbox.listen)."""
+    body = {"clock": START_CLOCK, "label": run_label()}
+    if webhook_url:
+        body["webhookUrl"] = webhook_url
+    if seed:
+        body["seed"] = seed
+    answer = http_json("POST", emulator_url + "/_emulator/sessions", body)
     assert answer.status == 201, f"creating a session: {answer}"
     return answer.json()
 
@@ -206,12 +248,14 @@ def _raw_body(body):
 class Sandbox:
     """One session: its base URL, credentials and webhook receiver, and a client for it."""
 
-    def __init__(self, session, webhooks):
+    def __init__(self, emulator_url, session, webhooks=None):
+        self.emulator_url = emulator_url
         self.session = session
         self.id = session["id"]
         self.base_url = session["baseUrl"].rstrip("/")
         self.credentials = session["credentials"]
-        self.webhooks = webhooks
+        self.webhooks = webhooks  # a WebhookReceiver once listen() ran, or given a webhookUrl; else None
+        self.listener = None
 
     def _key(self, user, key):
         name = key or ("multi" if user else "single")
@@ -258,8 +302,78 @@ class Sandbox:
         assert answer.status == 200, f"advancing the clock: {answer}"
         return answer.json()
 
+    def settle(self, timeout_ms=10_000):
+        """POST /_emulator/settle: answers once every job due now has run and every webhook due now was attempted
+        and answered (docs/control-plane.md#settle); the clock does not move. Instead of sleeping for webhooks."""
+        answer = self.control("POST", "/settle", {"timeoutMs": timeout_ms})
+        assert answer.status == 200 and answer.json()["settled"], f"settling: {answer}"
+        return answer.json()
+
+    def listen(self):
+        """Webhooks through the CLI's `listen`: a verifying receiver on a free port, and
+        `service-sandbox listen --forward-to <it> --url <server> --session <id>`, ready when this returns. The
+        emulator never connects to the receiver (docs/webhooks.md#listen). Stopped by the fixture."""
+        assert self.webhooks is None, "this session already has a receiver"
+        receiver = WebhookReceiver()
+        receiver.expect(self.credentials["webhook"]["apiKey"], self.credentials["webhook"]["secret"])
+        self.webhooks = receiver
+        self.listener = Listener(receiver.url, self.emulator_url, self.id)
+        return receiver
+
+    def close(self):
+        """Stops the listener (its session still exists), deletes the session, then closes the receiver."""
+        try:
+            if self.listener:
+                self.listener.stop()
+            delete_session(self.emulator_url, self.session)
+        finally:
+            if self.webhooks:
+                self.webhooks.close()
+
     def now(self):
         return self.control("GET", "/clock").json()["now"]
+
+
+class Listener:
+    """`service-sandbox listen` for one session, as a child process: connects out to the emulator and posts each
+    of the session's deliveries to forward_to (docs/webhooks.md#listen). Started and ready on construction."""
+
+    def __init__(self, forward_to, emulator_url, session_id):
+        command = sandbox_cli() + ["listen", "--forward-to", forward_to, "--url", emulator_url, "--session", session_id]
+        self.lines = []
+        self.ready = False
+        self._ready = threading.Event()
+        try:
+            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as error:
+            raise RuntimeError(f"`{' '.join(command)}` cannot start (set SANDBOX_CLI): {error}") from None
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        # "Ready: ..." once the emulator has made forward_to the session's endpoint: deliveries go through it from now.
+        self._ready.wait(LISTEN_READY_TIMEOUT_S)
+        if not self.ready:
+            self.stop()
+            raise RuntimeError(f"`{' '.join(command)}` said no Ready: within {LISTEN_READY_TIMEOUT_S} s:\n" + "".join(self.lines))
+
+    def _read(self):
+        for raw in self.process.stdout:  # one line per delivery after Ready (kept for failure messages)
+            line = raw.decode(errors="replace")
+            self.lines.append(line)
+            if line.startswith("Ready:"):
+                self.ready = True
+                self._ready.set()
+        self._ready.set()  # it exited: the constructor reports its output
+
+    def stop(self):
+        """Ctrl+C, as a user would (exit 0); SIGKILL if it has not gone within 10 s."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGINT)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self._reader.join(5)  # its last lines read; the pipe closes with the process
 
 
 # --- webhooks (docs/webhooks.md#what-a-delivery-looks-like) ----------------------------------------------
@@ -275,7 +389,7 @@ class WebhookReceiver:
         self.secret = None
         self.deliveries = []
         self.rejected = []
-        self._changed = threading.Condition()
+        self._changed = threading.Lock()
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -287,7 +401,6 @@ class WebhookReceiver:
                         receiver.rejected.append({"reason": reason, "headers": dict(self.headers), "body": raw})
                     else:
                         receiver.deliveries.append(json.loads(raw))
-                    receiver._changed.notify_all()
                 self.send_response(401 if reason else 204)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -319,13 +432,14 @@ class WebhookReceiver:
             return "signature mismatch"
         return None
 
-    def wait_for(self, predicate, timeout=10.0):
-        """The first verified delivery for which predicate(delivery) is true; fails after timeout seconds."""
+    def find(self, predicate):
+        """The first verified delivery for which predicate(delivery) is true. No waiting: settle the session
+        first (Sandbox.settle), and every delivery due has been answered by then."""
         with self._changed:
-            found = self._changed.wait_for(lambda: next((d for d in self.deliveries if predicate(d)), None), timeout)
+            found = next((d for d in self.deliveries if predicate(d)), None)
             if found is None:
                 seen = [(d["metadata"]["eventType"], d["transaction"]["id"], d["transaction"]["status"]) for d in self.deliveries]
-                raise AssertionError(f"no matching webhook within {timeout} s; received {seen}, rejected {self.rejected}")
+                raise AssertionError(f"no matching webhook; received {seen}, rejected {self.rejected}")
             return found
 
     def close(self):
@@ -335,24 +449,28 @@ class WebhookReceiver:
 
 @pytest.fixture
 def sandbox_factory(emulator):
-    """make() -> a new Sandbox with its own webhook receiver; every one is deleted after the test."""
+    """make(seed=None, webhook_url=False) -> a new Sandbox, labelled with the run's label; every one is deleted
+    after the test. Its webhooks: sandbox.listen() (through the CLI), or webhook_url=True for a receiver the
+    emulator posts to directly (given as the session's webhookUrl)."""
     made = []
 
-    def make():
-        receiver = WebhookReceiver()
+    def make(seed=None, webhook_url=False):
+        receiver = WebhookReceiver() if webhook_url else None
         try:
-            session = create_session(emulator, receiver.url)
+            session = create_session(emulator, receiver.url if receiver else None, seed=seed)
         except BaseException:
-            receiver.close()
+            if receiver:
+                receiver.close()
             raise
-        receiver.expect(session["credentials"]["webhook"]["apiKey"], session["credentials"]["webhook"]["secret"])
-        made.append((session, receiver))
-        return Sandbox(session, receiver)
+        if receiver:
+            receiver.expect(session["credentials"]["webhook"]["apiKey"], session["credentials"]["webhook"]["secret"])
+        sandbox = Sandbox(emulator, session, receiver)
+        made.append(sandbox)
+        return sandbox
 
     yield make
-    for session, receiver in made:
-        delete_session(emulator, session)  # first: nothing is sent to a receiver that is gone
-        receiver.close()
+    for sandbox in made:
+        sandbox.close()  # listener, session, receiver: nothing is sent to a receiver that is gone
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the pytest suite in this folder, 4 tests at a time, against $SANDBOX_URL (default http://127.0.0.1:4010;
-# when nothing answers there, conftest.py starts `npx service-sandbox`). Extra arguments go to pytest.
+# when nothing answers there, conftest.py starts one with SANDBOX_CLI, default ../../../dist/service-sandbox.mjs
+# or `service-sandbox` on PATH; the same CLI runs `listen`). SANDBOX_LABEL names the run. Extra arguments go to pytest.
 # Exit 77: no python3 with pytest and pytest-xdist.
 set -euo pipefail
 cd "$(dirname "$0")"

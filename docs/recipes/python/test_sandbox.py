@@ -4,13 +4,13 @@ Run: pytest -n 4 docs/recipes/python
 """
 
 import json
-import re
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from urllib.parse import urlsplit
 
-from conftest import START_CLOCK, http_send, sign
+from conftest import START_CLOCK, http_send, run_label, sign
 
 ACME_ACCOUNTS = {"acct_acme_usd", "acct_acme_eur", "acct_acme_usdc", "acct_acme_gbp"}
 DEPOSIT = {"depositInstructionId": "di_acme_usd_ach", "amount": "1250.00", "reference": "INV-2026-0311", "counterpartyName": "Northwind Traders"}
@@ -23,10 +23,11 @@ def balance(sandbox, account_id):
 
 
 def simulate_deposit(sandbox, body=DEPOSIT):
-    """POST /v1/sandbox/accounts/acct_acme_usd/deposits; the new transaction's id (docs/money-in.md#simulated-deposits)."""
+    """POST /v1/sandbox/accounts/acct_acme_usd/deposits; the new transaction's id, from the 202's
+    Location: {session prefix}/v1/transactions/{id} (docs/money-in.md#simulated-deposits)."""
     answer = sandbox.signed("POST", "/v1/sandbox/accounts/acct_acme_usd/deposits", body)
     assert answer.status == 202, answer
-    return re.search(r"txn_\w+", answer.json()["message"]).group(0)
+    return answer.headers["Location"].rsplit("/", 1)[-1]
 
 
 def test_lists_the_fixture_accounts(sandbox):
@@ -52,6 +53,7 @@ def test_a_multi_user_key_acts_for_the_user_it_names(sandbox):
 
 
 def test_a_deposit_completes_on_the_session_clock_and_its_webhooks_verify(sandbox):
+    webhooks = sandbox.listen()  # `service-sandbox listen` forwards the session's deliveries to this receiver
     assert sandbox.now() == START_CLOCK
     before = balance(sandbox, "acct_acme_usd")
     txn = simulate_deposit(sandbox)
@@ -60,7 +62,8 @@ def test_a_deposit_completes_on_the_session_clock_and_its_webhooks_verify(sandbo
     assert pending.status == 200, pending
     assert pending.json()["status"] == "PENDING"
     assert balance(sandbox, "acct_acme_usd") == before
-    created = sandbox.webhooks.wait_for(lambda d: d["transaction"]["id"] == txn and d["metadata"]["eventType"] == "transaction_created")
+    sandbox.settle()  # every delivery due now has been answered by the receiver: no sleep, no polling
+    created = webhooks.find(lambda d: d["transaction"]["id"] == txn and d["metadata"]["eventType"] == "transaction_created")
     assert created["transaction"]["status"] == "PENDING"
 
     # The clock is frozen: nothing completes until the test moves it. The call answers once due jobs ran.
@@ -70,14 +73,17 @@ def test_a_deposit_completes_on_the_session_clock_and_its_webhooks_verify(sandbo
     assert done["creditAmount"] == "1250.00"
     assert balance(sandbox, "acct_acme_usd") == before + Decimal("1250.00")
 
-    completed = sandbox.webhooks.wait_for(lambda d: d["transaction"]["id"] == txn and d["transaction"]["status"] == "COMPLETED")
+    settled = sandbox.settle()
+    assert settled["waiting"]["deliveries"] == 0, settled
+    completed = webhooks.find(lambda d: d["transaction"]["id"] == txn and d["transaction"]["status"] == "COMPLETED")
     assert completed["metadata"]["eventType"] == "transaction_status_updated"
     assert completed["metadata"]["programId"] == "prg_sandbox"
-    assert sandbox.webhooks.rejected == []  # every delivery carried a valid signature
+    assert webhooks.rejected == []  # every delivery carried a valid signature
 
 
 def test_sessions_are_isolated(sandbox, sandbox_factory):
-    other = sandbox_factory()
+    webhooks = sandbox.listen()
+    other = sandbox_factory(webhook_url=True)  # the other way: the emulator posts to the receiver's URL itself
     assert other.base_url != sandbox.base_url
     before = balance(other, "acct_acme_usd")
 
@@ -90,11 +96,43 @@ def test_sessions_are_isolated(sandbox, sandbox_factory):
     assert other.signed("GET", f"/v1/transactions/{txn}").status == 404
     assert other.now() == START_CLOCK
     assert sandbox.now() != START_CLOCK
-    sandbox.webhooks.wait_for(lambda d: d["transaction"]["id"] == txn and d["transaction"]["status"] == "COMPLETED")
+    sandbox.settle()
+    other.settle()
+    webhooks.find(lambda d: d["transaction"]["id"] == txn and d["transaction"]["status"] == "COMPLETED")
     assert other.webhooks.deliveries == []
+
+    # The other session's receiver, given as its webhookUrl, gets the other session's own webhooks.
+    other_txn = simulate_deposit(other)
+    other.settle()
+    other.webhooks.find(lambda d: d["transaction"]["id"] == other_txn and d["metadata"]["eventType"] == "transaction_created")
+    assert other.webhooks.rejected == []
+
+
+def test_sessions_hand_out_ids_of_their_own_and_a_seed_replays_them(sandbox_factory):
+    """docs/sessions.md#ids: a service under test that stores the emulator's ids never sees two sessions share one."""
+    user = {"externalId": "customer-7", "type": "PERSON", "name": "Grace Hopper"}
+
+    def ids_of(sandbox):
+        created = sandbox.signed("POST", "/v1/auth/users", user, key="multi")
+        assert created.status == 201, created
+        return created.json()["userId"], simulate_deposit(sandbox), created.body
+
+    # Four sessions at once, the same requests in each: four users and four transactions, no id twice.
+    with ThreadPoolExecutor(4) as pool:
+        sessions = list(pool.map(lambda _: sandbox_factory(), range(4)))
+        answers = list(pool.map(ids_of, sessions))
+    ids = [answer[0] for answer in answers] + [answer[1] for answer in answers]
+    assert len(set(ids)) == len(ids), ids
+
+    # Two sessions with one seed answer the same requests byte for byte: the same ids, to replay a failure.
+    seed = f"{run_label()}-replay"
+    first, second = ids_of(sandbox_factory(seed=seed)), ids_of(sandbox_factory(seed=seed))
+    assert first == second
+    assert first[0] not in ids
 
 
 def test_a_bad_signature_is_401_with_the_error_body_and_changes_nothing(sandbox):
+    webhooks = sandbox.listen()
     path = "/v1/sandbox/accounts/acct_acme_usd/deposits"
     listing = "/v1/transactions?accountId=acct_acme_usd&pageSize=1"
     newest = sandbox.signed("GET", listing).json()["data"][0]["id"]
@@ -120,10 +158,12 @@ def test_a_bad_signature_is_401_with_the_error_body_and_changes_nothing(sandbox)
     assert sandbox.send("POST", path, DEPOSIT, headers).status == 401
 
     assert sandbox.signed("GET", listing).json()["data"][0]["id"] == newest  # no deposit was written
-    assert sandbox.webhooks.deliveries == []
+    sandbox.settle()
+    assert webhooks.deliveries == []
 
 
-def test_the_receiver_rejects_a_forged_delivery(sandbox):
+def test_the_receiver_rejects_a_forged_delivery(sandbox_factory):
+    sandbox = sandbox_factory(webhook_url=True)
     body = json.dumps({"transaction": {"id": "txn_forged", "status": "COMPLETED"}, "metadata": {"eventType": "transaction_status_updated"}}).encode()
     webhook = sandbox.credentials["webhook"]
     ts = str(int(time.time() * 1000))

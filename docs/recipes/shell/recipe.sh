@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# service-sandbox from bash with curl and openssl only: create a session, sign a GET and a POST, move the
-# session's clock, delete the session. Every step checks its answer and exits non-zero on a wrong one.
+# service-sandbox from bash with curl and openssl only: create a session with the run's label, sign a GET and a
+# POST, move the session's clock, settle it, delete the session. Every step checks its answer and exits non-zero
+# on a wrong one.
 # Guide: docs/recipes.md#shell. Run: SANDBOX_URL=http://127.0.0.1:4010 bash recipe.sh
 set -euo pipefail
 
 SANDBOX_URL=${SANDBOX_URL:-http://127.0.0.1:4010}
+# The run's label (a CI job id, say): every session of the run carries it, and one call ends them all
+# (docs/sessions.md#labels).
+SANDBOX_LABEL=${SANDBOX_LABEL:-shell-$(date +%s)-$$}
 API_KEY=pk_sandbox_single         # the session's credentials.single (the default fixtures)
 SECRET=sk_sandbox_single_secret
 PROGRAM_ID=prg_sandbox
@@ -23,13 +27,14 @@ body_of() { sed '$d' <<<"$1"; }
 # 1. A session: its own database, clock and webhooks, under its own path prefix. Frozen at a fixed instant,
 #    so nothing moves until the clock is advanced.
 answer=$(curl -sS ${ADMIN[@]+"${ADMIN[@]}"} -X POST "$SANDBOX_URL/_emulator/sessions" -H 'Content-Type: application/json' \
-  -d '{"clock":"2026-03-01T12:00:00.000Z"}' -w '\n%{http_code}')
+  -d "{\"clock\":\"2026-03-01T12:00:00.000Z\",\"label\":\"${SANDBOX_LABEL}\"}" -w '\n%{http_code}')
 [ "$(status_of "$answer")" = 201 ] || fail "create a session: $answer"
 SESSION_ID=$(field id "$(body_of "$answer")")
 BASE=$(field baseUrl "$(body_of "$answer")")          # http://127.0.0.1:4010/_sessions/ses_...
 PREFIX=$(sed -E 's#^[a-z]+://[^/]+##' <<<"$BASE")     # /_sessions/ses_...: part of every signed target
-delete_session() { curl -sS ${ADMIN[@]+"${ADMIN[@]}"} -o /dev/null -X DELETE "$SANDBOX_URL/_emulator/sessions/$SESSION_ID" || true; }
-trap delete_session EXIT                              # never leave a session behind, even on failure
+# Never leave a session behind, even on failure: every session with the run's label ends at once.
+end_run() { curl -sS ${ADMIN[@]+"${ADMIN[@]}"} -o /dev/null -X DELETE "$SANDBOX_URL/_emulator/sessions?label=${SANDBOX_LABEL}" || true; }
+trap end_run EXIT
 ok "session $SESSION_ID at $BASE"
 
 # signed METHOD PATH [BODY]: a request signed as docs/authentication.md says: lower-case hex HMAC-SHA256, keyed
@@ -69,6 +74,13 @@ answer=$(signed GET "/v1/transactions/$TXN")
 [ "$(field status "$(body_of "$answer")")" = COMPLETED ] || fail "$TXN should be COMPLETED: $answer"
 ok "clock advanced 1000 ms: $TXN is COMPLETED"
 
+# 4b. Settle: answers once every job due now has run and every webhook due now was attempted and answered
+#     (docs/control-plane.md#settle). Wait for webhooks with this, never with sleep.
+answer=$(curl -sS ${ADMIN[@]+"${ADMIN[@]}"} -X POST "$BASE/_emulator/settle" -H 'Content-Type: application/json' -d '{"timeoutMs":5000}' -w '\n%{http_code}')
+[ "$(status_of "$answer")" = 200 ] || fail "settle: $answer"
+grep -q '"settled":true' <<<"$answer" || fail "the session did not settle: $answer"
+ok "settled"
+
 # 5. A wrong signature is a 401 with the error body.
 answer=$(SIG_OVERRIDE=0000000000000000000000000000000000000000000000000000000000000000 signed GET /v1/accounts)
 [ "$(status_of "$answer")" = 401 ] || fail "a wrong signature should be 401: $answer"
@@ -78,7 +90,11 @@ ok "a wrong signature: 401 UNAUTHORIZED"
 # 6. Delete the session; its URLs are gone.
 answer=$(curl -sS ${ADMIN[@]+"${ADMIN[@]}"} -X DELETE "$SANDBOX_URL/_emulator/sessions/$SESSION_ID" -w '\n%{http_code}')
 [ "$(status_of "$answer")" = 204 ] || fail "delete the session: $answer"
-trap - EXIT
 answer=$(signed GET /v1/accounts)
 [ "$(status_of "$answer")" = 404 ] || fail "an ended session should answer 404: $answer"
 ok "session $SESSION_ID deleted"
+
+# 7. The run's label lists nothing left (the EXIT trap ends whatever a failed run leaves).
+answer=$(curl -sS ${ADMIN[@]+"${ADMIN[@]}"} "$SANDBOX_URL/_emulator/sessions?label=${SANDBOX_LABEL}" -w '\n%{http_code}')
+[ "$(status_of "$answer")" = 200 ] && grep -q '"data":\[\]' <<<"$answer" || fail "sessions left with label ${SANDBOX_LABEL}: $answer"
+ok "no session left with label ${SANDBOX_LABEL}"

@@ -6,8 +6,10 @@ import "os/exec"
 
 func ownProcessGroup(cmd *exec.Cmd) {}
 
-// Without process groups, only the started process is ended (with `npx`, its node child may be left).
+// Without process groups (and without SIGINT), only the started process is ended, at once.
 func stopProcessGroup(cmd *exec.Cmd, exited <-chan struct{}) {
 	cmd.Process.Kill()
 	<-exited
 }
+
+func interruptProcessGroup(cmd *exec.Cmd, exited <-chan struct{}) { stopProcessGroup(cmd, exited) }

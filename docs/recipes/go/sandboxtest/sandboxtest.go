@@ -3,13 +3,14 @@
 //
 //	func TestAccounts(t *testing.T) {
 //		t.Parallel()
-//		sb := sandboxtest.New(t) // deleted by t.Cleanup
+//		sb := sandboxtest.New(t) // labelled with the run's label, deleted by t.Cleanup
 //		res := sb.Signed("GET", "/v1/accounts", "")
 //		if res.Status != 200 { t.Fatal(res) }
 //	}
 //
 // The emulator is the one at SANDBOX_URL (default http://127.0.0.1:4010), or, with Main in TestMain, one started
-// for the run when nothing answers there.
+// for the run with the CLI (SANDBOX_CLI) when nothing answers there. Webhooks come through the CLI's `listen`
+// (Listen), and Settle waits for them.
 // Standard library only.
 package sandboxtest
 
@@ -59,7 +60,7 @@ type Sandbox struct {
 	ID          string      `json:"id"`
 	BaseURL     string      `json:"baseUrl"` // e.g. http://127.0.0.1:4010/_sessions/ses_1a2b; the API is under BaseURL + "/v1"
 	Credentials Credentials `json:"credentials"`
-	Webhooks    *Receiver   `json:"-"`
+	Webhooks    *Receiver   `json:"-"` // nil until Listen, or made with Options{WebhookURL: true}
 
 	t      testing.TB
 	server string
@@ -76,51 +77,97 @@ func ServerURL() string {
 	return DefaultURL
 }
 
-// New creates a session with its own webhook receiver for the test; t.Cleanup deletes both.
-// Call it once per test (or twice, for two independent sandboxes).
-func New(t testing.TB) *Sandbox {
+// Options are what a session is created with besides the run's label and the frozen clock.
+type Options struct {
+	// Seed makes the session's ids reproducible: two sessions with one seed answer the same requests with the
+	// same ids (docs/sessions.md#ids). Without it the session's ids are its own: no other session has them.
+	Seed string
+	// WebhookURL starts a receiver and gives its URL as the session's webhookUrl: the emulator posts to it
+	// directly. Without it, Listen carries the webhooks (when the emulator cannot reach the test, too).
+	WebhookURL bool
+}
+
+// New creates a session for the test, labelled with the run's label; t.Cleanup deletes it. Call it once per
+// test (or more, for independent sandboxes). For its webhooks, call Listen.
+func New(t testing.TB) *Sandbox { return NewWith(t, Options{}) }
+
+// NewWith is New with options.
+func NewWith(t testing.TB, opts Options) *Sandbox {
 	t.Helper()
-	receiver := newReceiver()
 	addr := server
 	if addr == "" {
 		addr = ServerURL()
 	}
-	sb := &Sandbox{t: t, server: addr, Webhooks: receiver}
-	t.Cleanup(receiver.Close) // registered first, so it runs after the session is deleted
-	res, err := createSession(sb.server, receiver.URL())
+	sb := &Sandbox{t: t, server: addr}
+	body := map[string]string{"clock": StartClock, "label": Label()}
+	if opts.Seed != "" {
+		body["seed"] = opts.Seed
+	}
+	if opts.WebhookURL {
+		sb.Webhooks = newReceiver()
+		t.Cleanup(sb.Webhooks.Close) // registered first, so it runs after the session is deleted
+		body["webhookUrl"] = sb.Webhooks.URL()
+	}
+	res, err := createSession(sb.server, body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(res.Body, sb); err != nil {
 		t.Fatalf("session answer %s: %v", res.Body, err)
 	}
-	receiver.expect(sb.Credentials.Webhook)
+	if sb.Webhooks != nil {
+		sb.Webhooks.expect(sb.Credentials.Webhook)
+	}
 	t.Cleanup(sb.close)
 	return sb
+}
+
+// Listen gives the session a verifying receiver (sb.Webhooks) reached through the CLI:
+// `service-sandbox listen --forward-to <receiver> --url <server> --session <id>` runs until the test ends
+// (docs/webhooks.md#listen). The emulator never connects to the receiver itself; deliveries go through the
+// listener from the moment Listen returns.
+func (s *Sandbox) Listen() *Receiver {
+	s.t.Helper()
+	if s.Webhooks != nil {
+		s.t.Fatal("the session already has a receiver")
+	}
+	receiver := newReceiver()
+	receiver.expect(s.Credentials.Webhook)
+	s.t.Cleanup(receiver.Close) // runs after the listener stopped and the session was deleted
+	listener, err := startListener(receiver.URL(), s.server, s.ID)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(listener.Stop) // runs first: Ctrl+C while the session still exists
+	s.Webhooks = receiver
+	return receiver
 }
 
 // LimitWait is how long createSession keeps asking while the emulator's session limit is reached.
 var LimitWait = 2 * time.Minute
 
-// createSession is POST /_emulator/sessions: a fresh sandbox with the default fixtures, a frozen clock and its
-// webhooks sent to webhookURL. At the emulator's session limit (429) it asks again every half second for up to
-// LimitWait, so a suite running more tests at once than --max-sessions still runs: another test's session ends
-// soon. (The 429's Retry-After is when an idle session would expire, up to 15 minutes, too long to wait for.)
-func createSession(server, webhookURL string) (*Response, error) {
-	body, _ := json.Marshal(map[string]string{"clock": StartClock, "webhookUrl": webhookURL})
+// createSession is POST /_emulator/sessions. At the emulator's session limit (429) it asks again after the
+// answer's Retry-After (seconds until a slot is expected, docs/sessions.md#limits) for up to LimitWait, so a
+// suite running more tests at once than --max-sessions still runs: another test's session ends soon.
+func createSession(server string, fields map[string]string) (*Response, error) {
+	body, _ := json.Marshal(fields)
 	deadline := time.Now().Add(LimitWait)
 	for {
 		req, _ := http.NewRequest("POST", server+"/_emulator/sessions", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		res, err := do(admin(req))
 		if err != nil {
-			return nil, fmt.Errorf("cannot reach the emulator at %s (start it with `npx service-sandbox`, or set SANDBOX_URL): %w", server, err)
+			return nil, fmt.Errorf("cannot reach the emulator at %s (start it, or set SANDBOX_URL or SANDBOX_CLI): %w", server, err)
 		}
 		if res.Status == http.StatusCreated {
 			return res, nil
 		}
 		if res.Status == http.StatusTooManyRequests && time.Now().Before(deadline) {
-			time.Sleep(500 * time.Millisecond)
+			wait, err := strconv.Atoi(res.Header.Get("Retry-After"))
+			if err != nil || wait < 1 {
+				wait = 1
+			}
+			time.Sleep(time.Duration(wait) * time.Second)
 			continue
 		}
 		hint := ""
@@ -228,12 +275,28 @@ func (s *Sandbox) AdvanceClock(ms int64) {
 	}
 }
 
-// AwaitWebhook waits up to timeout for a verified webhook matching match, and fails the test otherwise.
-func (s *Sandbox) AwaitWebhook(match func(Webhook) bool, timeout time.Duration) Webhook {
+// Settle is POST /_emulator/settle: it answers once every job due at the session's current time has run and
+// every webhook delivery due has been attempted and answered (docs/control-plane.md#settle). The clock does not
+// move. Use it instead of sleeping or polling for webhooks; it fails the test when the emulator says it did not
+// settle within 10 s.
+func (s *Sandbox) Settle() *Response {
 	s.t.Helper()
-	w, ok := s.Webhooks.Await(match, timeout)
+	res := s.Control("POST", "/settle", `{"timeoutMs":10000}`)
+	if res.Status != http.StatusOK || res.Get("settled") != true {
+		s.t.Fatalf("settling answered %d: %s", res.Status, res.Body)
+	}
+	return res
+}
+
+// Webhook is the first verified delivery matching match, or a test failure. It does not wait: Settle first.
+func (s *Sandbox) Webhook(match func(Webhook) bool) Webhook {
+	s.t.Helper()
+	if s.Webhooks == nil {
+		s.t.Fatal("the session has no receiver: call Listen, or create it with Options{WebhookURL: true}")
+	}
+	w, ok := s.Webhooks.Find(match)
 	if !ok {
-		s.t.Fatalf("no matching webhook within %v; received %s; rejected %d", timeout, s.Webhooks.summary(), len(s.Webhooks.Rejected()))
+		s.t.Fatalf("no matching webhook; received %s; rejected %d", s.Webhooks.summary(), len(s.Webhooks.Rejected()))
 	}
 	return w
 }

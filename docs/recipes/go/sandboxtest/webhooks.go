@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// WebhookPath is the path of the URL given to the emulator: the signature covers it.
+// WebhookPath is the path of the receiver's URL: the signature covers it.
 const WebhookPath = "/webhooks"
 
 // Tolerance is how far a delivery's real-clock timestamp may be from ours (the emulator's own verifier uses
@@ -33,7 +33,7 @@ func (w Webhook) Get(path ...any) any { return get(decode(w.RawBody), path...) }
 // Str is Get for a string field.
 func (w Webhook) Str(path ...any) string { s, _ := w.Get(path...).(string); return s }
 
-// Receiver is a webhook endpoint for one test (net/http/httptest on a free loopback port) that checks each
+// Receiver is a webhook endpoint for one test, reached through `listen` or given as the session's webhookUrl (net/http/httptest on a free loopback port) that checks each
 // delivery's signature (docs/webhooks.md#what-a-delivery-looks-like) and keeps the good ones. A delivery that
 // fails the check is answered 401, as your application should, and counted in Rejected.
 type Receiver struct {
@@ -42,18 +42,17 @@ type Receiver struct {
 	key      *Key
 	received []Webhook
 	rejected []string
-	arrived  chan struct{} // closed and replaced on every delivery, to wake Await
 }
 
 func newReceiver() *Receiver {
-	r := &Receiver{arrived: make(chan struct{})}
+	r := &Receiver{}
 	mux := http.NewServeMux()
 	mux.HandleFunc(WebhookPath, r.handle)
 	r.server = httptest.NewServer(mux)
 	return r
 }
 
-// URL is the URL to hand to the emulator, e.g. http://127.0.0.1:38211/webhooks.
+// URL is the receiver's URL, e.g. http://127.0.0.1:38211/webhooks: listen's --forward-to, or the webhookUrl.
 func (r *Receiver) URL() string { return r.server.URL + WebhookPath }
 
 // Close stops the receiver.
@@ -109,8 +108,6 @@ func (r *Receiver) handle(w http.ResponseWriter, req *http.Request) {
 		r.rejected = append(r.rejected, req.Method+" "+h.Get("X-Service-Signature"))
 		w.WriteHeader(http.StatusUnauthorized)
 	}
-	close(r.arrived)
-	r.arrived = make(chan struct{})
 }
 
 // Received is the verified deliveries so far, in arrival order.
@@ -127,26 +124,14 @@ func (r *Receiver) Rejected() []string {
 	return append([]string(nil), r.rejected...)
 }
 
-// Await waits up to timeout for a verified delivery matching match.
-func (r *Receiver) Await(match func(Webhook) bool, timeout time.Duration) (Webhook, bool) {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		r.mu.Lock()
-		for _, w := range r.received {
-			if match(w) {
-				r.mu.Unlock()
-				return w, true
-			}
-		}
-		arrived := r.arrived
-		r.mu.Unlock()
-		select {
-		case <-arrived:
-		case <-deadline.C:
-			return Webhook{}, false
+// Find is the first verified delivery matching match so far. It does not wait: settle the session first.
+func (r *Receiver) Find(match func(Webhook) bool) (Webhook, bool) {
+	for _, w := range r.Received() {
+		if match(w) {
+			return w, true
 		}
 	}
+	return Webhook{}, false
 }
 
 func (r *Receiver) summary() string {

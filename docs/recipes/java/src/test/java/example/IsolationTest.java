@@ -3,7 +3,6 @@ package example;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
-import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -14,16 +13,18 @@ import sandbox.SandboxExtension;
 class IsolationTest {
   @Test
   void another_session_sees_none_of_this_sessions_changes(Sandbox sandbox) {
+    sandbox.listen();
     Sandbox.Response accepted = sandbox.signed("POST", "/v1/sandbox/accounts/acct_acme_usd/deposits",
         "{\"depositInstructionId\":\"di_acme_usd_wire\",\"amount\":\"500.00\",\"reference\":\"ISOLATION\"}");
     assertEquals(202, accepted.status(), accepted.body());
     String id = (String) sandbox.signed("GET", "/v1/transactions?accountId=acct_acme_usd&pageSize=1", null).get("data", 0, "id");
     sandbox.advanceClock(1000);
-    sandbox.awaitWebhook(w -> id.equals(w.get("transaction", "id")) && "COMPLETED".equals(w.get("transaction", "status")),
-        Duration.ofSeconds(10));
+    sandbox.settle();
+    sandbox.webhook(w -> id.equals(w.get("transaction", "id")) && "COMPLETED".equals(w.get("transaction", "status")));
 
-    // A second session, opened by hand, on the same emulator process.
-    try (Sandbox other = Sandbox.open()) {
+    // A second session, opened by hand, on the same emulator process. Its receiver is the other way to get
+    // webhooks: given as the session's webhookUrl, the emulator posts to it directly.
+    try (Sandbox other = Sandbox.openWithWebhookUrl()) {
       assertNotEquals(sandbox.baseUrl(), other.baseUrl());
 
       Sandbox.Response missing = other.signed("GET", "/v1/transactions/" + id, null);
@@ -35,8 +36,15 @@ class IsolationTest {
       // Each session has its own clock ...
       assertEquals(Sandbox.START_CLOCK, other.control("GET", "/clock", null).get("now"));
       assertEquals("2026-03-01T12:00:01.000Z", sandbox.control("GET", "/clock", null).get("now"));
-      // ... and its own webhook URL: nothing of this session's deposit went to the other's receiver.
+      // ... and its own webhooks: nothing of this session's deposit went to the other's receiver, which gets the
+      // other session's own.
+      other.settle();
       assertEquals(List.of(), other.webhooks().received());
+      Sandbox.Response created = other.control("POST", "/accounts/acct_acme_usd/transactions",
+          "{\"type\":\"DEPOSIT\",\"direction\":\"INCOMING\",\"creditAmount\":\"5.00\"}");
+      assertEquals(201, created.status(), created.body());
+      other.settle();
+      other.webhook(w -> created.get("id").equals(w.get("transaction", "id")));
     }
   }
 }

@@ -59,24 +59,27 @@ class SignatureTest {
   }
 
   @Test
-  void the_receiver_refuses_a_forged_webhook(Sandbox sandbox) throws Exception {
-    String body = "{\"transaction\":{\"id\":\"txn_forged\",\"status\":\"COMPLETED\"},\"metadata\":{}}";
-    String ts = Long.toString(System.currentTimeMillis());
-    Sandbox.Key webhook = sandbox.credentials().webhook();
-    // Right key, wrong secret.
-    String forged = Sandbox.sign("not-the-secret", webhook.apiKey() + ts + "POST" + "/webhooks" + body);
-    HttpResponse<String> res = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(
-        HttpRequest.newBuilder(URI.create(sandbox.webhooks().url()))
-            .header("Content-Type", "application/json")
-            .header("X-Service-Api-Key", webhook.apiKey())
-            .header("X-Service-Timestamp", ts)
-            .header("X-Service-Signature", forged)
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+  void the_receiver_refuses_a_forged_webhook() throws Exception {
+    // A receiver given as the session's webhookUrl (the emulator would post to it directly).
+    try (Sandbox sandbox = Sandbox.openWithWebhookUrl()) {
+      String body = "{\"transaction\":{\"id\":\"txn_forged\",\"status\":\"COMPLETED\"},\"metadata\":{}}";
+      String ts = Long.toString(System.currentTimeMillis());
+      Sandbox.Key webhook = sandbox.credentials().webhook();
+      // Right key, wrong secret.
+      String forged = Sandbox.sign("not-the-secret", webhook.apiKey() + ts + "POST" + "/webhooks" + body);
+      HttpResponse<String> res = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(
+          HttpRequest.newBuilder(URI.create(sandbox.webhooks().url()))
+              .header("Content-Type", "application/json")
+              .header("X-Service-Api-Key", webhook.apiKey())
+              .header("X-Service-Timestamp", ts)
+              .header("X-Service-Signature", forged)
+              .POST(HttpRequest.BodyPublishers.ofString(body))
+              .build(),
+          HttpResponse.BodyHandlers.ofString());
 
-    assertEquals(401, res.statusCode());
-    assertEquals(1, sandbox.webhooks().rejected().size());
-    assertEquals(List.of(), sandbox.webhooks().received());
+      assertEquals(401, res.statusCode());
+      assertEquals(1, sandbox.webhooks().rejected().size());
+      assertEquals(List.of(), sandbox.webhooks().received());
+    }
   }
 }

@@ -30,7 +30,7 @@ import javax.crypto.spec.SecretKeySpec;
  * after; {@link #open()} does the same by hand (try-with-resources).
  */
 public final class Sandbox implements AutoCloseable {
-  /** Where the emulator listens unless {@code SANDBOX_URL} says otherwise ({@code npx service-sandbox}). */
+  /** Where the emulator listens unless {@code SANDBOX_URL} says otherwise ({@code service-sandbox}'s default). */
   public static final String DEFAULT_URL = "http://127.0.0.1:4010";
 
   /** Every session starts frozen at this instant, so dates in answers do not depend on the day the suite runs. */
@@ -65,14 +65,14 @@ public final class Sandbox implements AutoCloseable {
   private final String id;
   private final String baseUrl;
   private final Credentials credentials;
-  private final WebhookReceiver webhooks;
+  private WebhookReceiver webhooks; // null until listen(), or opened with openWithWebhookUrl()
+  private Listener listener;
 
-  private Sandbox(String serverUrl, String id, String baseUrl, Credentials credentials, WebhookReceiver webhooks) {
+  private Sandbox(String serverUrl, String id, String baseUrl, Credentials credentials) {
     this.serverUrl = serverUrl;
     this.id = id;
     this.baseUrl = baseUrl;
     this.credentials = credentials;
-    this.webhooks = webhooks;
   }
 
   /** How long a server started by {@link #serverUrl()} may take to answer its health check. */
@@ -82,17 +82,62 @@ public final class Sandbox implements AutoCloseable {
   private static Process startedServer; // the one this JVM started, if any
 
   /**
+   * The label of every session this JVM creates (docs/sessions.md#labels): {@code SANDBOX_LABEL} (a CI job id,
+   * say), else one made up per run. When the JVM exits, every session still carrying it is ended.
+   */
+  public static final String LABEL = labelOfRun();
+
+  private static String labelOfRun() {
+    String configured = System.getenv("SANDBOX_LABEL");
+    return configured == null || configured.isBlank()
+        ? "junit-" + java.util.UUID.randomUUID().toString().substring(0, 12)
+        : configured;
+  }
+
+  /**
    * The emulator every session of this JVM uses: the one at {@code SANDBOX_URL} (default {@link #DEFAULT_URL})
-   * when {@code GET /_emulator/health} answers there, otherwise one started here with {@code SANDBOX_COMMAND}
-   * (default {@code npx service-sandbox}, plus {@code --port} on a free port) and stopped when the JVM exits.
-   * Looked up once; the first test waits for it, the others find it ready.
+   * when {@code GET /_emulator/health} answers there, otherwise one started here with the CLI ({@link #cli()},
+   * plus {@code --port} on a free port) and stopped when the JVM exits. Looked up once; the first test waits for
+   * it, the others find it ready. When the JVM exits, the run's sessions are ended by label first.
    */
   public static synchronized String serverUrl() {
     if (server != null) return server;
     String configured = System.getenv("SANDBOX_URL");
     String url = configured == null || configured.isBlank() ? DEFAULT_URL : configured.replaceAll("/+$", "");
     server = healthy(url) ? url : startServer(url);
+    // One hook, so the sessions are ended before a server started here stops (hooks run in no set order).
+    Runtime.getRuntime().addShutdownHook(new Thread(Sandbox::endRun));
     return server;
+  }
+
+  /**
+   * The built CLI's command: {@code SANDBOX_CLI} (a path ending in .mjs or .js runs with node; anything else is a
+   * command line), else this checkout's {@code dist/service-sandbox.mjs} three folders up from the recipe's
+   * folder (the working directory of run.sh) when it exists, else {@code service-sandbox} on PATH. Never
+   * {@code npx}: outside the checkout it would ask the npm registry for a package of that name.
+   */
+  public static List<String> cli() {
+    String configured = System.getenv().getOrDefault("SANDBOX_CLI", "").trim();
+    if (!configured.isEmpty()) {
+      return configured.endsWith(".mjs") || configured.endsWith(".js")
+          ? List.of("node", configured)
+          : List.of(configured.split("\\s+"));
+    }
+    Path built = Path.of("..", "..", "..", "dist", "service-sandbox.mjs").toAbsolutePath().normalize();
+    return Files.isRegularFile(built) ? List.of("node", built.toString()) : List.of("service-sandbox");
+  }
+
+  // DELETE /_emulator/sessions?label=...: what a test left (a crash before its close) ends with the run.
+  private static void endRun() {
+    try {
+      String query = java.net.URLEncoder.encode(LABEL, StandardCharsets.UTF_8);
+      Response res = send(admin(HttpRequest.newBuilder(URI.create(server + "/_emulator/sessions?label=" + query))).DELETE());
+      if (res.status() != 200 || !List.of().equals(res.get("ended"))) System.err.println("ended the run's sessions: " + res.body());
+    } catch (RuntimeException e) {
+      System.err.println("ending the run's sessions: " + e);
+    } finally {
+      stopServer();
+    }
   }
 
   private static boolean healthy(String url) {
@@ -108,8 +153,7 @@ public final class Sandbox implements AutoCloseable {
   }
 
   private static String startServer(String triedUrl) {
-    String commandLine = System.getenv().getOrDefault("SANDBOX_COMMAND", "npx service-sandbox").trim();
-    List<String> command = new ArrayList<>(List.of(commandLine.split("\\s+")));
+    List<String> command = new ArrayList<>(cli());
     int port;
     try (ServerSocket socket = new ServerSocket(0, 0, InetAddress.getLoopbackAddress())) {
       port = socket.getLocalPort();
@@ -128,7 +172,6 @@ public final class Sandbox implements AutoCloseable {
       throw new IllegalStateException("nothing answers at " + triedUrl + "/_emulator/health and `" + shown + "` cannot start: " + e, e);
     }
     startedServer = process;
-    Runtime.getRuntime().addShutdownHook(new Thread(Sandbox::stopServer));
     String url = "http://127.0.0.1:" + port;
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
     while (!healthy(url)) {
@@ -148,7 +191,7 @@ public final class Sandbox implements AutoCloseable {
     return url;
   }
 
-  // `npx` runs node as a child process: end the children too, politely first.
+  // A `service-sandbox` wrapper script may run node as a child process: end the children too, politely first.
   private static synchronized void stopServer() {
     Process process = startedServer;
     if (process == null) return;
@@ -165,15 +208,32 @@ public final class Sandbox implements AutoCloseable {
     }
   }
 
-  /** A new session on the emulator at {@link #serverUrl()}, with its own webhook receiver. */
+  /** A new session on the emulator at {@link #serverUrl()}, labelled {@link #LABEL}. For its webhooks: {@link #listen()}. */
   public static Sandbox open() {
-    return open(serverUrl());
+    return open(null, false);
   }
 
-  public static Sandbox open(String serverUrl) {
-    WebhookReceiver receiver = WebhookReceiver.start();
+  /**
+   * A session whose ids replay: two sessions with one seed answer the same requests with the same ids
+   * (docs/sessions.md#ids). Without a seed a session's ids are its own.
+   */
+  public static Sandbox openSeeded(String seed) {
+    return open(seed, false);
+  }
+
+  /**
+   * A session with a webhook receiver given as its {@code webhookUrl}: the emulator posts to it directly (the
+   * other way to {@link #listen()}, for an emulator that can reach the test process).
+   */
+  public static Sandbox openWithWebhookUrl() {
+    return open(null, true);
+  }
+
+  private static Sandbox open(String seed, boolean withWebhookUrl) {
+    String serverUrl = serverUrl();
+    WebhookReceiver receiver = withWebhookUrl ? WebhookReceiver.start() : null;
     try {
-      Response created = createSession(serverUrl, receiver.url());
+      Response created = createSession(serverUrl, seed, receiver == null ? null : receiver.url());
       Object doc = created.json();
       Credentials credentials =
           new Credentials(
@@ -182,10 +242,14 @@ public final class Sandbox implements AutoCloseable {
               (String) Json.get(doc, "credentials", "single", "userId"),
               key(doc, "multi"),
               key(doc, "webhook"));
-      receiver.expect(credentials.webhook());
-      return new Sandbox(serverUrl, str(doc, "id"), str(doc, "baseUrl"), credentials, receiver);
+      Sandbox sandbox = new Sandbox(serverUrl, str(doc, "id"), str(doc, "baseUrl"), credentials);
+      if (receiver != null) {
+        receiver.expect(credentials.webhook());
+        sandbox.webhooks = receiver;
+      }
+      return sandbox;
     } catch (RuntimeException | Error e) {
-      receiver.close();
+      if (receiver != null) receiver.close();
       throw e;
     }
   }
@@ -194,14 +258,15 @@ public final class Sandbox implements AutoCloseable {
   static final Duration LIMIT_WAIT = Duration.ofSeconds(120);
 
   /**
-   * {@code POST /_emulator/sessions}: a fresh sandbox with the default fixtures, a frozen clock and its
-   * webhooks sent to {@code webhookUrl}. At the emulator's session limit (429) it asks again every half
-   * second for up to {@link #LIMIT_WAIT}, so a suite with more threads than {@code --max-sessions} still runs:
-   * another test's session ends soon. (The 429's {@code Retry-After} is when an idle session would expire,
-   * up to 15 minutes, too long to wait for in a test run.)
+   * {@code POST /_emulator/sessions}: a fresh sandbox with the default fixtures, a frozen clock and the run's
+   * label. At the emulator's session limit (429) it asks again after the answer's {@code Retry-After} (seconds
+   * until a slot is expected, docs/sessions.md#limits) for up to {@link #LIMIT_WAIT}, so a suite with more
+   * threads than {@code --max-sessions} still runs: another test's session ends soon.
    */
-  static Response createSession(String serverUrl, String webhookUrl) {
-    String body = "{\"clock\":" + Json.quote(START_CLOCK) + ",\"webhookUrl\":" + Json.quote(webhookUrl) + "}";
+  static Response createSession(String serverUrl, String seed, String webhookUrl) {
+    String body = "{\"clock\":" + Json.quote(START_CLOCK) + ",\"label\":" + Json.quote(LABEL)
+        + (seed == null ? "" : ",\"seed\":" + Json.quote(seed))
+        + (webhookUrl == null ? "" : ",\"webhookUrl\":" + Json.quote(webhookUrl)) + "}";
     long deadline = System.nanoTime() + LIMIT_WAIT.toNanos();
     while (true) {
       Response res = send(admin(HttpRequest.newBuilder(URI.create(serverUrl + "/_emulator/sessions")))
@@ -209,12 +274,27 @@ public final class Sandbox implements AutoCloseable {
           .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8)));
       if (res.status() == 201) return res;
       if (res.status() == 429 && System.nanoTime() < deadline) {
-        sleep(500);
+        long seconds = res.headers().firstValueAsLong("Retry-After").orElse(1);
+        sleep(Math.max(1, seconds) * 1000);
         continue;
       }
       throw new IllegalStateException("POST " + serverUrl + "/_emulator/sessions answered " + res.status() + ": " + res.body()
           + (res.status() == 401 ? " (the emulator has --admin-token: set SANDBOX_ADMIN_TOKEN)" : ""));
     }
+  }
+
+  /**
+   * Webhooks through the CLI: a verifying receiver on a free port, and
+   * {@code service-sandbox listen --forward-to <it> --url <server> --session <id>}, ready when this returns.
+   * The emulator never connects to the receiver itself (docs/webhooks.md#listen). Stopped by {@link #close()}.
+   */
+  public synchronized WebhookReceiver listen() {
+    if (webhooks != null) throw new IllegalStateException("the session already has a receiver");
+    WebhookReceiver receiver = WebhookReceiver.start();
+    receiver.expect(credentials.webhook());
+    webhooks = receiver; // closed by close() even if the listener does not start
+    listener = new Listener(receiver.url(), serverUrl, id);
+    return receiver;
   }
 
   /** The session's id ({@code ses_...}). */
@@ -231,8 +311,8 @@ public final class Sandbox implements AutoCloseable {
     return credentials;
   }
 
-  /** The webhooks this session delivered to its receiver, signature checked. */
-  public WebhookReceiver webhooks() {
+  /** The webhooks this session delivered to its receiver, signature checked; null before {@link #listen()}. */
+  public synchronized WebhookReceiver webhooks() {
     return webhooks;
   }
 
@@ -307,22 +387,38 @@ public final class Sandbox implements AutoCloseable {
     return res;
   }
 
-  /** Waits up to {@code timeout} for a verified webhook matching {@code test}. */
-  public WebhookReceiver.Webhook awaitWebhook(Predicate<WebhookReceiver.Webhook> test, Duration timeout) {
-    return webhooks.await(test, timeout);
+  /**
+   * {@code POST /_emulator/settle}: answers once every job due at the session's current time has run and every
+   * webhook delivery due has been attempted and answered (docs/control-plane.md#settle); the clock does not move.
+   * Instead of sleeping or polling for webhooks. Fails when the emulator did not settle within 10 s.
+   */
+  public Response settle() {
+    Response res = control("POST", "/settle", "{\"timeoutMs\":10000}");
+    if (res.status() != 200 || !Boolean.TRUE.equals(res.get("settled"))) {
+      throw new AssertionError("settling answered " + res.status() + ": " + res.body());
+    }
+    return res;
   }
 
-  /** Ends the session ({@code DELETE /_emulator/sessions/{id}}) and stops its webhook receiver. */
+  /** The first verified webhook matching {@code test}, or an assertion failure. It does not wait: settle first. */
+  public WebhookReceiver.Webhook webhook(Predicate<WebhookReceiver.Webhook> test) {
+    WebhookReceiver receiver = webhooks();
+    if (receiver == null) throw new IllegalStateException("the session has no receiver: call listen()");
+    return receiver.find(test);
+  }
+
+  /** Stops the listener, ends the session ({@code DELETE /_emulator/sessions/{id}}) and stops the receiver. */
   @Override
-  public void close() {
+  public synchronized void close() {
     try {
+      if (listener != null) listener.close(); // first: Ctrl+C while the session still exists
       Response res = send(admin(HttpRequest.newBuilder(URI.create(serverUrl + "/_emulator/sessions/" + id))).DELETE());
       // 404: the session had already ended (idle timeout); nothing left to clean.
       if (res.status() != 204 && res.status() != 404) {
         throw new IllegalStateException("DELETE session " + id + " answered " + res.status() + ": " + res.body());
       }
     } finally {
-      webhooks.close();
+      if (webhooks != null) webhooks.close();
     }
   }
 
@@ -338,7 +434,7 @@ public final class Sandbox implements AutoCloseable {
       HttpResponse<String> res = HTTP.send(req.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
       return new Response(res.statusCode(), res.body(), res.headers());
     } catch (IOException e) {
-      throw new IllegalStateException("cannot reach the emulator (start it with `npx service-sandbox`, or set SANDBOX_URL): " + e, e);
+      throw new IllegalStateException("cannot reach the emulator (start it with `service-sandbox`, or set SANDBOX_URL or SANDBOX_CLI): " + e, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);

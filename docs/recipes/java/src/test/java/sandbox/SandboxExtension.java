@@ -2,7 +2,6 @@ package sandbox;
 
 import java.lang.reflect.Method;
 import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
@@ -21,17 +20,11 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  *
  * Sessions are isolated from each other, so tests may run in parallel against one emulator process
  * (junit-platform.properties). The emulator is the one at {@code SANDBOX_URL}, default
- * {@code http://127.0.0.1:4010}: start it once, e.g. {@code npx service-sandbox}.
+ * {@code http://127.0.0.1:4010}, or one {@link Sandbox#serverUrl()} starts with the built CLI.
  */
-public final class SandboxExtension implements BeforeEachCallback, AfterEachCallback, ParameterResolver {
+public final class SandboxExtension implements AfterEachCallback, ParameterResolver {
   private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(SandboxExtension.class);
   private static final String KEY = "sandbox";
-
-  @Override
-  public void beforeEach(ExtensionContext context) {
-    // Runs before the test's own @BeforeEach methods, so they can take a Sandbox parameter too.
-    context.getStore(NS).put(KEY, Sandbox.open());
-  }
 
   @Override
   public void afterEach(ExtensionContext context) {
@@ -49,6 +42,8 @@ public final class SandboxExtension implements BeforeEachCallback, AfterEachCall
 
   @Override
   public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
-    return context.getStore(NS).get(KEY, Sandbox.class);
+    // Opened on first use (a test's @BeforeEach or the test itself; one per test), so a test that takes no
+    // Sandbox creates no session.
+    return context.getStore(NS).getOrComputeIfAbsent(KEY, key -> Sandbox.open(), Sandbox.class);
   }
 }

@@ -15,12 +15,12 @@ import java.util.List;
 import java.util.function.Predicate;
 
 /**
- * A webhook endpoint for one test: a JDK {@link HttpServer} on a free loopback port that checks each
+ * A webhook endpoint for one test, reached through {@code listen} or given as the session's {@code webhookUrl}: a JDK {@link HttpServer} on a free loopback port that checks each
  * delivery's signature (docs/webhooks.md#what-a-delivery-looks-like) and keeps the good ones. A delivery
  * that fails the check is answered 401, as your application should, and counted in {@link #rejected()}.
  */
 public final class WebhookReceiver implements AutoCloseable {
-  /** The path of the URL given to the emulator: the signature covers it. */
+  /** The path of the receiver's URL: the signature covers it. */
   public static final String PATH = "/webhooks";
 
   /** How far a delivery's real-clock timestamp may be from ours (the emulator's own verifier uses 5 minutes). */
@@ -54,7 +54,7 @@ public final class WebhookReceiver implements AutoCloseable {
     }
   }
 
-  /** The URL to hand to the emulator, e.g. {@code http://127.0.0.1:38211/webhooks}. */
+  /** The receiver's URL, e.g. {@code http://127.0.0.1:38211/webhooks}: listen's --forward-to, or the webhookUrl. */
   public String url() {
     return "http://127.0.0.1:" + server.getAddress().getPort() + PATH;
   }
@@ -101,7 +101,6 @@ public final class WebhookReceiver implements AutoCloseable {
         } else {
           rejected.add(ex.getRequestMethod() + " " + h.getFirst("X-Service-Signature"));
         }
-        notifyAll();
       }
       ex.sendResponseHeaders(ok ? 204 : 401, -1);
     }
@@ -117,24 +116,12 @@ public final class WebhookReceiver implements AutoCloseable {
     return List.copyOf(rejected);
   }
 
-  /** Waits up to {@code timeout} for a verified delivery matching {@code test}; fails with what did arrive. */
-  public synchronized Webhook await(Predicate<Webhook> test, Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (true) {
-      for (Webhook w : received) if (test.test(w)) return w;
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        throw new AssertionError("no matching webhook within " + timeout + "; received " + received.stream()
-            .map(w -> w.eventType() + " " + w.get("transaction", "id") + " " + w.get("transaction", "status")).toList()
-            + ", rejected " + rejected.size());
-      }
-      try {
-        wait(Math.max(1, left / 1_000_000));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
-    }
+  /** The first verified delivery matching {@code test} so far; fails with what did arrive. No waiting: settle first. */
+  public synchronized Webhook find(Predicate<Webhook> test) {
+    for (Webhook w : received) if (test.test(w)) return w;
+    throw new AssertionError("no matching webhook; received " + received.stream()
+        .map(w -> w.eventType() + " " + w.get("transaction", "id") + " " + w.get("transaction", "status")).toList()
+        + ", rejected " + rejected.size());
   }
 
   @Override
