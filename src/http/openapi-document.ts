@@ -319,6 +319,26 @@ function discriminatingProperty(branches: Json[]): string | undefined {
   return undefined;
 }
 
+/** Headers an operation's answers carry, by operation and status. */
+const RESPONSE_HEADERS: Record<string, Record<string, Json>> = {
+  'POST /v1/sandbox/accounts/{accountId}/deposits': {
+    '202': {
+      Location: {
+        description: 'The transaction the deposit created, /v1/transactions/{id} (inside a session, under its /_sessions/{id} prefix); the body is the interface\'s message',
+        schema: { type: 'string', example: '/v1/transactions/txn_k7m2q9r4t8v1w3x5' },
+      },
+    },
+  },
+  'POST /_emulator/sessions': {
+    '429': {
+      'Retry-After': {
+        description: 'Seconds until a session slot can be expected (from how long ended sessions lived; 5 before any ended)',
+        schema: { type: 'integer', minimum: 1, example: 2 },
+      },
+    },
+  },
+};
+
 function finishOperation(key: string, operation: Json, note: { auth: AuthPolicy | undefined; optionalBody: boolean } | undefined): void {
   const auth = note?.auth;
   // @fastify/swagger writes the route's operationId first; the document has always had it after the
@@ -350,6 +370,14 @@ function finishOperation(key: string, operation: Json, note: { auth: AuthPolicy 
         },
       },
     };
+  }
+  // response headers the routes set (docs/money-in.md#simulated-deposits, docs/sessions.md#limits)
+  const headers = RESPONSE_HEADERS[key];
+  if (headers) {
+    for (const [status, named] of Object.entries(headers)) {
+      const response = operation.responses?.[status];
+      if (response) response.headers = { ...(response.headers ?? {}), ...structuredClone(named) };
+    }
   }
   if (key === 'GET /v1/accounts/{accountId}/statement') {
     const media = operation.responses?.['200']?.content?.['application/json'];
