@@ -13,12 +13,17 @@ export interface CatalogRoute {
   pattern: RegExp;
 }
 
-const catalogs = new WeakMap<FastifyInstance, CatalogRoute[]>();
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route of this app, in registration order (route-catalog.ts); the app holds it, not a module-level map. */
+    routeCatalog: CatalogRoute[];
+  }
+}
 
 /** Register on the root instance before any route is added. */
 export function registerRouteCatalog(app: FastifyInstance): void {
   const routes: CatalogRoute[] = [];
-  catalogs.set(app, routes);
+  app.decorate('routeCatalog', routes);
   app.addHook('onRoute', (options: RouteOptions) => {
     const methods = Array.isArray(options.method) ? options.method : [options.method];
     for (const method of methods) {
@@ -35,7 +40,7 @@ export function registerRouteCatalog(app: FastifyInstance): void {
 
 /** The routes of the app (root instance), in registration order. */
 export function routeCatalog(app: FastifyInstance): readonly CatalogRoute[] {
-  return catalogs.get(app) ?? [];
+  return app.hasDecorator('routeCatalog') ? app.routeCatalog : [];
 }
 
 /** Methods registered for a concrete request path (no query string), sorted; empty when the path is unknown. */
