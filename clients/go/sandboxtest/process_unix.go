@@ -1,0 +1,35 @@
+//go:build unix
+
+package sandboxtest
+
+import (
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// A process group of its own: a `service-sandbox` wrapper script may run node as a child, and stopping must end
+// both.
+func ownProcessGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// stopProcessGroup ends the group politely, then for good after 10 s.
+func stopProcessGroup(cmd *exec.Cmd, exited <-chan struct{}) {
+	signalGroup(cmd, exited, syscall.SIGTERM)
+}
+
+// interruptProcessGroup is Ctrl+C for the group (a listener's way to stop), then SIGKILL after 10 s.
+func interruptProcessGroup(cmd *exec.Cmd, exited <-chan struct{}) {
+	signalGroup(cmd, exited, syscall.SIGINT)
+}
+
+func signalGroup(cmd *exec.Cmd, exited <-chan struct{}, sig syscall.Signal) {
+	syscall.Kill(-cmd.Process.Pid, sig)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
+}
