@@ -195,7 +195,7 @@ func (c *Client) Call(method, path string, body any, opts ...Option) (*Response,
 }
 
 // Payout submits a payout message (docs/payouts.md): format "json" or "pacs008", payload the message (the JSON
-// text or a PayoutJsonPayload, or the pacs.008 XML), Base64-encoded here and signed with the payout variant.
+// text or a PayoutJSONPayload, or the pacs.008 XML), Base64-encoded here and signed with the payout variant.
 func (c *Client) Payout(format string, payload any, idempotencyKey string, opts ...Option) (*Response, error) {
 	raw, _, err := encodeBody(payload)
 	if err != nil {
