@@ -1,6 +1,7 @@
 // The Go kit's resource structs (docs/clients.md#go), generated from the committed OpenAPI document:
 //   node scripts/go-models.mjs           write clients/go/sandbox/models_gen.go from openapi/openapi.json
 //   node scripts/go-models.mjs --check   exit 1 when the committed file differs from what the document gives
+//   --document FILE                      another document than openapi/openapi.json (the drift test uses one)
 // test/kits/go.test.ts runs the check, so a change to the document without regenerating fails `npm test`.
 // The output is already gofmt-clean (no Go toolchain needed to generate or check it): one field per line, no
 // comments between fields, columns aligned the way gofmt aligns them; the kit's test also runs `gofmt -l` on it.
@@ -164,7 +165,9 @@ export function generate(document) {
 
 const isMain = process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (isMain) {
-  const expected = generate(JSON.parse(readFileSync(DOCUMENT, 'utf8')));
+  const documentAt = process.argv.indexOf('--document');
+  const document = documentAt > 0 ? path.resolve(process.argv[documentAt + 1]) : DOCUMENT;
+  const expected = generate(JSON.parse(readFileSync(document, 'utf8')));
   if (process.argv.includes('--check')) {
     let committed = '';
     try {
@@ -173,10 +176,10 @@ if (isMain) {
       // missing: a difference like any other
     }
     if (committed !== expected) {
-      console.error(`${path.relative(root, OUTPUT)} differs from what ${path.relative(root, DOCUMENT)} gives: run node scripts/go-models.mjs`);
+      console.error(`${path.relative(root, OUTPUT)} differs from what ${path.relative(root, document)} gives: run node scripts/go-models.mjs`);
       process.exit(1);
     }
-    console.log(`${path.relative(root, OUTPUT)} matches ${path.relative(root, DOCUMENT)}`);
+    console.log(`${path.relative(root, OUTPUT)} matches ${path.relative(root, document)}`);
   } else {
     writeFileSync(OUTPUT, expected);
     console.log(`wrote ${path.relative(root, OUTPUT)}`);
