@@ -58,11 +58,13 @@ const goEnv = {
   GOTOOLCHAIN: 'local',
 };
 
-t.test('the kit is gofmt-clean', async (t) => {
+t.test('the kit is gofmt-clean and go vet-clean', async (t) => {
   if (!needsGo(t)) return;
   const gofmt = spawnSync('gofmt', ['-l', '.'], { cwd: KIT, encoding: 'utf8', env: goEnv });
   t.equal(gofmt.status, 0, 'gofmt runs', { stderr: gofmt.stderr });
   t.equal(gofmt.stdout, '', 'gofmt -l lists no file');
+  const vet = spawnSync('go', ['vet', './...'], { cwd: KIT, encoding: 'utf8', env: goEnv });
+  t.equal(vet.status, 0, 'go vet ./... finds nothing', { output: `${vet.stdout}${vet.stderr}` });
 });
 
 t.test('the scenario suite passes against one built server', async (t) => {
