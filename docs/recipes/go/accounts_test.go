@@ -1,33 +1,25 @@
 package recipe_test
 
 import (
-	"encoding/json"
 	"testing"
 
-	"example.com/sandbox-recipe/sandboxtest"
+	"service-sandbox/clients/go/sandbox"
+	"service-sandbox/clients/go/sandboxtest"
 )
 
 func TestListsTheUsersAccounts(t *testing.T) {
 	t.Parallel()
-	sb := sandboxtest.New(t)
+	sb := sandboxtest.New(t) // a session of its own, ended by t.Cleanup
 
-	// The query is part of the signed request target (docs/authentication.md).
-	res := sb.Signed("GET", "/v1/accounts?pageSize=2", "")
+	// The query is part of the signed request target (docs/authentication.md); the kit signs it.
+	var page struct {
+		Data         []sandbox.Account
+		TotalRecords int
+	}
+	sb.Do("GET", "/v1/accounts?pageSize=2", nil).Expect(200, &page)
 
-	if res.Status != 200 {
-		t.Fatal(res)
-	}
-	if got := res.Get("totalRecords"); got != json.Number("4") {
-		t.Errorf("totalRecords = %v, want 4", got)
-	}
-	if got := len(res.Get("data").([]any)); got != 2 {
-		t.Errorf("%d accounts on the page, want 2", got)
-	}
-	if got := res.Str("data", 0, "id"); got != "acct_acme_usd" {
-		t.Errorf("first account %q", got)
-	}
-	if got := res.Str("data", 1, "id"); got != "acct_acme_eur" {
-		t.Errorf("second account %q", got)
+	if page.TotalRecords != 4 || len(page.Data) != 2 || page.Data[0].ID != "acct_acme_usd" || page.Data[1].ID != "acct_acme_eur" {
+		t.Errorf("accounts: %+v", page)
 	}
 }
 
@@ -35,16 +27,11 @@ func TestReadsOneAccountWithItsFixtureBalance(t *testing.T) {
 	t.Parallel()
 	sb := sandboxtest.New(t)
 
-	res := sb.Signed("GET", "/v1/accounts/acct_acme_usd", "")
+	var account sandbox.AccountDetail
+	sb.Do("GET", "/v1/accounts/acct_acme_usd", nil).Expect(200, &account)
 
-	if res.Status != 200 {
-		t.Fatal(res)
-	}
 	// A new session starts from the fixtures, whatever other tests did in theirs.
-	if got := res.Str("balances", "current"); got != "88062.80" {
-		t.Errorf("current balance %q, want 88062.80", got)
-	}
-	if got := res.Str("depositInstructions", 0, "id"); got != "di_acme_usd_ach" {
-		t.Errorf("first deposit instruction %q", got)
+	if account.Balances.Current != "88062.80" || account.DepositInstructions[0].ID != "di_acme_usd_ach" {
+		t.Errorf("account: %+v", account)
 	}
 }

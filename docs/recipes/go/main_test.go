@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"example.com/sandbox-recipe/sandboxtest"
+	"service-sandbox/clients/go/sandboxtest"
 )
 
 // One emulator for every test of the package: the one at SANDBOX_URL, or one started for the run.

@@ -1,118 +1,75 @@
 package recipe_test
 
 import (
-	"encoding/json"
-	"strings"
 	"testing"
 
-	"example.com/sandbox-recipe/sandboxtest"
+	"service-sandbox/clients/go/sandbox"
+	"service-sandbox/clients/go/sandboxtest"
 )
 
-func balance(t *testing.T, sb *sandboxtest.Sandbox, which string) string {
+func transaction(t *testing.T, sb *sandboxtest.Sandbox, id string) sandbox.Transaction {
 	t.Helper()
-	res := sb.Signed("GET", "/v1/accounts/acct_acme_usd", "")
-	if res.Status != 200 {
-		t.Fatal(res)
-	}
-	return res.Str("balances", which)
+	var tx sandbox.Transaction
+	sb.Do("GET", "/v1/transactions/"+id, nil).Expect(200, &tx)
+	return tx
 }
 
-func status(t *testing.T, sb *sandboxtest.Sandbox, id string) string {
+func balances(t *testing.T, sb *sandboxtest.Sandbox) sandbox.AccountDetailBalances {
 	t.Helper()
-	res := sb.Signed("GET", "/v1/transactions/"+id, "")
-	if res.Status != 200 {
-		t.Fatal(res)
-	}
-	return res.Str("status")
-}
-
-func completed(id string) func(sandboxtest.Webhook) bool {
-	return func(w sandboxtest.Webhook) bool {
-		return w.Str("transaction", "id") == id && w.Str("transaction", "status") == "COMPLETED"
-	}
+	var account sandbox.AccountDetail
+	sb.Do("GET", "/v1/accounts/acct_acme_usd", nil).Expect(200, &account)
+	return account.Balances
 }
 
 func TestASimulatedDepositCompletesWhenTheClockMovesAndIsReportedByWebhook(t *testing.T) {
 	t.Parallel()
 	sb := sandboxtest.New(t)
-	sb.Listen() // `service-sandbox listen` forwards the session's webhooks to sb.Webhooks
+	webhooks := sb.Listen() // `service-sandbox listen` forwards the session's webhooks to a verifying receiver
 
 	// docs/money-in.md#simulated-deposits: money arrives through one of the account's deposit instructions.
-	accepted := sb.Signed("POST", "/v1/sandbox/accounts/acct_acme_usd/deposits",
-		`{"depositInstructionId":"di_acme_usd_ach","amount":"125.00","reference":"INV-42"}`)
-	if accepted.Status != 202 {
-		t.Fatal(accepted)
+	id := sb.Do("POST", "/v1/sandbox/accounts/acct_acme_usd/deposits",
+		sandbox.MockDepositRequest{DepositInstructionID: "di_acme_usd_ach", Amount: "125.00", Reference: sandbox.Ptr("INV-42")}).
+		Expect(202, nil).LocationID() // Location: {session prefix}/v1/transactions/{id}
+	if tx := transaction(t, sb, id); tx.Status != "PENDING" {
+		t.Fatalf("new deposit: %+v", tx)
 	}
 
-	// The 202 points at the new transaction: Location: {session prefix}/v1/transactions/{id}.
-	location := accepted.Header.Get("Location")
-	id := location[strings.LastIndex(location, "/")+1:]
-	list := sb.Signed("GET", "/v1/transactions?accountId=acct_acme_usd&pageSize=1", "")
-	if list.Status != 200 || list.Str("data", 0, "id") != id || list.Str("data", 0, "status") != "PENDING" ||
-		list.Str("data", 0, "debitReference") != "INV-42" {
-		t.Fatal(location, list)
-	}
-	sb.Settle() // every delivery due now has been answered by the receiver: no sleep, no polling
-	sb.Webhook(func(w sandboxtest.Webhook) bool {
-		return w.EventType == "transaction_created" && w.Str("transaction", "id") == id
-	})
+	sb.AdvanceClock(1000) // the session's clock is frozen: the deposit completes when it moves past the rail's 1 s
+	sb.Settle()           // every delivery due now has been answered by the receiver: no sleep, no polling
 
-	// The session's clock is frozen: the deposit completes when it is moved past the rail's 1 s.
-	sb.AdvanceClock(1000)
-
-	tx := sb.Signed("GET", "/v1/transactions/"+id, "")
-	if tx.Str("status") != "COMPLETED" || tx.Str("completedAt") != "2026-03-01T12:00:01.000Z" {
-		t.Fatal(tx)
+	if tx := transaction(t, sb, id); tx.Status != "COMPLETED" || *tx.CompletedAt != "2026-03-01T12:00:01.000Z" {
+		t.Fatalf("after 1 s: %+v", tx)
 	}
-	if got := balance(t, sb, "current"); got != "88187.80" {
-		t.Errorf("current balance %q, want 88187.80", got)
+	if got := balances(t, sb).Current; got != "88187.80" {
+		t.Errorf("current balance %s, want 88187.80", got)
 	}
-
-	if settled := sb.Settle(); settled.Get("waiting", "deliveries") != json.Number("0") {
-		t.Errorf("deliveries still waiting: %s", settled.Body)
-	}
-	done := sb.Webhook(completed(id))
-	if done.EventType != "transaction_status_updated" || done.Str("transaction", "debitReference") != "INV-42" ||
-		done.Str("metadata", "userId") != "usr_acme" {
-		t.Errorf("webhook %s %s", done.EventType, done.RawBody)
-	}
-	if r := sb.Webhooks.Rejected(); len(r) != 0 {
-		t.Errorf("rejected deliveries: %v", r)
+	sb.Webhook(func(e sandbox.Event) bool { return e.EventType == "transaction_created" && e.Transaction.ID == id })
+	done := sb.Webhook(sandbox.Of(id, "COMPLETED"))
+	if *done.Transaction.DebitReference != "INV-42" || len(webhooks.Rejected()) != 0 {
+		t.Errorf("webhook %s; rejected %v", done.Raw, webhooks.Rejected())
 	}
 }
 
-func TestAnInjectedWithdrawalFollowsTheRailTimeline(t *testing.T) {
+func TestAnInjectedWithdrawalWalksThroughItsStatuses(t *testing.T) {
 	t.Parallel()
 	sb := sandboxtest.New(t)
-	sb.Listen()
 
 	// docs/control-plane.md#transactions: the control plane writes any transaction through the ledger.
-	created := sb.Control("POST", "/accounts/acct_acme_usd/transactions",
-		`{"type":"WITHDRAWAL","direction":"OUTGOING","debitAmount":"40.00"}`)
-	if created.Status != 201 || created.Str("status") != "PENDING" {
-		t.Fatal(created)
+	var created sandbox.EmulatorTransaction
+	res, err := sb.Control("POST", "/accounts/acct_acme_usd/transactions",
+		map[string]string{"type": "WITHDRAWAL", "direction": "OUTGOING", "debitAmount": "40.00"})
+	if err != nil || res.Expect(201, &created) != nil || created.Status != "PENDING" {
+		t.Fatal(res, err)
 	}
-	id := created.Str("id")
-	// The debit is held at once (docs/money-in.md#balances).
-	if got := balance(t, sb, "available"); got != "88022.80" {
-		t.Errorf("available balance %q, want 88022.80", got)
+	if got := balances(t, sb).Available; got != "88022.80" { // the debit is held at once
+		t.Errorf("available %s, want 88022.80", got)
 	}
-
 	sb.AdvanceClock(1000)
-	if got := status(t, sb, id); got != "PROCESSING" {
-		t.Errorf("after 1 s: %s, want PROCESSING", got)
+	if got := transaction(t, sb, created.ID).Status; got != "PROCESSING" {
+		t.Errorf("after 1 s: %s", got)
 	}
 	sb.AdvanceClock(3000)
-	if got := status(t, sb, id); got != "COMPLETED" {
-		t.Errorf("after 4 s: %s, want COMPLETED", got)
-	}
-	if got := balance(t, sb, "current"); got != "88022.80" {
-		t.Errorf("current balance %q, want 88022.80", got)
-	}
-
-	sb.Settle()
-	sb.Webhook(completed(id))
-	if r := sb.Webhooks.Rejected(); len(r) != 0 {
-		t.Errorf("rejected deliveries: %v", r)
+	if got := transaction(t, sb, created.ID).Status; got != "COMPLETED" {
+		t.Errorf("after 4 s: %s", got)
 	}
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs the Go recipe against the emulator at SANDBOX_URL (default http://127.0.0.1:4010; sandboxtest.Main starts
-# one with SANDBOX_CLI, default ../../../dist/service-sandbox.mjs, when nothing answers there; see README.md) with nothing but a
-# Go toolchain (1.19+; Debian: apt-get install golang-go). Standard library only: nothing is downloaded.
+# one with SANDBOX_CLI, default the checkout's dist/service-sandbox.mjs, when nothing answers there; see README.md) with nothing but a
+# Go toolchain (1.19+; Debian: apt-get install golang-go). The kit clients/go comes from this checkout (a replace
+# directive in go.mod) and uses the standard library only: nothing is downloaded.
 # Extra arguments go to `go test` (e.g. -run Isolation -v).
 # Exit codes: 0 passed, 1 failed, 77 toolchain missing (the recipes harness then skips).
 set -eu

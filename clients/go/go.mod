@@ -1,0 +1,3 @@
+module service-sandbox/clients/go
+
+go 1.19

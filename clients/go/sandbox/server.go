@@ -1,0 +1,148 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultURL is where the emulator listens unless told otherwise.
+const DefaultURL = "http://127.0.0.1:4010"
+
+// Server is an emulator process: its root sandbox (Client, signed with the default credentials) and its
+// sessions (docs/sessions.md).
+type Server struct {
+	*Client
+	// LimitWait is how long CreateSession keeps asking while the server's session limit is reached (429).
+	LimitWait time.Duration
+}
+
+// NewServer is the emulator at url (e.g. DefaultURL).
+func NewServer(url string) *Server {
+	return &Server{Client: NewClient(url, DefaultCredentials()), LimitWait: 2 * time.Minute}
+}
+
+// Healthy says whether GET /_emulator/health answers 200 within 2 s.
+func (s *Server) Healthy() bool {
+	c := http.Client{Timeout: 2 * time.Second}
+	res, err := c.Get(s.BaseURL + "/_emulator/health")
+	if err != nil {
+		return false
+	}
+	res.Body.Close()
+	return res.StatusCode == http.StatusOK
+}
+
+// SessionOptions are what a session starts from (docs/sessions.md#what-a-session-starts-from); all optional.
+type SessionOptions struct {
+	Label      string // names the run's sessions, to end them together (EndLabel)
+	Seed       string // the session's ids follow this seed: the same seed and requests give the same answers
+	Clock      string // "realtime" or an instant to start frozen at, e.g. "2026-03-01T12:00:00.000Z"
+	Snapshot   string // a snapshot of the root sandbox to start from (not with Clock or Fixtures)
+	WebhookURL string // where the session sends its webhooks (default: nowhere; see Receiver and listen)
+	Fixtures   any    // a fixtures object (docs/configuration.md#fixtures-file-format)
+}
+
+// Sandbox is a session: the server's description of it, and a Client on its baseUrl signed with its
+// credentials. End it when done.
+type Sandbox struct {
+	*Client
+	Session Session // as POST /_emulator/sessions answered
+	ID      string
+	server  *Server
+}
+
+// CreateSession is POST /_emulator/sessions. At the server's session limit (429) it asks again after the
+// answer's Retry-After for up to LimitWait (docs/sessions.md#limits).
+func (s *Server) CreateSession(opts SessionOptions) (*Sandbox, error) {
+	body := map[string]any{}
+	for name, value := range map[string]string{"label": opts.Label, "seed": opts.Seed, "clock": opts.Clock, "snapshot": opts.Snapshot, "webhookUrl": opts.WebhookURL} {
+		if value != "" {
+			body[name] = value
+		}
+	}
+	if opts.Fixtures != nil {
+		body["fixtures"] = opts.Fixtures
+	}
+	deadline := time.Now().Add(s.LimitWait)
+	for {
+		res, err := s.Control("POST", "/sessions", body)
+		if err != nil {
+			return nil, fmt.Errorf("cannot reach the emulator at %s: %w", s.BaseURL, err)
+		}
+		if res.Status == http.StatusTooManyRequests && time.Now().Before(deadline) {
+			wait, err := strconv.Atoi(res.Header.Get("Retry-After"))
+			if err != nil || wait < 1 {
+				wait = 1
+			}
+			time.Sleep(time.Duration(wait) * time.Second) // the server's own figure for when a slot frees up
+			continue
+		}
+		var answer struct {
+			Session
+			Credentials Credentials `json:"credentials"`
+		}
+		if err := res.Expect(http.StatusCreated, &answer); err != nil {
+			return nil, fmt.Errorf("POST %s/_emulator/sessions: %w", s.BaseURL, err)
+		}
+		json.Unmarshal(res.Body, &answer.Session)
+		client := NewClient(answer.BaseURL, answer.Credentials)
+		client.AdminToken, client.HTTP = s.AdminToken, s.HTTP
+		return &Sandbox{Client: client, Session: answer.Session, ID: answer.ID, server: s}, nil
+	}
+}
+
+// End deletes the session (DELETE /_emulator/sessions/{id}); a session already gone (idle timeout) is no error.
+func (sb *Sandbox) End() error { return sb.server.EndSession(sb.ID) }
+
+// EndSession deletes a session by id; 404 (already ended) is no error.
+func (s *Server) EndSession(id string) error {
+	res, err := s.Control("DELETE", "/sessions/"+url.PathEscape(id), nil)
+	if err != nil {
+		return err
+	}
+	if res.Status != http.StatusNoContent && res.Status != http.StatusNotFound {
+		return fmt.Errorf("DELETE session %s: %s", id, res)
+	}
+	return nil
+}
+
+// EndLabel ends every session with the label (docs/sessions.md#labels) and returns their ids.
+func (s *Server) EndLabel(label string) ([]string, error) {
+	res, err := s.Control("DELETE", "/sessions?label="+url.QueryEscape(label), nil)
+	if err != nil {
+		return nil, err
+	}
+	var answer EndedSessions
+	if err := res.Expect(http.StatusOK, &answer); err != nil {
+		return nil, err
+	}
+	return answer.Ended, nil
+}
+
+// Sessions lists the live sessions, those of label only when it is not "".
+func (s *Server) Sessions(label string) ([]Session, error) {
+	path := "/sessions"
+	if label != "" {
+		path += "?label=" + url.QueryEscape(label)
+	}
+	var answer struct{ Data []Session }
+	res, err := s.Control("GET", path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return answer.Data, res.Expect(http.StatusOK, &answer)
+}
+
+// SessionPath is the /_sessions/ses_... prefix of a session's baseUrl: part of every signed target.
+func (sb *Sandbox) SessionPath() string {
+	u, err := url.Parse(sb.BaseURL)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimRight(u.Path, "/")
+}
