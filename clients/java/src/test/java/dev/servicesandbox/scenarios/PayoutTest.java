@@ -3,12 +3,14 @@ package dev.servicesandbox.scenarios;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.servicesandbox.Json;
 import dev.servicesandbox.Response;
 import dev.servicesandbox.SandboxClient;
 import dev.servicesandbox.Session;
 import dev.servicesandbox.Webhook;
 import dev.servicesandbox.WebhookReceiver;
 import dev.servicesandbox.junit.SandboxExtension;
+import dev.servicesandbox.model.Beneficiary;
 import dev.servicesandbox.model.PayoutSubmissionResponse;
 import dev.servicesandbox.model.Transaction;
 import java.io.IOException;
@@ -68,6 +70,10 @@ class PayoutTest {
   @Test
   void a_pacs008_payout_completes_over_the_wire_rail(Session session) throws IOException {
     WebhookReceiver webhooks = session.listen();
+    // The creditor named by account number in the message is the fixture beneficiary Globex (docs/money-out.md#fixture-beneficiaries).
+    Beneficiary globex = session.client().get("/v1/beneficiaries/ben_globex").ok().as(Beneficiary::from);
+    assertEquals("Globex Corporation", globex.businessName());
+    assertEquals("6789", globex.instruments().get(0).get("mask"));
     // Fedwire-style, in a wrapper with its application header: Acme's USD account by account number, to Globex.
     byte[] xml = Files.readAllBytes(pacs008("fedwire.xml"));
     Response accepted = session.client().payoutPacs008(xml, "acme-wire-0018");
@@ -81,5 +87,6 @@ class PayoutTest {
     assertEquals("ACME-WIRE-0018", done.externalId());
     assertEquals("Q1 licence true-up", done.debitMemo());
     assertEquals("15.00", done.fees().get(0).amount());
+    assertEquals(globex.id(), Json.get(done.creditParty(), "beneficiary", "business", "id")); // a union: a Map
   }
 }
