@@ -1,8 +1,9 @@
 #!/bin/sh
-# Compiles and runs the Java recipe against the emulator at SANDBOX_URL (default http://127.0.0.1:4010; the
-# first test starts one with SANDBOX_CLI, default ../../../dist/service-sandbox.mjs, when nothing answers there;
-# see README.md),
-# with nothing but a JDK (17+) and the JUnit console launcher jar (Debian: apt-get install junit5).
+# Compiles and runs the Java recipe, a few JUnit 5 tests on the Java kit (clients/java, docs/clients.md#java), against
+# the emulator at SANDBOX_URL (default http://127.0.0.1:4010; the first test starts one with SANDBOX_CLI, else the
+# checkout's dist/service-sandbox.mjs, when nothing answers there), with nothing but a JDK (17+) and the JUnit console
+# launcher jar (Debian: apt-get install default-jdk-headless junit5).
+# The kit's jar: SANDBOX_KIT_JAR, else built from this checkout's clients/java into a temporary folder.
 # Extra arguments go to the JUnit console launcher (e.g. --select-class example.AccountsTest).
 # Exit codes: 0 passed, 1 failed, 77 toolchain missing (the recipes harness then skips).
 set -eu
@@ -10,13 +11,7 @@ cd "$(dirname "$0")"
 
 JUNIT_JAR=${JUNIT_JAR:-/usr/share/java/junit-platform-console-standalone.jar}
 if ! command -v javac >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
-  echo "java recipe: javac/java not found (install a JDK 17+, e.g. apt-get install openjdk-17-jdk-headless)" >&2
-  exit 77
-fi
-# "javac 17.0.15" -> 17 (a JDK 1.8 says "javac 1.8.0_...": 1)
-JAVAC_MAJOR=$(javac -version 2>&1 | sed -n 's/^javac \([0-9]*\).*/\1/p')
-if [ "${JAVAC_MAJOR:-0}" -lt 17 ]; then
-  echo "java recipe: needs JDK 17+, found: $(javac -version 2>&1)" >&2
+  echo "java recipe: javac/java not found (install a JDK 17+, e.g. apt-get install default-jdk-headless)" >&2
   exit 77
 fi
 if [ ! -f "$JUNIT_JAR" ]; then
@@ -28,11 +23,18 @@ OUT=$(mktemp -d "${TMPDIR:-/tmp}/sandbox-java-recipe.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
 trap 'exit 130' INT TERM
 
-# One javac call for every source; junit-platform.properties goes next to the classes. The JVM flags
-# (here and below, C1 compiler only and the serial GC) favour start-up: they halve javac's time on a short run.
+KIT_JAR=${SANDBOX_KIT_JAR:-}
+if [ -z "$KIT_JAR" ]; then
+  status=0
+  BUILD_DIR="$OUT/kit" JUNIT_JAR="$JUNIT_JAR" ../../../clients/java/build.sh >/dev/null || status=$?
+  [ "$status" = 0 ] || exit "$status" # 77 when the JDK is too old
+  KIT_JAR="$OUT/kit/service-sandbox-client.jar"
+fi
+
 FAST="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto"
 find src/test/java -name '*.java' > "$OUT/sources.txt"
-javac $(for f in $FAST; do printf ' -J%s' "$f"; done) -d "$OUT/classes" -cp "$JUNIT_JAR" --release 17 -Xlint:all -Werror @"$OUT/sources.txt"
+# shellcheck disable=SC2046
+javac $(for f in $FAST; do printf ' -J%s' "$f"; done) -d "$OUT/classes" -cp "$KIT_JAR:$JUNIT_JAR" --release 17 -Xlint:all -Werror @"$OUT/sources.txt"
 cp src/test/resources/* "$OUT/classes/"
 
 # The whole class path unless the arguments select tests (the launcher refuses both at once).
@@ -40,10 +42,10 @@ SCAN=--scan-class-path
 for arg in "$@"; do
   case "$arg" in --select*) SCAN= ;; esac
 done
-# No colours in a log file; the JUnit 4 (vintage) engine on the Debian jar's class path has nothing to run.
 [ -t 1 ] || set -- --disable-ansi-colors "$@"
 status=0
+# shellcheck disable=SC2086
 java $FAST -jar "$JUNIT_JAR" \
-  --class-path "$OUT/classes" $SCAN \
+  --class-path "$OUT/classes:$KIT_JAR" $SCAN \
   --exclude-engine=junit-vintage --disable-banner --details=tree --fail-if-no-tests "$@" || status=$?
 exit "$status"

@@ -2,35 +2,29 @@ package example;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.math.BigDecimal;
+import dev.servicesandbox.SandboxClient;
+import dev.servicesandbox.junit.SandboxExtension;
+import dev.servicesandbox.model.Account;
+import dev.servicesandbox.model.AccountDetail;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import sandbox.Sandbox;
-import sandbox.SandboxExtension;
 
 @ExtendWith(SandboxExtension.class)
 class AccountsTest {
   @Test
-  void lists_the_users_accounts(Sandbox sandbox) {
-    // The query is part of the signed request target (docs/authentication.md).
-    Sandbox.Response res = sandbox.signed("GET", "/v1/accounts?pageSize=2", null);
-
-    assertEquals(200, res.status(), res.body());
-    assertEquals(new BigDecimal(4), res.get("totalRecords"));
-    assertEquals(2, ((List<?>) res.get("data")).size());
-    assertEquals("acct_acme_usd", res.get("data", 0, "id"));
-    assertEquals("acct_acme_eur", res.get("data", 1, "id"));
+  void lists_the_users_accounts(SandboxClient api) { // the session's SINGLE_USER client (usr_acme)
+    var page = api.get("/v1/accounts?pageSize=2").ok(); // the query is signed as sent
+    List<Account> accounts = ((List<?>) page.get("data")).stream().map(Account::from).toList();
+    assertEquals(List.of("acct_acme_usd", "acct_acme_eur"), accounts.stream().map(Account::id).toList());
+    assertEquals(4L, ((Number) page.get("totalRecords")).longValue());
   }
 
   @Test
-  void reads_one_account_with_its_fixture_balance(Sandbox sandbox) {
-    Sandbox.Response res = sandbox.signed("GET", "/v1/accounts/acct_acme_usd", null);
-
-    assertEquals(200, res.status(), res.body());
-    assertEquals("USD", res.get("currency"));
+  void reads_one_account_with_its_fixture_balance(SandboxClient api) {
+    AccountDetail usd = api.get("/v1/accounts/acct_acme_usd").ok().as(AccountDetail::from);
     // A new session starts from the fixtures, whatever other tests did in theirs.
-    assertEquals("88062.80", res.get("balances", "current"));
-    assertEquals("di_acme_usd_ach", res.get("depositInstructions", 0, "id"));
+    assertEquals("88062.80", usd.balances().current());
+    assertEquals("di_acme_usd_ach", usd.depositInstructions().get(0).id());
   }
 }

@@ -1,4 +1,4 @@
-package sandbox;
+package dev.servicesandbox;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
@@ -7,10 +7,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The smallest JSON reader and writer the recipe needs, so that it runs on a bare JDK with no library:
- * objects become {@code Map<String, Object>}, arrays {@code List<Object>}, numbers {@code BigDecimal}
- * (amounts in the API are decimal strings anyway), plus String, Boolean and null.
- * In your own project, use the JSON library you already have (Jackson, Gson...).
+ * A small JSON reader and writer, so that the kit needs nothing but the JDK (docs/clients.md#java): objects
+ * become {@code Map<String, Object>} (in document order), arrays {@code List<Object>}, numbers {@code BigDecimal}
+ * (amounts in the API are decimal strings anyway), plus String, Boolean and null. {@link #write} turns the same
+ * shapes (and any {@code Number}) back into JSON text. The generated records ({@code dev.servicesandbox.model})
+ * read what {@link #parse} gives. Use your own library (Jackson, Gson) beside it if you have one.
  */
 public final class Json {
   private final String s;
@@ -41,6 +42,55 @@ public final class Json {
       }
     }
     return node;
+  }
+
+  /**
+   * JSON text of a value built from Map (String keys), List (or array), String, Number, Boolean and null, e.g.
+   * {@code Json.write(Map.of("advanceMs", 1000))}. Maps keep their iteration order (use a LinkedHashMap for a set one).
+   */
+  public static String write(Object value) {
+    StringBuilder b = new StringBuilder();
+    write(b, value);
+    return b.toString();
+  }
+
+  private static void write(StringBuilder b, Object v) {
+    if (v == null) {
+      b.append("null");
+    } else if (v instanceof String s) {
+      b.append(quote(s));
+    } else if (v instanceof Boolean || v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+      b.append(v);
+    } else if (v instanceof BigDecimal d) {
+      b.append(d.toPlainString());
+    } else if (v instanceof Number n) {
+      double d = n.doubleValue();
+      if (Double.isNaN(d) || Double.isInfinite(d)) throw new IllegalArgumentException("no JSON for " + n);
+      b.append(new BigDecimal(n.toString()).stripTrailingZeros().toPlainString());
+    } else if (v instanceof Map<?, ?> m) {
+      b.append('{');
+      boolean first = true;
+      for (Map.Entry<?, ?> e : m.entrySet()) {
+        if (!first) b.append(',');
+        first = false;
+        b.append(quote(String.valueOf(e.getKey()))).append(':');
+        write(b, e.getValue());
+      }
+      b.append('}');
+    } else if (v instanceof Iterable<?> list) {
+      b.append('[');
+      boolean first = true;
+      for (Object item : list) {
+        if (!first) b.append(',');
+        first = false;
+        write(b, item);
+      }
+      b.append(']');
+    } else if (v instanceof Object[] array) {
+      write(b, java.util.Arrays.asList(array));
+    } else {
+      throw new IllegalArgumentException("no JSON for " + v.getClass().getName());
+    }
   }
 
   /** A JSON string literal, for building request bodies. */

@@ -1,4 +1,4 @@
-package sandbox;
+package dev.servicesandbox;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -12,9 +12,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code service-sandbox listen} for one session, as a child process: it connects out to the emulator and posts
  * each of the session's webhook deliveries to the forward-to URL, signed for its path, and reports the answer
- * back (docs/webhooks.md#listen). Constructed ready: from then on the session's deliveries go through it.
+ * back (docs/webhooks.md#listen). Constructed ready: from then on the session's deliveries go through it. To
+ * carry a session's webhooks to your own app, give its URL as {@code forwardTo}.
  */
-final class Listener implements AutoCloseable {
+public final class Listener implements AutoCloseable {
   /** How long the CLI may take to print its {@code Ready:} line. */
   static final long READY_TIMEOUT_SECONDS = 30;
 
@@ -23,8 +24,8 @@ final class Listener implements AutoCloseable {
   private final CountDownLatch ready = new CountDownLatch(1);
   private volatile boolean sawReady;
 
-  Listener(String forwardTo, String serverUrl, String sessionId) {
-    List<String> command = new ArrayList<>(Sandbox.cli());
+  public Listener(String forwardTo, String serverUrl, String sessionId) {
+    List<String> command = new ArrayList<>(Emulator.cli());
     command.addAll(List.of("listen", "--forward-to", forwardTo, "--url", serverUrl, "--session", sessionId));
     try {
       process = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -66,7 +67,7 @@ final class Listener implements AutoCloseable {
   }
 
   /** What the listener printed so far. */
-  String output() {
+  public String output() {
     synchronized (lines) {
       return String.join("\n", lines);
     }

@@ -1,0 +1,75 @@
+package dev.servicesandbox.junit;
+
+import dev.servicesandbox.Emulator;
+import dev.servicesandbox.SandboxClient;
+import dev.servicesandbox.Session;
+import java.lang.reflect.Method;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
+
+/**
+ * JUnit 5 extension (docs/clients.md#java): each test that takes a {@link Session} (or a {@link SandboxClient},
+ * the session's SINGLE_USER client) gets a fresh labelled session, ended after the test, pass or fail. The server
+ * is {@link Emulator#shared()}: the one at {@code SANDBOX_URL}, or one started with the CLI, once per JVM. At the
+ * end of the run every session still carrying the run's label is ended ({@code DELETE /_emulator/sessions?label=})
+ * and a server started here is stopped. Sessions are isolated, so tests may run in parallel
+ * ({@code junit.jupiter.execution.parallel.enabled=true}). A test that takes an {@link Emulator} gets the server,
+ * to open more sessions by hand (try-with-resources).
+ *
+ * <pre>{@code
+ * @ExtendWith(SandboxExtension.class)
+ * class PaymentsTest {
+ *   @Test void lists_accounts(SandboxClient api) {
+ *     assertEquals(200, api.get("/v1/accounts").status());
+ *   }
+ * }
+ * }</pre>
+ */
+public final class SandboxExtension implements AfterEachCallback, ParameterResolver {
+  private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(SandboxExtension.class);
+  private static final String KEY = "session";
+
+  /** Closed by JUnit when the whole run ends (the root store): ends the run's label, stops a server started here. */
+  private static final class Run implements ExtensionContext.Store.CloseableResource {
+    final Emulator emulator = Emulator.shared();
+
+    @Override
+    public void close() {
+      try {
+        emulator.endSessions(Emulator.runLabel());
+      } finally {
+        emulator.close();
+      }
+    }
+  }
+
+  private static Emulator emulator(ExtensionContext context) {
+    return context.getRoot().getStore(NS).getOrComputeIfAbsent(Run.class, key -> new Run(), Run.class).emulator;
+  }
+
+  @Override
+  public void afterEach(ExtensionContext context) {
+    Session session = context.getStore(NS).remove(KEY, Session.class);
+    if (session != null) session.close();
+  }
+
+  @Override
+  public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
+    Class<?> type = parameter.getParameter().getType();
+    // Test methods and @BeforeEach/@AfterEach only: a constructor or @BeforeAll runs outside any one test.
+    boolean perTest = parameter.getDeclaringExecutable() instanceof Method && context.getTestMethod().isPresent();
+    return (type == Session.class || type == SandboxClient.class) && perTest || type == Emulator.class;
+  }
+
+  @Override
+  public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+    Emulator emulator = emulator(context);
+    Class<?> type = parameter.getParameter().getType();
+    if (type == Emulator.class) return emulator;
+    // Opened on first use, one per test, so a test that takes none creates none.
+    Session session = context.getStore(NS).getOrComputeIfAbsent(KEY, key -> emulator.createSession(), Session.class);
+    return type == SandboxClient.class ? session.client() : session;
+  }
+}
