@@ -13,9 +13,9 @@ import t from 'tap';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SELF = path.relative(ROOT, fileURLToPath(import.meta.url));
-const SCANNED_DIRS = ['src', 'test', 'scripts', 'bench', '.ci'];
+const SCANNED_DIRS = ['src', 'test', 'scripts', 'bench', '.ci', 'clients'];
 const SCANNED_FILES = ['Dockerfile'];
-const TEXT_EXTENSIONS = new Set(['.ts', '.js', '.mjs', '.cjs', '.html', '.css', '.json', '.md', '']);
+const TEXT_EXTENSIONS = new Set(['.ts', '.js', '.mjs', '.cjs', '.html', '.css', '.json', '.md', '.py', '.go', '.java', '.sh', '.toml', '']);
 
 /** Citations of documents outside the repository. Built from parts so this file does not match itself. */
 const OUTSIDE_CITATIONS: ReadonlyArray<{ name: string; pattern: RegExp }> = [

@@ -28,7 +28,7 @@ func (c *Client) Clock() (Clock, error) {
 }
 
 // AdvanceClock moves the sandbox's clock on by ms; the jobs due by then (rail steps, reviews, webhook retries)
-// have run when it returns (docs/control-plane.md#clock).
+// have run when it returns (docs/control-plane.md#health-reset-and-clock).
 func (c *Client) AdvanceClock(ms int64) (Clock, error) {
 	var clock Clock
 	return clock, c.control("POST", "/clock", map[string]int64{"advanceMs": ms}, http.StatusOK, &clock)
