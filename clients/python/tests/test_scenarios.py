@@ -1,4 +1,4 @@
-"""The kits' shared scenarios (issue "One behaviour, four languages"; docs/clients.md#python), each in a session
+"""The scenarios every kit runs (docs/clients.md#python: the same in each language), each in a session
 of its own, run with pytest -n 4 by test/kits/python.test.ts against one built server. No test sleeps for
 webhooks: the session's clock moves and settle answers once every delivery due was answered."""
 
