@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
@@ -31,10 +31,13 @@ function run(command: string, args: string[], cwd = PROJECT_ROOT) {
   return { ok: result.status === 0, output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}` };
 }
 
-/** $PYTHON, else the first of python3 and /usr/bin/python3 with pytest, pytest-xdist and venv (as docs/recipes/python/run.sh). */
+/**
+ * $PYTHON, else the first of python3 and /usr/bin/python3 (as docs/recipes/python/run.sh) with pytest, pytest-xdist,
+ * ensurepip (Debian's python3-venv) and wheel (the build without isolation needs it).
+ */
 function findPython(): string | undefined {
   for (const candidate of [process.env.PYTHON, 'python3', '/usr/bin/python3']) {
-    if (candidate && run(candidate, ['-c', 'import pytest, xdist, venv']).ok) return candidate;
+    if (candidate && run(candidate, ['-c', 'import pytest, xdist, ensurepip, wheel']).ok) return candidate;
   }
   return undefined;
 }
@@ -69,10 +72,18 @@ if (!python) {
     t.match(imported.output, /\['service_sandbox\.plugin'\]/, `the pytest plugin is registered as an entry point (${Date.now() - started} ms)`);
   });
 
-  t.test('its scenario suite passes with pytest -n 4 against one server', async (t) => {
+  // The first test of docs/clients.md#python runs with the suite, so what the page shows works.
+  const page = readFileSync(path.join(PROJECT_ROOT, 'docs', 'clients.md'), 'utf8');
+  const section = page.slice(page.indexOf('\n## Python\n')).split(/\n## (?!Python\n)/)[0];
+  const snippet = /```python\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  const docsTest = path.join(work, 'test_docs_clients.py');
+  writeFileSync(docsTest, snippet);
+
+  t.test('its scenario suite and the first test of docs/clients.md pass with pytest -n 4 against one server', async (t) => {
+    t.match(snippet, /def test_/, 'docs/clients.md#python shows a test');
     const started = Date.now();
     const child = spawn(
-      ...plainCommand(venvPython, ['-m', 'pytest', '-n', '4', '-p', 'no:cacheprovider', '-q', '--tb=short', path.join(KIT, 'tests')]),
+      ...plainCommand(venvPython, ['-m', 'pytest', '-n', '4', '-p', 'no:cacheprovider', '-q', '--tb=short', path.join(KIT, 'tests'), docsTest]),
       { cwd: work, env: childEnv({ SANDBOX_URL: server.url, SANDBOX_CLI: CLI }), stdio: ['ignore', 'pipe', 'pipe'], detached: true },
     );
     let output = '';
@@ -88,7 +99,7 @@ if (!python) {
     }, SUITE_TIMEOUT_MS);
     const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     clearTimeout(timer);
-    t.equal(code, 0, `pytest -n 4 clients/python/tests (${Date.now() - started} ms)`, { output });
+    t.equal(code, 0, `pytest -n 4 clients/python/tests and the docs' test (${Date.now() - started} ms)`, { output });
     t.match(output, /\b\d+ passed\b/, 'tests ran', { output });
     t.notMatch(output, /\b(failed|error|skipped)\b/, 'none failed, errored or skipped', { output });
 
