@@ -157,8 +157,6 @@ export function renderModels(document) {
     '',
     'from typing import Any, Dict, List, Literal, Optional, TypedDict, Union',
     '',
-    `OPENAPI_VERSION = ${pyString(document.info?.version ?? '')}`,
-    '',
     '',
     [...classes, ...aliases.map((line) => line)].join('\n\n\n'),
     '',

@@ -5,8 +5,6 @@
 
 from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
 
-OPENAPI_VERSION = "0.1.0"
-
 
 class AccessToken(TypedDict):
     accessToken: str

@@ -40,8 +40,9 @@ def pytest_configure(config):
         _state["run_dir"] = config.workerinput[_RUN_DIR]
         _state["label"] = config.workerinput[_LABEL]
         return
-    # The controller (or the only process without xdist) names the run and its folder; cheap, nothing starts.
-    _state["run_dir"] = tempfile.mkdtemp(prefix="service-sandbox-pytest-")
+    # The controller (or the only process without xdist) names the run and its folder (made by the first
+    # fixture that needs the server); nothing starts and nothing is written here.
+    _state["run_dir"] = os.path.join(tempfile.gettempdir(), f"service-sandbox-pytest-{uuid.uuid4().hex}")
     _state["label"] = os.environ.get("SANDBOX_LABEL") or f"pytest-{uuid.uuid4().hex[:12]}"
     _state["owner"] = True
 
