@@ -79,9 +79,9 @@ class Server:
         url = f"{base or self.url}/_emulator{path}"
         return http_send(urllib.request.Request(url, data=data, method=method.upper(), headers=headers), timeout)
 
-    def healthy(self):
+    def healthy(self, timeout=2.0):
         try:
-            answer = self.control("GET", "/health", timeout=2.0)
+            answer = self.control("GET", "/health", timeout=timeout)
             return answer.status == 200 and (answer.json() or {}).get("status") == "ok"
         except (OSError, ValueError):
             return False

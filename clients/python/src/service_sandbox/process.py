@@ -148,11 +148,21 @@ class Listener:
             self.process.stdout.close()
 
 
-def shared_server(run_dir, label=None):
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def shared_server(run_dir):
     """The one server of a test run, shared by every process that passes the same run_dir (pytest-xdist
     workers): under an exclusive lock on run_dir/server.lock, the first caller finds SANDBOX_URL (when
-    /_emulator/health answers) or starts one, and writes run_dir/server.json ``{url, pid}``; later callers read
-    it. ``pid`` is set when it was started here: release_shared_server stops it."""
+    /_emulator/health answers) or starts one, and writes run_dir/server.json ``{url, pids}``; later callers read
+    it. ``pids`` are the servers started for the run: release_shared_server stops them."""
     import fcntl
 
     os.makedirs(run_dir, exist_ok=True)
@@ -160,23 +170,38 @@ def shared_server(run_dir, label=None):
     with open(os.path.join(run_dir, "server.lock"), "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
+            state = {"url": None, "pids": []}
             if os.path.exists(state_path):
-                with open(state_path) as state:
-                    known = json.load(state)
-                server = Server(known["url"])
-                if server.healthy():
+                with open(state_path) as saved:
+                    state = json.load(saved)
+                server = Server(state["url"])
+                # A server this run started is waited for while it lives (a busy machine can make one health
+                # check slow); starting a second one would leave the first behind.
+                deadline = time.monotonic() + START_TIMEOUT_S
+                while True:
+                    if server.healthy(timeout=10.0):
+                        return server
+                    if not any(_alive(pid) for pid in state["pids"]) or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.2)
+            else:
+                server = Server()
+                if server.healthy(timeout=10.0):
+                    state["url"] = server.url
+                    _write_state(state_path, state)
                     return server
-            server = Server()
-            state = {"url": server.url, "pid": None}
-            if not server.healthy():
-                server, process = start_server(log_path=os.path.join(run_dir, "server.log"))
-                state = {"url": server.url, "pid": process.pid}
-            with open(state_path + ".tmp", "w") as out:
-                json.dump(state, out)
-            os.replace(state_path + ".tmp", state_path)
+            server, process = start_server(log_path=os.path.join(run_dir, f"server-{len(state['pids'])}.log"))
+            state = {"url": server.url, "pids": state["pids"] + [process.pid]}
+            _write_state(state_path, state)
             return server
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _write_state(path, state):
+    with open(path + ".tmp", "w") as out:
+        json.dump(state, out)
+    os.replace(path + ".tmp", path)
 
 
 def release_shared_server(run_dir, label=None):
@@ -190,9 +215,9 @@ def release_shared_server(run_dir, label=None):
     ended = []
     server = Server(known["url"])
     try:
-        if label and server.healthy():
+        if label and server.healthy(timeout=10.0):
             ended = server.end_label(label)
     finally:
-        if known.get("pid"):
-            stop_process(known["pid"])
+        for pid in known.get("pids", []):
+            stop_process(pid)
     return ended
