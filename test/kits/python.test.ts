@@ -106,4 +106,38 @@ if (!python) {
     const sessions = (await (await fetch(`${server.url}/_emulator/sessions`)).json()) as { data: Array<{ id: string }> };
     t.same(sessions.data, [], 'every session of the run was ended');
   });
+
+  t.test('with nothing at SANDBOX_URL, the four workers share one server the run starts and stops', async (t) => {
+    // Eight tests, two per worker from the start: each notes its worker's pid and the server its session is on.
+    const notes = path.join(work, 'workers.txt');
+    writeFileSync(
+      path.join(work, 'test_one_server.py'),
+      [
+        'import os, pytest',
+        '@pytest.mark.parametrize("n", range(8))',
+        'def test_worker(n, sandbox, sandbox_server):',
+        '    assert sandbox.base_url.startswith(sandbox_server.url + "/_sessions/")',
+        `    with open(${JSON.stringify(notes)}, "a") as out:`,
+        '        out.write(f"{os.getpid()} {sandbox_server.url}\\n")',
+        '',
+      ].join('\n'),
+    );
+    // Port 9 (discard) answers nothing: the plugin starts the server with SANDBOX_CLI.
+    const result = spawnSync(
+      ...plainCommand(venvPython, ['-m', 'pytest', '-n', '4', '-p', 'no:cacheprovider', '-q', path.join(work, 'test_one_server.py')]),
+      { cwd: work, env: childEnv({ SANDBOX_URL: 'http://127.0.0.1:9', SANDBOX_CLI: CLI }), encoding: 'utf8', timeout: 120_000 },
+    );
+    t.equal(result.status, 0, 'pytest -n 4 passes', { output: `${result.stdout}${result.stderr}` });
+    const lines = readFileSync(notes, 'utf8').trim().split('\n').map((line) => line.split(' '));
+    t.equal(lines.length, 8, 'every test ran');
+    t.ok(new Set(lines.map(([pid]) => pid)).size > 1, `more than one worker process: ${JSON.stringify(lines)}`);
+    const urls = [...new Set(lines.map(([, url]) => url))];
+    t.equal(urls.length, 1, `one server for all of them: ${urls.join(', ')}`);
+    t.not(urls[0], 'http://127.0.0.1:9', 'started by the run');
+    const after = await fetch(`${urls[0]}/_emulator/health`).then(
+      () => 'answers',
+      () => 'gone',
+    );
+    t.equal(after, 'gone', 'and stopped at its end');
+  });
 }
