@@ -2,7 +2,6 @@
 of its own, run with pytest -n 4 by test/kits/python.test.ts against one built server. No test sleeps for
 webhooks: the session's clock moves and settle answers once every delivery due was answered."""
 
-import base64
 import uuid
 from decimal import Decimal
 from pathlib import Path
