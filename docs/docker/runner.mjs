@@ -27,6 +27,15 @@ const receiver = createServer((req, res) => {
 });
 await new Promise((resolve) => receiver.listen(9000, '0.0.0.0', resolve));
 
+// Compose's service_healthy condition starts this container once the emulator answers; a compose that ignores the
+// condition (older podman-compose) gets the same gate here, for at most 30 s.
+for (let tries = 0; ; tries += 1) {
+  const healthy = await fetch(`${SANDBOX_URL}/_emulator/health`).then((response) => response.ok, () => false);
+  if (healthy) break;
+  if (tries >= 60) throw new Error(`${SANDBOX_URL} did not answer /_emulator/health within 30 s`);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+}
+
 async function call(url, method = 'GET', body) {
   const response = await fetch(url, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
   return { status: response.status, headers: response.headers, body: await response.json().catch(() => null) };
