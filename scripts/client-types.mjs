@@ -4,6 +4,7 @@
 // when the committed file differs from what this writes.
 //   node scripts/client-types.mjs           write src/client/generated/openapi.ts
 //   node scripts/client-types.mjs --check   exit 1 when it differs
+//   --document FILE                          read another document instead (the drift test's edited copy)
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +26,8 @@ export async function clientTypes(documentText = readFileSync(DOCUMENT, 'utf8'))
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const check = process.argv.includes('--check');
-  const text = await clientTypes();
+  const documentAt = process.argv.indexOf('--document');
+  const text = await clientTypes(documentAt === -1 ? undefined : readFileSync(process.argv[documentAt + 1], 'utf8'));
   let current = '';
   try {
     current = readFileSync(CLIENT_TYPES, 'utf8');
