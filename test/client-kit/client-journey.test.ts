@@ -1,4 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
 import { startServer, type RunningServer } from '../../src/server.js';
 import type { Config } from '../../src/config.js';
@@ -13,6 +16,7 @@ import {
 } from '../../src/client/index.js';
 import { START } from '../helper.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { plainNode } from '../helpers/node-child.js';
 
 // The typed client of `service-sandbox/client` (docs/clients.md#typescript) against a real server on a port:
 // a labelled session, numeric paging, a deposit moved by the clock and settled, a beneficiary, an intent created
@@ -23,6 +27,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 // It supersedes nothing of test/client/journey.ts, which proves a client an integrator generates from the served
 // document compiles and runs; this one is the package's own client.
 
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const FEDWIRE = readFileSync(new URL('../fixtures/pacs008/fedwire.xml', import.meta.url), 'utf8');
 
 interface World {
@@ -250,4 +255,32 @@ t.test('the control plane as functions: clock, snapshots, faults, chaos, listen,
   await root.endSession(session.id);
   t.same(await root.listSessions(`client-kit-control-${process.pid}`), []);
   t.equal(createSandboxClient({ baseUrl: root.baseUrl }).key, DEFAULT_SINGLE_KEY, "the root client signs with the default fixtures' key");
+});
+
+t.test("docs/clients.md's first test runs as written, against a server", async (t) => {
+  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START } as Partial<Config> as never });
+  t.teardown(() => server.close());
+  const page = readFileSync(new URL('../../docs/clients.md', import.meta.url), 'utf8');
+  const section = page.slice(page.indexOf('### Install and first test'));
+  const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  t.ok(snippet.split('\n').length <= 10, 'under ten lines');
+  // the package's own name resolves to dist/ (package.json "exports"); the test runs the sources instead
+  const source = snippet.replace("'service-sandbox/client'", JSON.stringify(new URL('../../src/client/index.ts', import.meta.url).pathname));
+  mkdirSync(path.join(ROOT, '.tap'), { recursive: true });
+  const dir = mkdtempSync(path.join(ROOT, '.tap', 'clients-doc-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'first.test.ts');
+  writeFileSync(file, source);
+  // a child process, not spawnSync: the server answers from this process's event loop
+  const run = await promisify(execFile)(...plainNode(['--import=./scripts/ts-loader.mjs', '--test', file]), {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, SANDBOX_URL: server.url },
+  }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => error,
+  );
+  t.equal(run.code, 0, run.code === 0 ? 'node --test passes it' : run.stdout + run.stderr);
+  t.match(run.stdout, /# pass 1/);
 });
