@@ -72,8 +72,9 @@ export interface SigningOptions {
 /**
  * Sign a fetch `Request` in place and return it: `/v1` requests get the X-Service-* headers over the URL's path as
  * sent and the body's bytes; a payout request also gets `Content-Type: text/plain` (docs/payouts.md#rules); a
- * control-plane request gets the admin token when one is given. A request that already carries
- * X-Service-Signature is left as it is (a test that signs by hand).
+ * control-plane request gets the admin token when one is given. Headers already there are replaced: the payout
+ * operation declares them as parameters, so a typed call may carry placeholders (a request signed by hand on purpose
+ * goes through a plain fetch).
  */
 export async function signFetchRequest(request: Request, key: SigningKey, options: SigningOptions = {}): Promise<Request> {
   const url = new URL(request.url);
@@ -82,7 +83,6 @@ export async function signFetchRequest(request: Request, key: SigningKey, option
     if (options.adminToken && !request.headers.has('authorization')) request.headers.set('Authorization', `Bearer ${options.adminToken}`);
     return request;
   }
-  if (request.headers.has('x-service-signature')) return request;
   const body = request.body === null ? new Uint8Array() : new Uint8Array(await request.clone().arrayBuffer());
   if (isPayoutTarget(target)) request.headers.set('Content-Type', 'text/plain');
   for (const [name, value] of Object.entries(signedHeaders({ key, method: request.method, target, body }))) request.headers.set(name, value);

@@ -141,10 +141,21 @@ t.test('a journey through the typed client, in a labelled session', async (t) =>
   const accounts = await signedFetch(`${client.baseUrl}/v1/accounts?pageSize=1`);
   t.equal(accounts.status, 200, 'signingFetch signs HMAC mode over path?query as sent');
 
+  // the typed operation called directly: the middleware replaces the declared signing headers' placeholders
+  const typed = await client.api.POST('/v1/payout-origination/{format}', {
+    params: {
+      path: { format: 'json' },
+      header: { 'Idempotency-Key': 'client-kit-payout-typed', 'X-Service-Timestamp': '', 'X-Service-Signature': '', 'X-Service-Program-Id': client.key.programmeId },
+    },
+    body: Buffer.from(JSON.stringify({ ...payload, reference: 'client-kit-typed' })).toString('base64'),
+    bodySerializer: (text: string) => text,
+  });
+  t.equal(typed.response.status, 202, JSON.stringify(typed.error));
+
   // the payouts run their timeline; settle; every webhook verifies with the session's webhook secret
   await client.advanceClock(86_400_000);
   t.equal((await client.settle()).settled, true);
-  const transactions = [byJson.data?.transactionId, byPacs.data?.transactionId, rawTransaction];
+  const transactions = [byJson.data?.transactionId, byPacs.data?.transactionId, rawTransaction, typed.data?.transactionId];
   for (const id of transactions) {
     const final = receiver.requests.filter((request) => request.body?.transaction?.id === id).map((request) => request.body.transaction.status);
     t.equal(final.at(-1), 'COMPLETED', `${id}: its last webhook says COMPLETED (${final.join(' > ')})`);

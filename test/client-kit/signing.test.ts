@@ -37,7 +37,7 @@ t.test('the payout variant: RFC 3339 and sha256=, a session prefix included', as
   t.equal(headers['X-Service-Signature'], `sha256=${hex(`pk_sandbox_single2026-03-01T12:00:00.000ZPOST${target}eyJhIjoxfQ==`)}`);
 });
 
-t.test('a fetch Request: /v1 signed, payout as text/plain, the control plane given the admin token, a signed one kept', async (t) => {
+t.test('a fetch Request: /v1 signed, payout as text/plain, the control plane given the admin token, placeholders replaced', async (t) => {
   const signed = await signFetchRequest(new Request('http://127.0.0.1:4010/v1/accounts?pageSize=1'), key);
   t.match(signed.headers.get('x-service-signature'), /^[0-9a-f]{64}$/);
   const payout = await signFetchRequest(
@@ -51,6 +51,10 @@ t.test('a fetch Request: /v1 signed, payout as text/plain, the control plane giv
   const control = await signFetchRequest(new Request('http://127.0.0.1:4010/_emulator/settle', { method: 'POST' }), key, { adminToken: 'tok' });
   t.equal(control.headers.get('authorization'), 'Bearer tok');
   t.equal(control.headers.get('x-service-signature'), null, 'the control plane takes no HMAC');
-  const byHand = await signFetchRequest(new Request('http://127.0.0.1:4010/v1/accounts', { headers: { 'X-Service-Signature': 'bad' } }), key);
-  t.equal(byHand.headers.get('x-service-signature'), 'bad', 'a request signed by hand is sent as it is');
+  const placeholders = await signFetchRequest(
+    new Request('http://127.0.0.1:4010/v1/payout-origination/json', { method: 'POST', body: 'eyJhIjoxfQ==', headers: { 'X-Service-Signature': '-', 'X-Service-Timestamp': '-' } }),
+    key,
+  );
+  t.match(placeholders.headers.get('x-service-signature'), /^sha256=[0-9a-f]{64}$/, 'the typed call\'s placeholder headers are replaced');
+  t.not(placeholders.headers.get('x-service-timestamp'), '-');
 });
