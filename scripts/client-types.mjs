@@ -1,6 +1,6 @@
 // The typed client's types (docs/clients.md#typescript): openapi-typescript turns the committed
 // openapi/openapi.json into src/client/generated/openapi.ts, which src/client/ imports and the build compiles with the rest
-// of src/. `npm run openapi` runs this after writing the document; test/client-kit/client-types.test.ts fails
+// of src/. `npm run openapi` (scripts/openapi.mjs) makes it after writing the document; test/client-kit/client-types.test.ts fails
 // when the committed file differs from what this writes.
 //   node scripts/client-types.mjs           write src/client/generated/openapi.ts
 //   node scripts/client-types.mjs --check   exit 1 when it differs
@@ -36,7 +36,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   }
   if (check) {
     if (current !== text) {
-      console.error('src/client/generated/openapi.ts differs from openapi/openapi.json: run `node scripts/client-types.mjs`');
+      console.error('src/client/generated/openapi.ts differs from openapi/openapi.json: run `npm run openapi`');
       process.exit(1);
     }
     console.log('src/client/generated/openapi.ts matches openapi/openapi.json');
