@@ -9,7 +9,7 @@
 
 /** One regular expression per layer, matched against the path from the repository's root. */
 const LAYER = {
-  entry: '^src/(cli[.]ts$|cli/|server[.]ts$|index[.]ts$|testkit/)',
+  entry: '^src/(cli[.]ts$|cli/|server[.]ts$|index[.]ts$|testkit/|client/)',
   app: '^src/(app|sandbox|create-context|modules)[.]ts$',
   control: '^src/(emulator|sessions|faults)/',
   domains: '^src/(domains|fixtures)/',
@@ -82,6 +82,16 @@ module.exports = {
       severity: 'error',
       from: { path: LAYER.control },
       to: above('app', 'entry'),
+    },
+    {
+      name: 'client-imports-only-core',
+      comment:
+        'The typed client (src/client, the package export service-sandbox/client) is an entry that imports only lib/core and ' +
+        'its own folder, never the server: an app imports it into its tests without the emulator (docs/architecture.md#layers, ' +
+        'docs/clients.md#typescript).',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { path: '^src/', pathNot: [LAYER.core, '^src/client/'] },
     },
     {
       name: 'app-below-entry',

@@ -22,7 +22,7 @@ const unusedAndDuplicates = {
 
 export default defineConfig(
   {
-    ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tap/**', 'test/client/generated/**', 'docs/recipes/**', 'openapi/**', 'fixtures/**'],
+    ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tap/**', 'test/client/generated/**', 'src/client/generated/**', 'docs/recipes/**', 'openapi/**', 'fixtures/**'],
   },
   // TypeScript with type information: src/ through tsconfig.json, test/ through tsconfig.test.json.
   {

@@ -3,8 +3,10 @@
 // - openapi/examples.json: real answers of the default fixtures, captured by a journey on a fresh app with a
 //   frozen clock (captureExamples in scripts/openapi-examples.ts); the document builder only reads this file;
 // - openapi/openapi.json: the document the server serves with the default configuration (port 4010).
-//   node scripts/openapi.mjs           write both
-//   node scripts/openapi.mjs --check   exit 1 when either differs from what the server answers
+// - src/client/generated/openapi.ts: the typed client's types, made from the document by scripts/client-types.mjs
+//   (docs/clients.md#typescript).
+//   node scripts/openapi.mjs           write all three
+//   node scripts/openapi.mjs --check   exit 1 when any differs from what the server answers
 // test/http/openapi-static.test.ts and test/http/openapi-examples.test.ts run the same comparisons.
 import './ts-loader.mjs';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -62,4 +64,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   }
   if (!check) writeFileSync(STATIC_COPY, served);
   console.log(check ? 'openapi/examples.json and openapi/openapi.json match the server' : `wrote openapi/examples.json and openapi/openapi.json (${Buffer.byteLength(served)} bytes)`);
+  // the client's types follow the document just written (or checked)
+  const { clientTypes, CLIENT_TYPES } = await import('./client-types.mjs');
+  const types = await clientTypes(served);
+  if (check && read(CLIENT_TYPES) !== types) {
+    console.error('src/client/generated/openapi.ts differs from openapi/openapi.json: run `npm run openapi`');
+    process.exit(1);
+  }
+  if (!check) writeFileSync(CLIENT_TYPES, types);
+  console.log(check ? 'src/client/generated/openapi.ts matches the document' : `wrote src/client/generated/openapi.ts (${Buffer.byteLength(types)} bytes)`);
 }

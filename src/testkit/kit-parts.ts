@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { signRequest } from '../lib/hmac.js';
+import { isPayoutTarget, signedHeaders } from '../client/signing.js';
 import type { FaultRule, FaultRuleInput } from '../faults/fault-rules.schema.js';
 import type { WebhookChaos, WebhookChaosInput } from '../faults/webhook-chaos.schema.js';
 
@@ -65,7 +65,9 @@ export interface SandboxClient {
 
 /**
  * A fetch signed as the fixtures' keys, over the path of the URL as sent (a session's prefix included:
- * docs/sessions.md#addresses-and-signing).
+ * docs/sessions.md#addresses-and-signing), by the typed client's signing function (src/client/signing.ts,
+ * docs/clients.md#typescript): HMAC mode, or the payout variant with a text/plain body on
+ * /v1/payout-origination/* (docs/payouts.md#rules).
  */
 export function signedFetcher(baseUrl: string, credentials: SandboxCredentials): SignedFetch {
   return (method, path, body, options = {}) => {
@@ -74,15 +76,10 @@ export function signedFetcher(baseUrl: string, credentials: SandboxCredentials):
     const secret = options.secret ?? (useMulti ? credentials.multi.secret : credentials.single.secret);
     const payload = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
     const url = new URL(baseUrl + path);
-    const timestamp = String(Date.now());
-    const headers: Record<string, string> = {
-      'X-Service-Api-Key': apiKey,
-      'X-Service-Timestamp': timestamp,
-      'X-Service-Program-Id': credentials.programmeId,
-      'X-Service-Signature': signRequest({ apiKey, secret, timestamp, method, target: url.pathname + url.search, body: payload }),
-    };
+    const target = url.pathname + url.search;
+    const headers = signedHeaders({ key: { apiKey, secret, programmeId: credentials.programmeId }, method, target, body: payload });
     if (options.user) headers['X-Service-User-Id'] = options.user;
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (body !== undefined) headers['Content-Type'] = isPayoutTarget(target) ? 'text/plain' : 'application/json';
     return fetch(url, { method, headers, body: body === undefined ? undefined : payload });
   };
 }

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { ensureBuilt } from '../helpers/server-process.js';
-import { plainCommand } from '../helpers/node-child.js';
+import { plainCommand, plainNode } from '../helpers/node-child.js';
 
 // docs/cli.md#install: `npm pack` gives a tarball that installs into another project and whose `service-sandbox`
-// works from any directory: serve (with the dashboard, its chart library, the document), sign, check-receiver.
+// works from any directory: serve (with the dashboard, its chart library, the document), sign, check-receiver; and
+// whose `service-sandbox/client` export (docs/clients.md#typescript) imports there with its runtime dependency.
 // The install is a real `npm install` of the tarball from the registry's metadata and npm's cache; only
 // better-sqlite3's compile (a minute of C, proved by every `npm ci`) is replaced by the checkout's own binary.
 
@@ -95,6 +96,20 @@ t.test('the packed tarball installs into a scratch project and its service-sandb
   t.equal((await fetch(`${url}/openapi.json`)).status, 200, 'the document');
   const accounts = await fetch(`${url}/v1/accounts`, { headers });
   t.equal(accounts.status, 200, 'a request signed by the installed sign');
+
+  const client = spawnSync(
+    ...plainNode([
+      '--input-type=module',
+      '-e',
+      `import { createSandboxClient } from 'service-sandbox/client';
+       const client = createSandboxClient({ baseUrl: ${JSON.stringify(url)} });
+       const accounts = await client.api.GET('/v1/accounts');
+       const settled = await client.settle();
+       console.log(accounts.response.status, settled.settled);`,
+    ]),
+    { cwd: project, encoding: 'utf8', timeout: 20_000 },
+  );
+  t.equal(client.stdout.trim(), '200 true', `service-sandbox/client imports from the installed package and signs ${client.stderr}`);
 
   const check = spawnSync(...plainCommand(bin, ['check-receiver', 'http://127.0.0.1:9/hooks', '--timeout', '500']), { cwd: elsewhere, encoding: 'utf8', timeout: 30_000 });
   t.equal(check.status, 1, 'check-receiver runs: a receiver that is not there fails its cases');

@@ -1,0 +1,187 @@
+import createClient, { type Client } from 'openapi-fetch';
+import type { components, operations, paths } from './generated/openapi.js';
+import { DEFAULT_SINGLE_KEY, signedHeaders, signingMiddleware, type SigningKey } from './signing.js';
+
+// The typed client of `service-sandbox/client` (docs/clients.md#typescript): openapi-fetch over the types
+// generated from the committed openapi/openapi.json (src/client/generated/openapi.ts), every request signed by
+// src/client/signing.ts, and the control plane (docs/control-plane.md, docs/sessions.md, docs/faults.md) as plain
+// typed functions that answer the resource or throw a SandboxApiError.
+
+export type Schemas = components['schemas'];
+export type Session = Schemas['Session'];
+export type SettleReport = Schemas['SettleReport'];
+export type Clock = Schemas['Clock'];
+export type Snapshot = Schemas['Snapshot'];
+export type FaultRule = Schemas['FaultRule'];
+export type WebhookChaos = Schemas['WebhookChaos'];
+export type WebhookDeliveryList = Schemas['WebhookDeliveryList'];
+export type ListenStatus = Schemas['ListenStatus'];
+export type EndedSessions = Schemas['EndedSessions'];
+export type PayoutJsonPayload = Schemas['PayoutJsonPayload'];
+export type ServiceError = Schemas['ServiceError'];
+
+type JsonBody<Operation> = Operation extends { requestBody?: { content: { 'application/json': infer Body } } } ? Body : never;
+export type CreateSessionOptions = JsonBody<operations['emulatorCreateSession']>;
+export type FaultRuleInput = JsonBody<operations['emulatorAddFaultRule']>;
+export type WebhookChaosInput = JsonBody<operations['emulatorSetWebhookChaos']>;
+export type WebhookDeliveryQuery = NonNullable<operations['emulatorListWebhookDeliveries']['parameters']['query']>;
+
+/** A refusal of the sandbox: the method, URL and status in the message, the parsed error body in `body`. */
+export class SandboxApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    what: string,
+  ) {
+    super(`${what}: ${status} ${typeof body === 'string' ? body : JSON.stringify(body)}`);
+    this.name = 'SandboxApiError';
+  }
+}
+
+export interface SandboxClientOptions {
+  /** The root (`http://127.0.0.1:4010`) or a session's base URL (`.../_sessions/ses_...`). */
+  baseUrl: string;
+  /** The key /v1 requests are signed with (default: the default fixtures' SINGLE_USER key). */
+  key?: SigningKey;
+  /** The admin token of a server started with --admin-token, for the control plane. */
+  adminToken?: string;
+  /** A fetch of your own (default: the global one). */
+  fetch?: typeof fetch;
+}
+
+export type SandboxApi = Client<paths>;
+
+export interface SandboxClient {
+  readonly baseUrl: string;
+  readonly key: SigningKey;
+  /** The typed openapi-fetch client: `api.GET('/v1/accounts', ...)`, every /v1 request signed. */
+  readonly api: SandboxApi;
+  /** The same sandbox, signed with another key (a MULTI_USER key, another programme's). */
+  withKey(key: SigningKey): SandboxClient;
+  /** A client of a session (its base URL, its fixtures' SINGLE_USER key or `key`). */
+  forSession(session: Session, key?: SigningKey): SandboxClient;
+  /**
+   * Submit a payout (docs/payouts.md): the message (a JSON payload, pacs.008 XML text or bytes) is sent as Base64
+   * text/plain with the payout variant's headers, computed here; the Idempotency-Key is yours.
+   */
+  payout(
+    format: 'json' | 'pacs008',
+    message: PayoutJsonPayload | string | Uint8Array,
+    options: { idempotencyKey: string; userId?: string },
+  ): Promise<PayoutResult>;
+
+  // sessions (docs/sessions.md), on the root
+  createSession(options?: CreateSessionOptions): Promise<Session>;
+  listSessions(label?: string): Promise<Session[]>;
+  endSession(id: string): Promise<void>;
+  endSessions(label: string): Promise<EndedSessions>;
+  // the sandbox this client talks to (the root or a session): docs/control-plane.md
+  reset(): Promise<void>;
+  clock(): Promise<Clock>;
+  advanceClock(ms: number): Promise<Clock>;
+  freezeClock(at: string | Date): Promise<Clock>;
+  settle(timeoutMs?: number): Promise<SettleReport>;
+  saveSnapshot(name: string): Promise<Snapshot>;
+  restoreSnapshot(name: string): Promise<Snapshot>;
+  addFault(rule: FaultRuleInput): Promise<FaultRule>;
+  clearFaults(): Promise<void>;
+  setWebhookChaos(settings: WebhookChaosInput): Promise<WebhookChaos>;
+  clearWebhookChaos(): Promise<void>;
+  webhookDeliveries(query?: WebhookDeliveryQuery): Promise<WebhookDeliveryList>;
+  listenStatus(): Promise<ListenStatus>;
+}
+
+export type PayoutResult = Awaited<ReturnType<typeof submitPayout>>;
+
+/** A client of one sandbox (the root or a session). */
+export function createSandboxClient(options: SandboxClientOptions): SandboxClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const key = options.key ?? DEFAULT_SINGLE_KEY;
+  const api = createClient<paths>({ baseUrl, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  api.use(signingMiddleware(key, { ...(options.adminToken ? { adminToken: options.adminToken } : {}) }));
+
+  const data = <T>(what: string, result: { data?: T; error?: unknown; response: Response }): T => {
+    if (!result.response.ok || result.data === undefined) throw new SandboxApiError(result.response.status, result.error, what);
+    return result.data;
+  };
+  const done = (what: string, result: { error?: unknown; response: Response }): void => {
+    if (!result.response.ok) throw new SandboxApiError(result.response.status, result.error, what);
+  };
+
+  return {
+    baseUrl,
+    key,
+    api,
+    withKey: (other) => createSandboxClient({ ...options, key: other }),
+    forSession: (session, sessionKey) =>
+      createSandboxClient({ ...options, baseUrl: session.baseUrl, key: sessionKey ?? singleKeyOf(session) }),
+    payout: (format, message, payoutOptions) => submitPayout(api, baseUrl, key, format, message, payoutOptions),
+
+    createSession: async (body = {}) => data('POST /_emulator/sessions', await api.POST('/_emulator/sessions', { body })),
+    listSessions: async (label) =>
+      data('GET /_emulator/sessions', await api.GET('/_emulator/sessions', { params: { query: label === undefined ? {} : { label } } })).data,
+    endSession: async (id) => done(`DELETE /_emulator/sessions/${id}`, await api.DELETE('/_emulator/sessions/{id}', { params: { path: { id } } })),
+    endSessions: async (label) => data('DELETE /_emulator/sessions', await api.DELETE('/_emulator/sessions', { params: { query: { label } } })),
+
+    reset: async () => done('POST /_emulator/reset', await api.POST('/_emulator/reset')),
+    clock: async () => data('GET /_emulator/clock', await api.GET('/_emulator/clock')),
+    advanceClock: async (ms) => data('POST /_emulator/clock', await api.POST('/_emulator/clock', { body: { advanceMs: ms } })),
+    freezeClock: async (at) =>
+      data('POST /_emulator/clock', await api.POST('/_emulator/clock', { body: { freezeAt: typeof at === 'string' ? at : at.toISOString() } })),
+    settle: async (timeoutMs) =>
+      data('POST /_emulator/settle', await api.POST('/_emulator/settle', { body: timeoutMs === undefined ? {} : { timeoutMs } })),
+    saveSnapshot: async (name) => data('POST /_emulator/snapshots', await api.POST('/_emulator/snapshots', { body: { name } })),
+    restoreSnapshot: async (name) =>
+      data(`POST /_emulator/snapshots/${name}/restore`, await api.POST('/_emulator/snapshots/{name}/restore', { params: { path: { name } } })).snapshot,
+    addFault: async (rule) => data('POST /_emulator/faults', await api.POST('/_emulator/faults', { body: rule })),
+    clearFaults: async () => done('DELETE /_emulator/faults', await api.DELETE('/_emulator/faults')),
+    setWebhookChaos: async (settings) => data('PUT /_emulator/webhooks/chaos', await api.PUT('/_emulator/webhooks/chaos', { body: settings })),
+    clearWebhookChaos: async () => done('DELETE /_emulator/webhooks/chaos', await api.DELETE('/_emulator/webhooks/chaos')),
+    webhookDeliveries: async (query = {}) =>
+      data('GET /_emulator/webhooks/deliveries', await api.GET('/_emulator/webhooks/deliveries', { params: { query } })),
+    listenStatus: async () => data('GET /_emulator/webhooks/listen', await api.GET('/_emulator/webhooks/listen')),
+  };
+}
+
+/** The SINGLE_USER key a session's fixtures hand out (docs/sessions.md), else its MULTI_USER key. */
+function singleKeyOf(session: Session): SigningKey {
+  const { programmeId, single, multi } = session.credentials;
+  const pair = single ?? multi;
+  if (!pair) throw new Error(`session ${session.id} has no SINGLE_USER or MULTI_USER key: pass one to forSession`);
+  return { apiKey: pair.apiKey, secret: pair.secret, programmeId };
+}
+
+function base64Of(message: PayoutJsonPayload | string | Uint8Array): string {
+  if (typeof message === 'string') return Buffer.from(message, 'utf8').toString('base64');
+  if (message instanceof Uint8Array) return Buffer.from(message).toString('base64');
+  return Buffer.from(JSON.stringify(message), 'utf8').toString('base64');
+}
+
+/** The payout call: Base64 text, the payout variant signed over the path as sent (docs/payouts.md#rules). */
+function submitPayout(
+  api: SandboxApi,
+  baseUrl: string,
+  key: SigningKey,
+  format: 'json' | 'pacs008',
+  message: PayoutJsonPayload | string | Uint8Array,
+  options: { idempotencyKey: string; userId?: string },
+) {
+  const body = base64Of(message);
+  const target = new URL(`${baseUrl}/v1/payout-origination/${format}`).pathname;
+  const signed = signedHeaders({ key, method: 'POST', target, body });
+  return api.POST('/v1/payout-origination/{format}', {
+    params: {
+      path: { format },
+      header: {
+        'Idempotency-Key': options.idempotencyKey,
+        'X-Service-Timestamp': signed['X-Service-Timestamp']!,
+        'X-Service-Signature': signed['X-Service-Signature']!,
+        'X-Service-Program-Id': key.programmeId,
+        ...(options.userId === undefined ? {} : { 'X-Service-User-Id': options.userId }),
+      },
+    },
+    headers: { 'X-Service-Api-Key': key.apiKey, 'Content-Type': 'text/plain' },
+    body,
+    bodySerializer: (text: string) => text,
+  });
+}

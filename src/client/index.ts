@@ -1,0 +1,49 @@
+// `service-sandbox/client` (package.json "exports"): the typed client, the signing functions for clients of other
+// generators, and webhook verification (docs/clients.md#typescript). An entry module that imports only lib/core and
+// its own folder, never the server (docs/architecture.md#layers), so an app's tests can import it without the
+// emulator's dependencies.
+export {
+  createSandboxClient,
+  SandboxApiError,
+  type SandboxApi,
+  type SandboxClient,
+  type SandboxClientOptions,
+  type Schemas,
+  type Session,
+  type SettleReport,
+  type Clock,
+  type Snapshot,
+  type FaultRule,
+  type FaultRuleInput,
+  type WebhookChaos,
+  type WebhookChaosInput,
+  type WebhookDeliveryList,
+  type WebhookDeliveryQuery,
+  type ListenStatus,
+  type EndedSessions,
+  type CreateSessionOptions,
+  type PayoutJsonPayload,
+  type PayoutResult,
+  type ServiceError,
+} from './client.js';
+export {
+  DEFAULT_MULTI_KEY,
+  DEFAULT_SINGLE_KEY,
+  isPayoutTarget,
+  signedHeaders,
+  signFetchRequest,
+  signingFetch,
+  signingMiddleware,
+  type SignInput,
+  type SigningKey,
+  type SigningOptions,
+} from './signing.js';
+export type { components, operations, paths } from './generated/openapi.js';
+export {
+  checkWebhookSignature,
+  signWebhook,
+  verifyWebhookSignature,
+  DEFAULT_WEBHOOK_TOLERANCE_MS,
+  type VerifyWebhookInput,
+  type WebhookVerificationResult,
+} from '../webhook-verify.js';

@@ -1,0 +1,138 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import t, { type Test } from 'tap';
+import { startServer } from '../../src/server.js';
+import type { Config } from '../../src/config.js';
+import { startSandboxContainer, type TestcontainersModule } from '../../src/client/testcontainers.js';
+import { START } from '../helper.js';
+
+// `service-sandbox/testcontainers` (docs/clients.md#testcontainers):
+// 1. always: its wiring, with a stand-in for the testcontainers module whose "container" is a server started here
+//    (the image, the exposed port, the wait on the health endpoint, the URL from the mapped port, sessions ended on stop);
+// 2. when SANDBOX_IMAGE names a built image of the Dockerfile: the real thing, testcontainers 10 (installed on demand
+//    into test/client-kit/.peers, git-ignored) against podman's Docker-compatible API on a socket of this test's own,
+//    the Ryuk reaper off and every connection on 127.0.0.1.
+
+const PEERS = path.join(import.meta.dirname, '.peers');
+const TESTCONTAINERS_VERSION = '10.28.0'; // 11 needs Node 22
+
+t.test('the module with a stand-in testcontainers: image, port, health wait, mapped URL, sessions', async (t) => {
+  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START } as Partial<Config> as never });
+  t.teardown(() => server.close());
+  const calls: string[] = [];
+  let stopped = false;
+  class GenericContainer {
+    constructor(image: string) {
+      calls.push(`image ${image}`);
+    }
+    withExposedPorts(...ports: number[]) {
+      calls.push(`ports ${ports.join(',')}`);
+      return this;
+    }
+    withEnvironment(environment: Record<string, string>) {
+      calls.push(`env ${JSON.stringify(environment)}`);
+      return this;
+    }
+    withWaitStrategy(strategy: unknown) {
+      calls.push(`wait ${String(strategy)}`);
+      return this;
+    }
+    withStartupTimeout(ms: number) {
+      calls.push(`timeout ${ms}`);
+      return this;
+    }
+    async start() {
+      return {
+        getHost: () => '127.0.0.1',
+        getMappedPort: (port: number) => (port === 4010 ? Number(new URL(server.url).port) : 0),
+        stop: async () => {
+          stopped = true;
+        },
+      };
+    }
+  }
+  const standIn: TestcontainersModule = {
+    GenericContainer,
+    Wait: { forHttp: (pathname, port) => `http ${pathname} ${port}`, forHealthCheck: () => 'healthcheck' },
+  };
+
+  const container = await startSandboxContainer({ testcontainers: standIn, env: { LOG_LEVEL: 'warn' } });
+  t.same(calls, ['image service-sandbox', 'ports 4010', 'wait http /_emulator/health 4010', 'env {"LOG_LEVEL":"warn"}'], 'the image of docs/docker.md on 4010, waited for on its health endpoint');
+  t.equal(container.url, server.url, 'the URL is the mapped port on the host');
+  const first = await container.session({ label: 'testcontainers-stand-in' });
+  const second = await container.session({ label: 'testcontainers-stand-in' });
+  t.equal((await first.api.GET('/v1/accounts')).response.status, 200, 'a session client signs');
+  await first.end();
+  await first.end();
+  t.same((await container.client.listSessions('testcontainers-stand-in')).map((session) => session.id), [second.session.id], 'end() ends one session, once');
+  await container.stop();
+  t.ok(stopped, 'the container is stopped');
+  t.same(await container.client.listSessions('testcontainers-stand-in'), [], 'and the sessions still live were ended first');
+});
+
+/** testcontainers 10 from test/client-kit/.peers, installed there on first use; a reason when it cannot be. */
+async function testcontainersModule(): Promise<TestcontainersModule | string> {
+  const entry = path.join(PEERS, 'node_modules', 'testcontainers', 'build', 'index.js');
+  if (!existsSync(entry)) {
+    if (process.env.TESTCONTAINERS_NO_INSTALL) return 'testcontainers is not installed in test/client-kit/.peers (TESTCONTAINERS_NO_INSTALL)';
+    mkdirSync(PEERS, { recursive: true });
+    if (!existsSync(path.join(PEERS, 'package.json'))) writeFileSync(path.join(PEERS, 'package.json'), '{ "private": true }\n');
+    const installed = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel', 'error', `testcontainers@${TESTCONTAINERS_VERSION}`], {
+      cwd: PEERS,
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
+    if (installed.status !== 0 || !existsSync(entry)) return `npm install testcontainers@${TESTCONTAINERS_VERSION} failed: ${installed.stderr}`;
+  }
+  const loaded = (await import(pathToFileURL(entry).href)) as TestcontainersModule & { default?: TestcontainersModule };
+  return loaded.GenericContainer ? loaded : (loaded.default as TestcontainersModule);
+}
+
+/** podman's Docker-compatible API on a socket of this test's own, or the DOCKER_HOST already set. */
+async function dockerHost(t: Test): Promise<string | undefined> {
+  if (process.env.DOCKER_HOST) return process.env.DOCKER_HOST;
+  if (spawnSync('podman', ['--version']).status !== 0) return undefined;
+  const dir = mkdtempSync(path.join(tmpdir(), 'sandbox-podman-'));
+  const socket = path.join(dir, 'podman.sock');
+  const service: ChildProcess = spawn('podman', ['--runtime', 'runc', 'system', 'service', '--time=0', `unix://${socket}`], { stdio: 'ignore' });
+  t.teardown(() => {
+    service.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  for (let attempt = 0; attempt < 100 && !existsSync(socket); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 50)); // the socket appears
+  return existsSync(socket) ? `unix://${socket}` : undefined;
+}
+
+t.test('the image in a container started by testcontainers 10: sessions, a deposit settled', async (t) => {
+  const image = process.env.SANDBOX_IMAGE;
+  const skip = (reason: string) => t.pass('a container started by testcontainers', { skip: reason });
+  if (!image) return skip('SANDBOX_IMAGE names no image (build one: podman build --format docker -t service-sandbox .)');
+  const host = await dockerHost(t);
+  if (!host) return skip('no DOCKER_HOST and no podman to serve one');
+  const module = await testcontainersModule();
+  if (typeof module === 'string') return skip(module);
+  process.env.DOCKER_HOST = host;
+  process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
+  process.env.TESTCONTAINERS_HOST_OVERRIDE = '127.0.0.1';
+
+  const started = Date.now();
+  const container = await startSandboxContainer({ testcontainers: module, image, startupTimeoutMs: 60_000 });
+  t.teardown(() => container.stop());
+  t.match(container.url, /^http:\/\/127\.0\.0\.1:\d+$/, `started and answering in ${Date.now() - started} ms`);
+
+  const [one, two] = await Promise.all([container.session({ label: 'tc', seed: 'tc-1' }), container.session({ label: 'tc', seed: 'tc-2' })]);
+  const deposit = await one.api.POST('/v1/sandbox/accounts/{accountId}/deposits', {
+    params: { path: { accountId: 'acct_acme_usd' } },
+    body: { depositInstructionId: 'di_acme_usd_ach', amount: '10.00' },
+  });
+  t.equal(deposit.response.status, 202, JSON.stringify(deposit.error));
+  await one.advanceClock(3_600_000);
+  t.equal((await one.settle()).settled, true);
+  const count = async (client: typeof one) => (await client.api.GET('/v1/transactions', { params: { query: { pageSize: 1 } } })).data?.totalRecords ?? -1;
+  t.equal(await count(one), (await count(two)) + 1, 'the deposit is in its own session only');
+  await one.end();
+  t.same((await container.client.listSessions('tc')).map((session) => session.id), [two.session.id]);
+});
