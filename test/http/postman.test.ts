@@ -9,7 +9,7 @@ import { ensurePeers, peersMissing } from '../helpers/peers.js';
 
 // The Postman collection (docs/openapi.md#postman): openapi/service-sandbox.postman_collection.json is what
 // scripts/postman.mjs writes from the committed document, and newman runs it as it is against a fresh built
-// server: every request answers one of its documented success statuses, signed by the collection's
+// server (twice, then in a session): every request answers one of its documented success statuses, signed by the collection's
 // pre-request script, with the ids it needs taken from earlier answers. newman is installed on demand into
 // .peers/newman (test/helpers/peers.ts).
 
@@ -52,26 +52,34 @@ t.test('newman runs the collection as it is: every request answers its documente
   if (typeof peers === 'string') return peersMissing(t, peers);
   const server = await startServerProcess({ db: ':memory:' });
   t.teardown(() => server.stop());
-  const report = path.join(peers.dir, 'report.json');
-  rmSync(report, { force: true });
+  // Twice in a row on the server itself (the second iteration makes its own user, intents and payout), then
+  // once in a session, through its prefix (docs/sessions.md#addresses-and-signing).
+  const session = (await (await fetch(`${server.url}/_emulator/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { id: string };
+  const runs: Array<[string, string[], number]> = [
+    ['twice on the server', ['--iteration-count', '2'], 56],
+    [`in session ${session.id}`, ['--env-var', `sessionPrefix=/_sessions/${session.id}`], 28],
+  ];
+  for (const [label, extra, expected] of runs) {
+    const report = path.join(peers.dir, 'report.json');
+    rmSync(report, { force: true });
+    const started = Date.now();
+    const run = await exec(
+      ...plainCommand(peers.bin('newman'), ['run', COLLECTION, '--env-var', `baseUrl=${server.url}`, ...extra, '--reporters', 'json', '--reporter-json-export', report, '--timeout-request', '30000']),
+      { cwd: PROJECT_ROOT, timeout: 120_000 },
+    ).catch((error: { code: number; stdout: string; stderr: string }) => error);
+    t.equal('code' in run ? run.code : 0, 0, `${label}: newman exits 0 (${Date.now() - started} ms) ${'stderr' in run ? run.stderr.slice(0, 400) : ''}`);
 
-  const started = Date.now();
-  const run = await exec(
-    ...plainCommand(peers.bin('newman'), ['run', COLLECTION, '--env-var', `baseUrl=${server.url}`, '--reporters', 'json', '--reporter-json-export', report, '--timeout-request', '30000']),
-    { cwd: PROJECT_ROOT, timeout: 120_000 },
-  ).catch((error: { code: number; stdout: string; stderr: string }) => error);
-  t.equal('code' in run ? run.code : 0, 0, `newman exits 0 (${Date.now() - started} ms) ${'stderr' in run ? run.stderr.slice(0, 400) : ''}`);
-
-  const { run: result } = JSON.parse(readFileSync(report, 'utf8')) as { run: { executions: Execution[]; failures: unknown[] } };
-  t.equal(result.executions.length, 28, 'every request ran (27 operations, one intent twice)');
-  for (const execution of result.executions) {
-    const failed = (execution.assertions ?? []).filter((assertion) => assertion.error);
-    t.same(
-      failed.map((assertion) => assertion.error?.message),
-      [],
-      `${execution.request.method} /${execution.request.url.path.join('/')}: ${execution.response?.code} (${execution.item.name})`,
-    );
-    t.equal(execution.assertions?.length, 1, `${execution.item.name}: its status was checked`);
+    const { run: result } = JSON.parse(readFileSync(report, 'utf8')) as { run: { executions: Execution[]; failures: unknown[] } };
+    t.equal(result.executions.length, expected, `${label}: every request ran (27 operations, one intent twice, per iteration)`);
+    for (const execution of result.executions) {
+      const failed = (execution.assertions ?? []).filter((assertion) => assertion.error);
+      t.same(
+        failed.map((assertion) => assertion.error?.message),
+        [],
+        `${label}: ${execution.request.method} /${execution.request.url.path.join('/')}: ${execution.response?.code} (${execution.item.name})`,
+      );
+      t.equal(execution.assertions?.length, 1, `${label}: ${execution.item.name}: its status was checked`);
+    }
+    t.same(result.failures, [], `${label}: no failure (script errors included)`);
   }
-  t.same(result.failures, [], 'no failure (script errors included)');
 });
