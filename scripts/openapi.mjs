@@ -2,11 +2,12 @@
 // scripts/ts-loader.mjs, no build needed):
 // - openapi/examples.json: real answers of the default fixtures, captured by a journey on a fresh app with a
 //   frozen clock (captureExamples in scripts/openapi-examples.ts); the document builder only reads this file;
-// - openapi/openapi.json: the document the server serves with the default configuration (port 4010).
+// - openapi/openapi.json: the document the server serves with the default configuration (port 4010);
 // - src/client/generated/openapi.ts: the typed client's types, made from the document by scripts/client-types.mjs
-//   (docs/clients.md#typescript).
-//   node scripts/openapi.mjs           write all three
-//   node scripts/openapi.mjs --check   exit 1 when any differs from what the server answers
+//   (docs/clients.md#typescript);
+// - openapi/service-sandbox.postman_collection.json: the Postman collection written from it (scripts/postman.mjs).
+//   node scripts/openapi.mjs           write them all
+//   node scripts/openapi.mjs --check   exit 1 when one differs from what the server answers
 // test/http/openapi-static.test.ts and test/http/openapi-examples.test.ts run the same comparisons.
 import './ts-loader.mjs';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -63,7 +64,19 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exit(1);
   }
   if (!check) writeFileSync(STATIC_COPY, served);
-  console.log(check ? 'openapi/examples.json and openapi/openapi.json match the server' : `wrote openapi/examples.json and openapi/openapi.json (${Buffer.byteLength(served)} bytes)`);
+  // the Postman collection is written from the committed document (scripts/postman.mjs, docs/openapi.md#postman)
+  const { COLLECTION, collectionText } = await import('./postman.mjs');
+  const collection = collectionText();
+  if (check && read(COLLECTION) !== collection) {
+    console.error('openapi/service-sandbox.postman_collection.json differs from what scripts/postman.mjs writes: run `npm run openapi`');
+    process.exit(1);
+  }
+  if (!check) writeFileSync(COLLECTION, collection);
+  console.log(
+    check
+      ? 'openapi/examples.json, openapi/openapi.json and the Postman collection match the server'
+      : `wrote openapi/examples.json, openapi/openapi.json (${Buffer.byteLength(served)} bytes) and openapi/service-sandbox.postman_collection.json`,
+  );
   // the client's types follow the document just written (or checked)
   const { clientTypes, CLIENT_TYPES } = await import('./client-types.mjs');
   const types = await clientTypes(served);

@@ -25,6 +25,7 @@ export const faultMatchSchema = z
       .string()
       .regex(/^\/[^?#\s]*$/, `must be ${PATH_RULE}`)
       .max(1024)
+      .meta({ examples: ['/v1/transactions'] }) // a mock (Prism) answers this, not a string its pattern refuses (docs/openapi.md#prism)
       .optional()
       .describe(`Only requests whose path (no query string, no session prefix) matches: ${PATH_RULE}. Any path outside /_emulator when left out`),
     userId: z.string().min(1).max(128).optional().describe('Only requests made for this user (the authenticated X-Service-User-Id or the key\'s user)'),

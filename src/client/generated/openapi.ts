@@ -2052,7 +2052,10 @@ export interface components {
         FaultMatch: {
             /** @description Only requests with this method (an HTTP method such as GET or POST, any case; listed upper case); any method when left out */
             method?: string;
-            /** @description Only requests whose path (no query string, no session prefix) matches: a path pattern starting with "/": "*" stands for one path segment, "**" for any number of segments. Any path outside /_emulator when left out */
+            /**
+             * @description Only requests whose path (no query string, no session prefix) matches: a path pattern starting with "/": "*" stands for one path segment, "**" for any number of segments. Any path outside /_emulator when left out
+             * @example /v1/transactions
+             */
             path?: string;
             /** @description Only requests made for this user (the authenticated X-Service-User-Id or the key's user) */
             userId?: string;
