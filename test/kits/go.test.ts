@@ -1,10 +1,11 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { CLI, ensureBuilt, PROJECT_ROOT, startServerProcess } from '../helpers/server-process.js';
-import { plainCommand, plainNode } from '../helpers/node-child.js';
+import { plainNode } from '../helpers/node-child.js';
+import { runSuite } from '../helpers/suite-process.js';
 
 // The Go kit (clients/go, docs/clients.md#go): its structs match the committed OpenAPI document (and the check
 // notices when they would not), its files are gofmt-clean, and its scenario suite (go test, t.Parallel) passes
@@ -72,27 +73,12 @@ t.test('the scenario suite passes against one built server', async (t) => {
   await ensureBuilt();
   const server = await startServerProcess({ db: ':memory:' });
   t.teardown(() => server.stop());
-  const started = Date.now();
-  const child = spawn(...plainCommand('go', ['test', '-count=1', '-parallel', '8', './...']), {
+  const { code, output, ms } = await runSuite('go', ['test', '-count=1', '-parallel', '8', './...'], {
     cwd: KIT,
     env: { ...goEnv, SANDBOX_URL: server.url, SANDBOX_CLI: CLI, SANDBOX_LABEL: `go-kit-${process.pid}` },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true, // its own process group: a timeout ends go test and the test binaries it started
+    timeoutMs: SUITE_TIMEOUT_MS,
   });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const timer = setTimeout(() => {
-    output += `\n[killed after ${SUITE_TIMEOUT_MS} ms]`;
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }, SUITE_TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  clearTimeout(timer);
-  t.equal(code, 0, `go test ./... passes (${Date.now() - started} ms)`, { output });
+  t.equal(code, 0, `go test ./... passes (${ms} ms)`, { output });
   t.match(output, /ok\s+service-sandbox\/clients\/go\/scenarios/, 'the scenarios ran');
 
   const answer = await fetch(`${server.url}/_emulator/sessions`);

@@ -1,9 +1,10 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { plainCommand, plainNode } from '../helpers/node-child.js';
+import { plainNode } from '../helpers/node-child.js';
+import { runSuite } from '../helpers/suite-process.js';
 import { ensureBuilt, PROJECT_ROOT, startServerProcess } from '../helpers/server-process.js';
 
 // The Java kit (docs/clients.md#java): its generated records match openapi/openapi.json (and the check fails when
@@ -64,34 +65,11 @@ t.test('the scenario suite passes, concurrently, against one server', async (t) 
   const buildDir = mkdtempSync(path.join(os.tmpdir(), 'java-kit-'));
   t.teardown(() => rmSync(buildDir, { recursive: true, force: true }));
 
-  const started = Date.now();
-  const child = spawn(...plainCommand('bash', [path.join(KIT, 'build.sh'), 'test']), {
+  const { code, output, ms } = await runSuite('bash', [path.join(KIT, 'build.sh'), 'test'], {
     cwd: KIT,
     env: { ...process.env, SANDBOX_URL: server.url, BUILD_DIR: buildDir, SANDBOX_LABEL: `java-kit-${process.pid}` },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true, // its own process group, so a timeout ends the JVM and every listen child
+    timeoutMs: SUITE_TIMEOUT_MS,
   });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const timer = setTimeout(() => {
-    output += `\n[killed after ${SUITE_TIMEOUT_MS} ms]`;
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }, SUITE_TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => {
-    child.once('error', (error) => {
-      output += `\n${String(error)}`;
-      resolve(null);
-    });
-    child.once('close', (status) => resolve(status));
-  });
-  clearTimeout(timer);
-  const ms = Date.now() - started;
-
   if (code === TOOLCHAIN_MISSING) {
     const reason = `java kit: toolchain missing: ${output.trim().split('\n').pop()}`;
     if (REQUIRED) t.fail(`${reason} (REQUIRE_RECIPES=1)`, { output });

@@ -1,10 +1,11 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { CLI, ensureBuilt, PROJECT_ROOT, startServerProcess } from '../helpers/server-process.js';
 import { plainCommand } from '../helpers/node-child.js';
+import { runSuite } from '../helpers/suite-process.js';
 
 // The Python kit (clients/python, docs/clients.md#python) as a user gets it: installed from the checkout with the
 // documented command (a venv that sees the system's pytest, then pip without build isolation, so no package
@@ -81,25 +82,12 @@ if (!python) {
 
   t.test('its scenario suite and the first test of docs/clients.md pass with pytest -n 4 against one server', async (t) => {
     t.match(snippet, /def test_/, 'docs/clients.md#python shows a test');
-    const started = Date.now();
-    const child = spawn(
-      ...plainCommand(venvPython, ['-m', 'pytest', '-n', '4', '-p', 'no:cacheprovider', '-q', '--tb=short', path.join(KIT, 'tests'), docsTest]),
-      { cwd: work, env: childEnv({ SANDBOX_URL: server.url, SANDBOX_CLI: CLI }), stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-    );
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const timer = setTimeout(() => {
-      output += `\n[killed after ${SUITE_TIMEOUT_MS} ms]`;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }, SUITE_TIMEOUT_MS);
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-    clearTimeout(timer);
-    t.equal(code, 0, `pytest -n 4 clients/python/tests and the docs' test (${Date.now() - started} ms)`, { output });
+    const { code, output, ms } = await runSuite(venvPython, ['-m', 'pytest', '-n', '4', '-p', 'no:cacheprovider', '-q', '--tb=short', path.join(KIT, 'tests'), docsTest], {
+      cwd: work,
+      env: childEnv({ SANDBOX_URL: server.url, SANDBOX_CLI: CLI }),
+      timeoutMs: SUITE_TIMEOUT_MS,
+    });
+    t.equal(code, 0, `pytest -n 4 clients/python/tests and the docs' test (${ms} ms)`, { output });
     t.match(output, /\b\d+ passed\b/, 'tests ran', { output });
     t.notMatch(output, /\b(failed|error|skipped)\b/, 'none failed, errored or skipped', { output });
 

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { ensureBuilt, PROJECT_ROOT, startServerProcess } from '../helpers/server-process.js';
-import { plainCommand } from '../helpers/node-child.js';
+import { runSuite, type SuiteRun } from '../helpers/suite-process.js';
 
 // Every recipe of docs/recipes.md runs here as a real test: docs/recipes/<language>/run.sh against ONE built
 // server, each suite making a session per test (docs/recipes.md#how-sessions-isolate-tests). Exit code 77
@@ -19,41 +18,11 @@ const RECIPE_TIMEOUT_MS = 100_000;
 // The recipes run one after the other (below); this bounds the whole file, the server's start included.
 t.setTimeout(200_000);
 
-interface RecipeRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  output: string;
-  ms: number;
-}
-
-function runRecipe(name: string, sandboxUrl: string): Promise<RecipeRun> {
-  const started = Date.now();
-  const child = spawn(...plainCommand('bash', [path.join(RECIPES_DIR, name, 'run.sh')]), {
+function runRecipe(name: string, sandboxUrl: string): Promise<SuiteRun> {
+  return runSuite('bash', [path.join(RECIPES_DIR, name, 'run.sh')], {
     cwd: path.join(RECIPES_DIR, name),
     env: { ...process.env, SANDBOX_URL: sandboxUrl },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true, // its own process group, so a timeout ends the test runner and everything it started
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const timer = setTimeout(() => {
-    output += `\n[killed after ${RECIPE_TIMEOUT_MS} ms]`;
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }, RECIPE_TIMEOUT_MS);
-  return new Promise((resolve) => {
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      resolve({ code: null, signal: null, output: `${output}\n${String(error)}`, ms: Date.now() - started });
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, output, ms: Date.now() - started });
-    });
+    timeoutMs: RECIPE_TIMEOUT_MS,
   });
 }
 
