@@ -81,8 +81,19 @@ export interface SandboxClient {
   advanceClock(ms: number): Promise<Clock>;
   freezeClock(at: string | Date): Promise<Clock>;
   settle(timeoutMs?: number): Promise<SettleReport>;
+  /**
+   * Settle, and while deliveries still wait for a later emulated instant (a retry after a refusal), advance the
+   * clock to the report's `nextDueAt` and settle again: the last report, `waiting.deliveries` 0 unless `maxRounds`
+   * (default 20) ran out. The clock moves, so jobs due by then run too (docs/control-plane.md#settle).
+   */
+  settleUntilIdle(options?: { maxRounds?: number; timeoutMs?: number }): Promise<SettleReport>;
   saveSnapshot(name: string): Promise<Snapshot>;
   restoreSnapshot(name: string): Promise<Snapshot>;
+  /** A saved snapshot as one file (a SQLite database's bytes), for `uploadSnapshot` or `--snapshot FILE`. */
+  exportSnapshot(name: string): Promise<Uint8Array>;
+  /** Store an exported file under a name (on the root: a snapshot sessions can start from, docs/sessions.md). */
+  uploadSnapshot(name: string, file: Uint8Array): Promise<Snapshot>;
+  deleteSnapshot(name: string): Promise<void>;
   addFault(rule: FaultRuleInput): Promise<FaultRule>;
   clearFaults(): Promise<void>;
   setWebhookChaos(settings: WebhookChaosInput): Promise<WebhookChaos>;
@@ -130,7 +141,35 @@ export function createSandboxClient(options: SandboxClientOptions): SandboxClien
       data('POST /_emulator/clock', await api.POST('/_emulator/clock', { body: { freezeAt: typeof at === 'string' ? at : at.toISOString() } })),
     settle: async (timeoutMs) =>
       data('POST /_emulator/settle', await api.POST('/_emulator/settle', { body: timeoutMs === undefined ? {} : { timeoutMs } })),
+    settleUntilIdle: async ({ maxRounds = 20, timeoutMs } = {}) => {
+      const settle = async () =>
+        data('POST /_emulator/settle', await api.POST('/_emulator/settle', { body: timeoutMs === undefined ? {} : { timeoutMs } }));
+      let report = await settle();
+      for (let round = 0; round < maxRounds && report.waiting.deliveries > 0 && report.nextDueAt !== null; round++) {
+        const advanceMs = Math.max(1, Date.parse(report.nextDueAt) - Date.parse(report.now));
+        data('POST /_emulator/clock', await api.POST('/_emulator/clock', { body: { advanceMs } }));
+        report = await settle();
+      }
+      return report;
+    },
     saveSnapshot: async (name) => data('POST /_emulator/snapshots', await api.POST('/_emulator/snapshots', { body: { name } })),
+    exportSnapshot: async (name) => {
+      const result = await api.GET('/_emulator/snapshots/{name}/export', { params: { path: { name } }, parseAs: 'arrayBuffer' });
+      return new Uint8Array(data(`GET /_emulator/snapshots/${name}/export`, result));
+    },
+    uploadSnapshot: async (name, file) =>
+      data(
+        `PUT /_emulator/snapshots/${name}`,
+        await api.PUT('/_emulator/snapshots/{name}', {
+          params: { path: { name } },
+          // the operation declares no JSON body: the file goes as it is (docs/control-plane.md#snapshots)
+          body: file as never,
+          bodySerializer: () => file,
+          headers: { 'Content-Type': 'application/octet-stream' },
+        }),
+      ),
+    deleteSnapshot: async (name) =>
+      done(`DELETE /_emulator/snapshots/${name}`, await api.DELETE('/_emulator/snapshots/{name}', { params: { path: { name } } })),
     restoreSnapshot: async (name) =>
       data(`POST /_emulator/snapshots/${name}/restore`, await api.POST('/_emulator/snapshots/{name}/restore', { params: { path: { name } } })).snapshot,
     addFault: async (rule) => data('POST /_emulator/faults', await api.POST('/_emulator/faults', { body: rule })),

@@ -1,7 +1,7 @@
 // `service-sandbox/client` (package.json "exports"): the typed client, the signing functions for clients of other
-// generators, and webhook verification (docs/clients.md#typescript). An entry module that imports only lib/core and
-// its own folder, never the server (docs/architecture.md#layers), so an app's tests can import it without the
-// emulator's dependencies.
+// generators, webhook verification and a verifying receiver for tests (docs/clients.md#typescript). An entry module
+// that imports only lib/core and its own folder, never the server (docs/architecture.md#layers), so an app's tests
+// can import it without the emulator's dependencies.
 export {
   createSandboxClient,
   SandboxApiError,
@@ -38,6 +38,14 @@ export {
   type SigningKey,
   type SigningOptions,
 } from './signing.js';
+export {
+  startWebhookReceiver,
+  type RejectedDelivery,
+  type WebhookEvent,
+  type WebhookKey,
+  type WebhookReceiver,
+  type WebhookReceiverOptions,
+} from './receiver.js';
 export type { components, operations, paths } from './generated/openapi.js';
 export {
   checkWebhookSignature,
