@@ -40,7 +40,7 @@ const rows = [
   ['1,000,000-row list vs Prism (same request, back to back)', results.prism?.requestsPerSecond ? `${results.ratioOfListAt1mToPrism} × Prism's req/s (Prism: ${results.prism.requestsPerSecond} req/s)` : 'not measured'],
   ['Mockoon CLI on the same request', results.mockoon?.requestsPerSecond ? `${results.mockoon.requestsPerSecond} req/s (status ${results.mockoon.status}, ${results.mockoon.bytesOfFirstResponse} bytes)` : 'not measured'],
   ['change sync, 100,000 transactions', `${sync.totalMs} ms, ${sync.requests} requests of ${sync.pageSize} (${sync.pinnedInstants} pinned instants), every transaction seen: ${sync.exactlyOnce}`],
-  ['cold start to first answer (in-memory)', `${results.coldStart.medianMs} ms median of ${results.coldStart.runs} (runs: ${results.coldStart.runsMs.join(', ')}), RSS ${results.coldStart.peakRssMb} MB`],
+  ['cold start to first answer (in-memory)', `${results.coldStart.medianMs} ms median of ${results.coldStart.runs} (runs: ${results.coldStart.runsMs.join(', ')}), RSS ${results.coldStart.peakRssMb} MB${results.coldStart.ceilingMedianMs === undefined ? '' : `; start-up ceiling ${results.coldStart.ceilingMedianMs} ms (runs: ${results.coldStart.ceilingRunsMs.join(', ')}), ${results.coldStart.ratioToCeiling}x`}`],
   ['cold start to first answer (1,000,000-row file)', `${results.coldStart1m.medianMs} ms median of ${results.coldStart1m.runs}`],
   ['`POST /_emulator/reset`', `${results.reset.medianMs} ms median of ${results.reset.runs} (p90 ${results.reset.p90Ms}, max ${results.reset.maxMs}; server-reported ${results.reset.serverReportedMedianMs})`],
   ...(results.sessions

@@ -29,6 +29,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const COMMIT_INTENTS_MEMORY = Number(process.env.BENCH_COMMIT_INTENTS_MEMORY ?? 12_000);
 const COMMIT_INTENTS_FILE = Number(process.env.BENCH_COMMIT_INTENTS_FILE ?? 20_000);
 const ADVANCE_IN_FLIGHT = Number(process.env.BENCH_ADVANCE_IN_FLIGHT ?? 1_000);
+// Write tails are held to the bare write ceiling's own p99 in the same run, not to absolute figures (docs/benchmarks.md#targets).
+const P99_TO_WRITE_CEILING = 1.5;
 
 // Default fixture credentials (README.md#default-fixture-credentials): the SINGLE_USER key acts for usr_acme, who owns
 // the large tables.
@@ -579,10 +581,11 @@ function writeRatios() {
       scenario.writeCeilingCpuMsPerRequest = round(cpuRuns.reduce((sum, s) => sum + s.serverCpuMsPerRequest, 0) / cpuRuns.length, 3);
       scenario.cpuRatioToWriteCeiling = round(scenario.writeCeilingCpuMsPerRequest / scenario.serverCpuMsPerRequest, 3);
     }
-    const p99Target = storage === 'file' ? 50 : 25;
+    // the tail as a multiple of the bare write ceiling's own p99 in the same run (docs/benchmarks.md#targets)
+    scenario.p99ToWriteCeiling = scenario.writeCeilingP99Ms ? round(scenario.latencyP99Ms / scenario.writeCeilingP99Ms, 2) : null;
     rows.push(
       { target: `${scenario.name} >= 50% of the write ceiling (req/s)`, measured: `${round(scenario.ratioToWriteCeiling * 100, 1)}% (${scenario.requestsPerSecond} of ${scenario.writeCeilingUsed} req/s)${scenario.cpuRatioToWriteCeiling ? `; by server CPU ${round(scenario.cpuRatioToWriteCeiling * 100, 1)}% (${scenario.serverCpuMsPerRequest} vs ${scenario.writeCeilingCpuMsPerRequest} ms/request)` : ''}`, met: scenario.ratioToWriteCeiling >= 0.5 },
-      { target: `${scenario.name}: p99 < ${p99Target} ms`, measured: `${scenario.latencyP99Ms} ms (p50 ${scenario.latencyP50Ms} ms)`, met: scenario.latencyP99Ms < p99Target },
+      { target: `${scenario.name}: p99 <= ${P99_TO_WRITE_CEILING}x the write ceiling's`, measured: `${scenario.p99ToWriteCeiling}x (${scenario.latencyP99Ms} vs ${scenario.writeCeilingP99Ms} ms; p50 ${scenario.latencyP50Ms} ms)`, met: scenario.p99ToWriteCeiling !== null && scenario.p99ToWriteCeiling <= P99_TO_WRITE_CEILING },
     );
   }
   return rows;
@@ -744,9 +747,15 @@ async function mockoonRun(openapiFile) {
   return entry;
 }
 
+/**
+ * Spawn to first answer of GET /_emulator/health, median of `runs`. In memory, each emulator start is followed by one
+ * start of the start-up ceiling (bench/lib/startup-ceiling.mjs: Fastify + better-sqlite3, an in-memory database, one
+ * route), so the two medians share the machine's load (bench/README.md, "The start-up ceiling").
+ */
 async function coldStarts(runs, db = ':memory:') {
   const times = [];
   const rss = [];
+  const ceilingTimes = [];
   for (let i = 0; i < runs; i += 1) {
     const port = await freePort();
     const server = await spawnServer(process.execPath, [CLI, '--port', String(port), '--host', '127.0.0.1', '--db', db, '--log-level', 'warn'], {
@@ -755,8 +764,19 @@ async function coldStarts(runs, db = ':memory:') {
     });
     times.push(server.readyMs);
     rss.push(await server.stop());
+    if (db !== ':memory:') continue;
+    const ceilingPort = await freePort();
+    const ceiling = await spawnServer(process.execPath, [path.join(BENCH_DIR, 'lib', 'startup-ceiling.mjs'), String(ceilingPort)], {
+      readyUrl: `http://127.0.0.1:${ceilingPort}/_emulator/health`,
+      label: 'start-up ceiling',
+    });
+    ceilingTimes.push(ceiling.readyMs);
+    await ceiling.stop();
   }
-  return { medianMs: round(median(times), 0), runsMs: times.map((t) => round(t, 0)), peakRssMb: round(median(rss), 1), runs };
+  const result = { medianMs: round(median(times), 0), runsMs: times.map((t) => round(t, 0)), peakRssMb: round(median(rss), 1), runs };
+  if (ceilingTimes.length === 0) return result;
+  const ceilingMedianMs = round(median(ceilingTimes), 0);
+  return { ...result, ceilingMedianMs, ceilingRunsMs: ceilingTimes.map((t) => round(t, 0)), ratioToCeiling: round(median(times) / median(ceilingTimes), 2) };
 }
 
 /**
@@ -945,7 +965,7 @@ async function onlySome(groups) {
   }
   if (groups.includes('startup')) {
     extras.coldStart = await coldStarts(7);
-    log(`  cold start to first answered request: median ${extras.coldStart.medianMs} ms (runs ${extras.coldStart.runsMs.join(', ')})`);
+    log(`  cold start to first answered request: median ${extras.coldStart.medianMs} ms (runs ${extras.coldStart.runsMs.join(', ')}); start-up ceiling ${extras.coldStart.ceilingMedianMs} ms (runs ${extras.coldStart.ceilingRunsMs.join(', ')}): ${extras.coldStart.ratioToCeiling}x`);
     extras.reset = await resets(50);
     log(`  POST /_emulator/reset: median ${extras.reset.medianMs} ms (server ${extras.reset.serverReportedMedianMs} ms)`);
     extras.restore = await restores(50);
@@ -1008,24 +1028,30 @@ function issueTargets(extras) {
     ['commit of a fresh intent', 'POST .../commit'],
     ['simulated deposit', 'POST sandbox deposit'],
   ]) {
-    for (const [storage, maxP99] of [
-      ['in-memory', 25],
-      ['file', 50],
-    ]) {
+    for (const storage of ['in-memory', 'file']) {
       const s = named(`${name} (${storage})`);
       const ratio = s?.ratioToWriteCeiling;
+      const tail = s?.p99ToWriteCeiling;
       rows.push(
-        targetRow(`${kind}, ${storage === 'in-memory' ? 'in memory' : 'file'}`, `>= 50% of the write ceiling, p99 < ${maxP99} ms`, [
+        targetRow(`${kind}, ${storage === 'in-memory' ? 'in memory' : 'file'}`, `>= 50% of the write ceiling, p99 <= ${P99_TO_WRITE_CEILING}x the write ceiling's`, [
           check(ratio !== undefined && ratio !== null ? pct(ratio) : undefined, '50%', ratio !== undefined && ratio !== null ? ratio >= 0.5 : null),
-          check(s && `p99 ${s.latencyP99Ms} ms`, `< ${maxP99} ms`, s ? s.latencyP99Ms < maxP99 : null),
-        ], s?.writeCeilingP99Ms ? `the write ceiling's own p99: ${s.writeCeilingP99Ms} ms` : ''),
+          check(tail !== undefined && tail !== null ? `p99 ${tail}x (${s.latencyP99Ms} vs ${s.writeCeilingP99Ms} ms)` : undefined, `<= ${P99_TO_WRITE_CEILING}x`, tail !== undefined && tail !== null ? tail <= P99_TO_WRITE_CEILING : null),
+        ]),
       );
     }
   }
   const advance = extras.advance;
   rows.push(targetRow('advance one day, 1,000 in flight + retries', '< 1 s', [check(advance && `${advance.medianMs} ms`, '< 1000 ms', advance ? advance.medianMs < 1000 : null)]));
   const { coldStart, reset, restore, sessions: made } = extras;
-  rows.push(targetRow('cold start', '< 250 ms', [check(coldStart && `${coldStart.medianMs} ms`, '< 250 ms', coldStart ? coldStart.medianMs < 250 : null)], 'spawn to first answer, median'));
+  // docs/benchmarks.md#targets: against the start-up ceiling started alternately with it (Node's own start moves with the machine)
+  rows.push(
+    targetRow(
+      'cold start',
+      '<= 2x the start-up ceiling',
+      [check(coldStart?.ratioToCeiling !== undefined ? `${coldStart.ratioToCeiling}x (${coldStart.medianMs} vs ${coldStart.ceilingMedianMs} ms)` : undefined, '<= 2x', coldStart?.ratioToCeiling !== undefined ? coldStart.ratioToCeiling <= 2 : null)],
+      'spawn to first answer, medians',
+    ),
+  );
   rows.push(targetRow('reset', '< 5 ms', [check(reset && `${reset.medianMs} ms`, '< 5 ms', reset ? reset.medianMs < 5 : null)], reset && `client median; server ${reset.serverReportedMedianMs} ms`));
   // the restore inside the server (its durationMs), as this target has always been read; the client's median is noted
   rows.push(
@@ -1154,7 +1180,7 @@ async function main() {
   log('\n[3/6] start-up');
   extras.coldStart = await coldStarts(7);
   extras.coldStart1m = await coldStarts(3, DB_1M);
-  log(`  cold start to first answered request: median ${extras.coldStart.medianMs} ms (in-memory), ${extras.coldStart1m.medianMs} ms (1,000,000-row file)`);
+  log(`  cold start to first answered request: median ${extras.coldStart.medianMs} ms (in-memory), ${extras.coldStart1m.medianMs} ms (1,000,000-row file); start-up ceiling ${extras.coldStart.ceilingMedianMs} ms: ${extras.coldStart.ratioToCeiling}x`);
   extras.testkit = childJson('testkit-timing.mjs', ['10']);
   extras.testkit = {
     importMs: round(extras.testkit.importMs, 0),

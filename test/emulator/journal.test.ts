@@ -1,5 +1,6 @@
 import t from 'tap';
 import { buildTestApp, CREDENTIALS, json } from '../helper.js';
+import { RequestJournal, type RecordedRequest } from '../../src/emulator/journal.service.js';
 
 // Request journal (docs/test-kit.md#request-journal, docs/decisions.md#journal): bounded ring buffer, secrets redacted,
 // filters.
@@ -66,6 +67,58 @@ t.test('journal is a bounded ring buffer', async (t) => {
   t.equal(capacity, 3);
   t.same(data.map((entry: { path: string }) => entry.path), ['/v1/nope-4', '/v1/nope-5', '/v1/nope-6']);
   t.same(data.map((entry: { seq: number }) => entry.seq), [5, 6, 7]);
+});
+
+// JSON answers the journal keeps whole are held as bytes in one ring per journal (src/emulator/journal.service.ts,
+// BodyRing): however the ring wraps, or when a body does not fit and stays a string, every entry reads back exactly.
+t.test('bodies kept in the ring read back exactly, across wraps and when one does not fit', async (t) => {
+  const recorded = (i: number, chars: number): RecordedRequest => ({
+    atMs: 0,
+    method: 'GET',
+    path: `/v1/p-${i}`,
+    query: null,
+    status: 200,
+    latencyMs: 0,
+    programmeId: null,
+    userId: null,
+    authMode: null,
+    faults: [],
+    headers: {},
+    requestRaw: null,
+    requestType: undefined,
+    // multi-byte characters too: the ring holds UTF-8 bytes
+    responseRaw: JSON.stringify({ i, text: `é€😀${String(i).repeat(chars)}` }),
+    responseType: 'application/json; charset=utf-8',
+  });
+  for (const [capacity, chars, count] of [
+    [3, 5_000, 20], // small bodies: many wraps of a 96 KiB ring
+    [2, 31_000, 9], // bodies near the 32 KiB cap in a 64 KiB ring: the third does not fit and stays a string
+    [5, 100, 12], // below the size the ring takes
+  ] as const) {
+    const journal = new RequestJournal(capacity);
+    const sent: string[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const entry = recorded(i, chars);
+      sent.push(entry.responseRaw as string);
+      journal.add(entry);
+      const expected = sent.slice(-capacity).map((text) => JSON.parse(text));
+      t.same(
+        journal.all().map((e) => e.responseBody),
+        expected,
+        `capacity ${capacity}, ${chars} chars, after ${i + 1}`,
+      );
+    }
+    journal.clear();
+    t.same(journal.all(), [], 'cleared');
+    // read only once, after every add: each body is decoded from the ring when the journal is read
+    const unread = new RequestJournal(capacity);
+    for (let i = 0; i < count; i += 1) unread.add(recorded(i, chars));
+    t.same(
+      unread.all().map((e) => e.responseBody),
+      sent.slice(-capacity).map((text) => JSON.parse(text)),
+      `capacity ${capacity}, ${chars} chars, read once at the end`,
+    );
+  }
 });
 
 t.test('journal size 0 disables recording', async (t) => {
