@@ -11,11 +11,11 @@ import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { freePort } from './lib/free-port.mjs';
 import { DATA_DIR, DB_100K, DB_1M } from './seed.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -49,16 +49,6 @@ const percentile = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length
 const loadAverage = () => os.loadavg().map((value) => round(value, 2));
 
 // ---- processes ----
-
-async function freePort() {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address();
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 function peakRssMb(pid) {
   try {

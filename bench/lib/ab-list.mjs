@@ -12,11 +12,11 @@ import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { freePort } from './free-port.mjs';
 
 const BENCH_DIR = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const DURATION = Number(process.env.AB_DURATION ?? 5);
@@ -43,15 +43,6 @@ const builds = variants.map((spec) => {
 
 const round1 = (value) => Math.round(value * 10) / 10;
 
-async function freePort() {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address();
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 function procStatus(pid, field) {
   const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -80,9 +80,11 @@ export function readDashboardFiles(dir: string = DASHBOARD_DIR): DashboardFiles 
  * and style sheet, no build step. Missing (an install without dependencies) leaves the routes out; the page then
  * shows the balance table without the chart.
  */
+const UPLOT_DIST = path.join(uplotDir(), 'dist');
+
 export const VENDOR_FILES: ReadonlyArray<{ url: string; file: string; contentType: string }> = [
-  { url: `${PAGE_URL}/vendor/uPlot.esm.js`, file: path.join(uplotDir(), 'dist', 'uPlot.esm.js'), contentType: FILE_TYPES['.js']! },
-  { url: `${PAGE_URL}/vendor/uPlot.min.css`, file: path.join(uplotDir(), 'dist', 'uPlot.min.css'), contentType: FILE_TYPES['.css']! },
+  { url: `${PAGE_URL}/vendor/uPlot.esm.js`, file: path.join(UPLOT_DIST, 'uPlot.esm.js'), contentType: FILE_TYPES['.js']! },
+  { url: `${PAGE_URL}/vendor/uPlot.min.css`, file: path.join(UPLOT_DIST, 'uPlot.min.css'), contentType: FILE_TYPES['.css']! },
 ];
 
 /** Where uPlot is installed: resolved as Node resolves it, so it is found when npm hoisted it above an installed package (docs/cli.md#install). */

@@ -27,17 +27,27 @@ export async function call(url: string, method = 'GET', body?: unknown, headers:
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
-/** `path` under `baseUrl`, signed with the fixtures' SINGLE_USER key over the target as sent. */
-export async function signed(baseUrl: string, method: string, path: string, body?: unknown): Promise<HttpAnswer> {
+/**
+ * `path` under `baseUrl`, signed over the target as sent (or `signedTarget`, to send a wrong one on purpose), with
+ * the fixtures' SINGLE_USER key, or the MULTI_USER key acting for `user`.
+ */
+export async function signed(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { signedTarget?: string; user?: string } = {},
+): Promise<HttpAnswer> {
   const url = new URL(baseUrl + path);
   const payload = body === undefined ? '' : JSON.stringify(body);
   const timestamp = String(Date.now());
-  const key = CREDENTIALS.single;
-  const headers = {
+  const key = options.user ? CREDENTIALS.multi : CREDENTIALS.single;
+  const headers: Record<string, string> = {
     'x-service-api-key': key.apiKey,
     'x-service-timestamp': timestamp,
     'x-service-program-id': CREDENTIALS.programmeId,
-    'x-service-signature': signRequest({ apiKey: key.apiKey, secret: key.secret, timestamp, method, target: url.pathname + url.search, body: payload }),
+    'x-service-signature': signRequest({ apiKey: key.apiKey, secret: key.secret, timestamp, method, target: options.signedTarget ?? url.pathname + url.search, body: payload }),
   };
+  if (options.user) headers['x-service-user-id'] = options.user;
   return call(url.toString(), method, body, headers);
 }

@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import t from 'tap';
 import { build } from 'esbuild';
 import { signRequest } from '../../src/lib/hmac.js';
-import { freePort } from '../helpers/receiver.js';
+import { startPrism } from '../helpers/prism.js';
 import { ensureBuilt, PROJECT_ROOT, startServerProcess } from '../helpers/server-process.js';
 import { plainNode } from '../helpers/node-child.js';
 
@@ -26,26 +26,9 @@ t.test('Prism proxy (validation, --errors) between the journey and the server: z
   const documentFile = path.join(work, 'openapi.json');
   writeFileSync(documentFile, await (await fetch(`${server.url}/openapi.json`)).text());
 
-  const port = await freePort();
-  const started = Date.now();
-  const prismBin = path.join(PROJECT_ROOT, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
-  const prism = spawn(...plainNode([prismBin, 'proxy', documentFile, server.url, '-h', '127.0.0.1', '-p', String(port), '--errors']), {
-    cwd: PROJECT_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  prism.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  prism.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const prismExited = new Promise<void>((resolve) => prism.once('exit', () => resolve()));
-  t.teardown(async () => {
-    prism.kill('SIGTERM');
-    await prismExited;
-  });
-  const deadline = Date.now() + 90_000;
-  while (!output.includes('Prism is listening') && Date.now() < deadline && prism.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 100));
-  t.match(output, /Prism is listening/, `Prism proxies the server (${Date.now() - started} ms to start)`);
-  const proxied = `http://127.0.0.1:${port}`;
-  const listening = output.length;
+  const prism = await startPrism(t, ['proxy', documentFile, server.url, '--errors'], 'Prism proxies the server');
+  const proxied = prism.url;
+  const listening = prism.output().length;
 
   const journeyFile = path.join(work, 'journey.mjs');
   await build({ entryPoints: [path.join(PROJECT_ROOT, 'test', 'client', 'journey.ts')], outfile: journeyFile, bundle: true, platform: 'node', format: 'esm', logLevel: 'silent' });
@@ -82,7 +65,7 @@ t.test('Prism proxy (validation, --errors) between the journey and the server: z
     await answer.arrayBuffer();
   }
 
-  const log = output.slice(listening);
+  const log = prism.output().slice(listening);
   const violations = log.split('\n').filter((line) => /✖|⚠|[Vv]iolation/.test(line));
   t.same(violations, [], 'Prism reported no request or response violation over the journey and the errors');
   t.ok((log.match(/Forwarding/g) ?? []).length >= 20, 'every call went through the proxy');

@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { freePort } from '../helpers/receiver.js';
+import { startPrism } from '../helpers/prism.js';
 import { PROJECT_ROOT } from '../helpers/server-process.js';
-import { plainNode } from '../helpers/node-child.js';
 
 // Prism's mock on the committed document (docs/openapi.md#prism): `prism mock openapi/openapi.json` answers
 // every operation, each request built from the document alone (path and header examples, required query
@@ -55,22 +53,7 @@ t.test('prism mock answers every operation with its success status and a body va
   ajv.addSchema({ $id: 'urn:service-sandbox:doc', components: document.components });
   const compile = (schema: unknown) => ajv.compile(JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"urn:service-sandbox:doc#/components/')));
 
-  const port = await freePort();
-  const started = Date.now();
-  const prismBin = path.join(PROJECT_ROOT, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
-  const prism = spawn(...plainNode([prismBin, 'mock', DOCUMENT, '-h', '127.0.0.1', '-p', String(port)]), { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  prism.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  prism.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const prismExited = new Promise<void>((resolve) => prism.once('exit', () => resolve()));
-  t.teardown(async () => {
-    prism.kill('SIGTERM');
-    await prismExited;
-  });
-  const deadline = Date.now() + 90_000;
-  while (!output.includes('Prism is listening') && Date.now() < deadline && prism.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 100));
-  t.match(output, /Prism is listening/, `prism mock serves the document (${Date.now() - started} ms to start)`);
-  const mock = `http://127.0.0.1:${port}`;
+  const mock = (await startPrism(t, ['mock', DOCUMENT], 'prism mock serves the document')).url;
 
   let checked = 0;
   for (const [route, item] of Object.entries(document.paths as Json)) {

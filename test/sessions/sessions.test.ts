@@ -1,8 +1,8 @@
 import tap from 'tap';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { signRequest } from '../../src/lib/hmac.js';
 import { verifyWebhookSignature } from '../../src/webhook-verify.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { call, signed } from '../helpers/http-client.js';
 import { CREDENTIALS, START } from '../helper.js';
 import type { Config } from '../../src/config.js';
 
@@ -22,39 +22,6 @@ interface SessionAnswer {
 
 async function serve(config: Partial<Config> = {}): Promise<RunningServer> {
   return startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START, ...config } as never });
-}
-
-async function call(url: string, method = 'GET', body?: unknown, headers: Record<string, string> = {}) {
-  const response = await fetch(url, {
-    method,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  let parsed: any = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    // not JSON
-  }
-  return { status: response.status, headers: response.headers, body: parsed, text };
-}
-
-/** A request signed as the SINGLE_USER key over `signedTarget` (default: the path of the URL as sent). */
-async function signed(baseUrl: string, method: string, path: string, body?: unknown, options: { signedTarget?: string; user?: string } = {}) {
-  const url = new URL(baseUrl + path);
-  const target = options.signedTarget ?? url.pathname + url.search;
-  const payload = body === undefined ? '' : JSON.stringify(body);
-  const key = options.user ? CREDENTIALS.multi : CREDENTIALS.single;
-  const timestamp = String(Date.now());
-  const headers: Record<string, string> = {
-    'x-service-api-key': key.apiKey,
-    'x-service-timestamp': timestamp,
-    'x-service-program-id': CREDENTIALS.programmeId,
-    'x-service-signature': signRequest({ apiKey: key.apiKey, secret: key.secret, timestamp, method, target, body: payload }),
-  };
-  if (options.user) headers['x-service-user-id'] = options.user;
-  return call(url.toString(), method, body, headers);
 }
 
 async function createSession(server: RunningServer, body?: unknown): Promise<SessionAnswer> {
