@@ -62,4 +62,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4010) + '/_emulator/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The CLI is the entry point: no arguments serves; `docker run --rm IMAGE sign ...`, `check-receiver ...` and
 # `listen ...` run that sub-command (docs/cli.md).
-ENTRYPOINT ["node", "dist/service-sandbox.mjs"]
+ENTRYPOINT ["node", "--max-semi-space-size=4", "dist/service-sandbox.mjs"]

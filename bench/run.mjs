@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench`: the emulator measured as its users feel it (docs/benchmarks.md). See bench/README.md.
 //
-// Every server under test is the built CLI (`node dist/service-sandbox.mjs`, what `npm start` runs) in its own child process, on loopback,
+// Every server under test is the built CLI with the Node flags of `npm start` (`node --max-semi-space-size=4
+// dist/service-sandbox.mjs`, read from package.json: START_FLAGS) in its own child process, on loopback,
 // with the default fixtures, `--log-level warn` (no line per request) and everything else at its default
 // (request journal included). Load comes from autocannon in this process: CONNECTIONS connections for
 // DURATION seconds after a WARMUP-second run that is thrown away. Peak RSS is the server process's VmHWM.
@@ -22,6 +23,11 @@ const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
 const CLI = path.join(ROOT, 'dist', 'service-sandbox.mjs');
 const RESULTS = path.join(BENCH_DIR, 'results.json');
+// The Node flags `npm start` runs the bundle with (the bin's shebang and the image's entry point carry the same):
+// the servers under test start as users start them.
+const START_FLAGS = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
+  .scripts.start.split(/\s+/)
+  .filter((word) => word.startsWith('--'));
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
@@ -143,7 +149,7 @@ const CPU_PROF = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', p
 async function startSandboxServer({ db = ':memory:', extra = [] } = {}) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const server = await spawnServer(process.execPath, [...CPU_PROF, CLI, '--port', String(port), '--host', '127.0.0.1', '--db', db, '--log-level', 'warn', ...extra], {
+  const server = await spawnServer(process.execPath, [...START_FLAGS, ...CPU_PROF, CLI, '--port', String(port), '--host', '127.0.0.1', '--db', db, '--log-level', 'warn', ...extra], {
     readyUrl: `${url}/_emulator/health`,
     label: `server (${db})`,
   });
@@ -748,7 +754,7 @@ async function coldStarts(runs, db = ':memory:') {
   const ceilingTimes = [];
   for (let i = 0; i < runs; i += 1) {
     const port = await freePort();
-    const server = await spawnServer(process.execPath, [CLI, '--port', String(port), '--host', '127.0.0.1', '--db', db, '--log-level', 'warn'], {
+    const server = await spawnServer(process.execPath, [...START_FLAGS, CLI, '--port', String(port), '--host', '127.0.0.1', '--db', db, '--log-level', 'warn'], {
       readyUrl: `http://127.0.0.1:${port}/_emulator/health`,
       label: 'cold start',
     });

@@ -14,7 +14,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Open the root sandbox with its sessions, listen, and keep the session pool warm. */
+/** Open the root sandbox with its sessions and listen (the session pool is built from the first session on: docs/sessions.md#how-fast). */
 export async function startServer(options: ContextOptions & { config: Partial<Config> }): Promise<RunningServer> {
   let sessions: SessionRegistry | undefined;
   const root = await openSandbox(options, {
@@ -30,7 +30,6 @@ export async function startServer(options: ContextOptions & { config: Partial<Co
     await root.close();
     throw error;
   }
-  sessions!.warm(1000);
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : ctx.config.port;
   const host = ctx.config.host === '0.0.0.0' || ctx.config.host === '::' ? '127.0.0.1' : ctx.config.host;

@@ -60,8 +60,12 @@ export class RequestJournal {
   private seq = 0;
   private readonly bodies: BodyRing;
 
-  constructor(readonly capacity: number) {
-    this.bodies = new BodyRing(Math.min(capacity * MAX_PARSED_BODY_CHARS, MAX_RING_BYTES));
+  /** `ringBytes`: the most bytes of answers kept (docs/test-kit.md#request-journal); tests pass a small one. */
+  constructor(
+    readonly capacity: number,
+    ringBytes = RING_BYTES,
+  ) {
+    this.bodies = new BodyRing(Math.min(capacity * MAX_PARSED_BODY_CHARS, ringBytes));
   }
 
   add(recorded: RecordedRequest): void {
@@ -77,7 +81,7 @@ export class RequestJournal {
   /** Oldest first. */
   all(): JournalEntry[] {
     const ordered = this.entries.length < this.capacity ? this.entries : [...this.entries.slice(this.next), ...this.entries.slice(0, this.next)];
-    return ordered.map((entry) => (entry.view ??= materialize(entry.seq, entry.recorded)));
+    return ordered.map((entry) => (entry.view ??= materialize(entry.seq, entry.recorded, this.bodies)));
   }
 
   clear(): void {
@@ -94,49 +98,67 @@ export class RequestJournal {
   }
 }
 
-// Bodies the journal keeps whole, in one ring of bytes per journal (docs/benchmarks.md#the-request-journal). A JSON
-// answer built for one request (an uncached list page is ≈26 KB) held as a string for the journal's N requests
-// survives the young collections, is copied, promoted and collected again in the old generation: with every list
-// answer built, the journal cost 0.1 ms of CPU per request and 40 MB of peak RSS; one Buffer per answer (or per slab
-// of answers) cost the same. The ring is allocated once, on the first body it keeps, and its pages are touched only as
-// bodies fill them. Bodies leave it in the order they came (entries are a FIFO), so the live ones are one run of the
-// ring; a body that does not fit without overwriting a live one stays a string, as before. JSON text is well-formed
-// UTF-16 (JSON.stringify escapes lone surrogates), so the bytes decode to the same text when the journal is read.
+// Answers the journal keeps, in one ring of bytes per journal (docs/test-kit.md#request-journal,
+// docs/benchmarks.md#the-request-journal). A JSON answer built for one request (an uncached list page is ≈26 KB) held as
+// a string for the journal's N requests survives the young collections, is copied, promoted and collected again in the
+// old generation: with every list answer built, the journal cost 0.1 ms of CPU per request and 40 MB of peak RSS; one
+// Buffer per answer (or per slab of answers) cost the same. The ring is allocated once, on the first body it keeps, and
+// its pages are touched only as bodies fill them. Its size is the journal's budget for answers: 1,000 uncached list
+// pages would hold 26 MB, a fifth of the server's memory, so when a body does not fit, the oldest bodies in the ring
+// give up their place and their entries read back with a note instead (bodies leave in the order they came: entries
+// are a FIFO, so the live ones are one run of the ring). JSON text is well-formed UTF-16 (JSON.stringify escapes lone
+// surrogates), so the bytes decode to the same text when the journal is read.
 const MIN_RING_CHARS = 2 * 1024;
-const MAX_RING_BYTES = 64 * 1024 * 1024;
+const RING_BYTES = 8 * 1024 * 1024;
+
+/** A body in the ring: its bytes while it is live, and its place in the order bodies came in. */
+class RingBody {
+  constructor(
+    readonly n: number,
+    readonly bytes: Buffer,
+  ) {}
+}
+
+const round1 = (value: number): number => Math.round(value * 10) / 10;
 
 class BodyRing {
   private ring: Buffer | null = null;
-  /** Live bodies, oldest first: views into the ring, from `first` on. */
-  private live: Buffer[] = [];
+  /** Live bodies, oldest first, from `first` on. */
+  private live: RingBody[] = [];
   private first = 0;
   private head = 0;
+  private kept = 0;
 
   constructor(private readonly size: number) {}
 
   keep(raw: unknown): unknown {
     if (typeof raw !== 'string' || raw.length < MIN_RING_CHARS || raw.length > MAX_PARSED_BODY_CHARS) return raw;
     const bytes = Buffer.byteLength(raw, 'utf8');
-    const at = this.place(bytes);
-    if (at === null) return raw;
+    if (bytes >= this.size) return raw;
+    let at = this.place(bytes);
+    while (at === null) {
+      this.drop(); // the oldest body gives up its place (the comment above)
+      at = this.place(bytes);
+    }
     this.ring ??= Buffer.allocUnsafeSlow(this.size);
     this.ring.write(raw, at, bytes, 'utf8');
-    const view = this.ring.subarray(at, at + bytes);
-    this.live.push(view);
+    const body = new RingBody(this.kept++, this.ring.subarray(at, at + bytes));
+    this.live.push(body);
     this.head = at + bytes;
-    return view;
+    return body;
   }
 
-  /** An entry leaves the journal: its body (the oldest live one, if it is in the ring) frees its bytes. */
+  /** The text of a body as it was sent, or a note when the ring has since given its place to newer ones. */
+  read(raw: unknown): unknown {
+    if (!(raw instanceof RingBody)) return raw;
+    if (this.first < this.live.length && raw.n >= this.live[this.first]!.n) return raw.bytes;
+    const budget = this.size >= 1024 * 1024 ? `${round1(this.size / 1024 / 1024)} MiB` : `${round1(this.size / 1024)} KiB`;
+    return `[${raw.bytes.length} bytes not kept: the journal keeps its newest ${budget} of answers]`;
+  }
+
+  /** An entry leaves the journal: its body, if still in the ring, is the oldest live one and frees its bytes. */
   release(raw: unknown): void {
-    if (this.first < this.live.length && raw === this.live[this.first]) {
-      this.first += 1;
-      if (this.first === this.live.length) this.clear();
-      else if (this.first > 1024 && this.first * 2 > this.live.length) {
-        this.live = this.live.slice(this.first);
-        this.first = 0;
-      }
-    }
+    if (this.first < this.live.length && raw === this.live[this.first]) this.drop();
   }
 
   clear(): void {
@@ -145,10 +167,19 @@ class BodyRing {
     this.head = 0;
   }
 
+  private drop(): void {
+    this.first += 1;
+    if (this.first === this.live.length) this.clear();
+    else if (this.first > 1024 && this.first * 2 > this.live.length) {
+      this.live = this.live.slice(this.first);
+      this.first = 0;
+    }
+  }
+
   /** Where `bytes` fit without touching a live body, or null. Never fills the ring to the brim (head === tail means empty). */
   private place(bytes: number): number | null {
-    if (this.first === this.live.length) return bytes < this.size ? 0 : null;
-    const tail = this.live[this.first]!.byteOffset - this.ring!.byteOffset;
+    if (this.first === this.live.length) return 0;
+    const tail = this.live[this.first]!.bytes.byteOffset - this.ring!.byteOffset;
     if (this.head > tail) {
       if (this.size - this.head >= bytes) return this.head;
       return bytes < tail ? 0 : null;
@@ -201,7 +232,7 @@ function headersFor(headers: RecordedRequest['headers']): Record<string, string>
   return out;
 }
 
-function materialize(seq: number, recorded: RecordedRequest): JournalEntry {
+function materialize(seq: number, recorded: RecordedRequest, bodies: BodyRing): JournalEntry {
   const { atMs, headers, requestRaw, requestType, responseRaw, responseType, ...rest } = recorded;
   return {
     seq,
@@ -209,7 +240,7 @@ function materialize(seq: number, recorded: RecordedRequest): JournalEntry {
     ...rest,
     requestHeaders: headersFor(headers),
     requestBody: bodyFor(requestRaw, requestType),
-    responseBody: bodyFor(responseRaw, responseType),
+    responseBody: bodyFor(bodies.read(responseRaw), responseType),
   };
 }
 

@@ -82,11 +82,6 @@ export interface SessionRegistry {
   endLabelled(label: string): Promise<string[]>;
   /** Serve `req` when its path is under /_sessions/; false leaves it to the root app. */
   dispatch(req: IncomingMessage, res: ServerResponse): boolean;
-  /**
-   * Start building the pool of ready sessions after `delayMs` (the server calls it once it listens, a second
-   * later, so the build does not hold up the first requests: docs/sessions.md#how-fast).
-   */
-  warm(delayMs?: number): void;
   close(): Promise<void>;
 }
 
@@ -322,11 +317,6 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
       return ids;
     },
     dispatch,
-    warm(delayMs = 0) {
-      if (delayMs <= 0) return refill();
-      const timer = setTimeout(() => refill(), delayMs);
-      timer.unref();
-    },
     async close() {
       closed = true;
       if (sweeper) clearInterval(sweeper);

@@ -70,8 +70,8 @@ t.test('journal is a bounded ring buffer', async (t) => {
 });
 
 // JSON answers the journal keeps whole are held as bytes in one ring per journal (src/emulator/journal.service.ts,
-// BodyRing): however the ring wraps, or when a body does not fit and stays a string, every entry reads back exactly.
-t.test('bodies kept in the ring read back exactly, across wraps and when one does not fit', async (t) => {
+// BodyRing): however the ring wraps, every entry whose body is still in the ring reads back exactly.
+t.test('bodies kept in the ring read back exactly, across wraps', async (t) => {
   const recorded = (i: number, chars: number): RecordedRequest => ({
     atMs: 0,
     method: 'GET',
@@ -92,7 +92,7 @@ t.test('bodies kept in the ring read back exactly, across wraps and when one doe
   });
   for (const [capacity, chars, count] of [
     [3, 5_000, 20], // small bodies: many wraps of a 96 KiB ring
-    [2, 31_000, 9], // bodies near the 32 KiB cap in a 64 KiB ring: the third does not fit and stays a string
+    [2, 15_000, 9], // two bodies of half the 32 KiB cap in a 64 KiB ring
     [5, 100, 12], // below the size the ring takes
   ] as const) {
     const journal = new RequestJournal(capacity);
@@ -119,6 +119,51 @@ t.test('bodies kept in the ring read back exactly, across wraps and when one doe
       `capacity ${capacity}, ${chars} chars, read once at the end`,
     );
   }
+});
+
+// docs/test-kit.md#request-journal: the ring is the journal's budget for answers; when a body does not fit, the
+// oldest bodies give up their place and their entries read back with a note, while every entry stays listed.
+t.test('past the ring budget the oldest answers read back as a note, the newest exactly', async (t) => {
+  const entry = (i: number): RecordedRequest => ({
+    atMs: 0,
+    method: 'GET',
+    path: `/v1/p-${i}`,
+    query: null,
+    status: 200,
+    latencyMs: 0,
+    programmeId: null,
+    userId: null,
+    authMode: null,
+    faults: [],
+    headers: {},
+    requestRaw: null,
+    requestType: undefined,
+    responseRaw: JSON.stringify({ i, text: 'é'.repeat(10_000) }), // 20,017 bytes of UTF-8
+    responseType: 'application/json',
+  });
+  const journal = new RequestJournal(10, 64 * 1024);
+  const sent: string[] = [];
+  for (let i = 0; i < 10; i += 1) {
+    const recorded = entry(i);
+    sent.push(recorded.responseRaw as string);
+    journal.add(recorded);
+  }
+  const bodies = journal.all().map((e) => e.responseBody);
+  t.equal(bodies.length, 10, 'every entry is listed');
+  const exact = bodies.filter((body, i) => typeof body === 'object' && JSON.stringify(body) === sent[i]).length;
+  // 64 KiB holds three 20 KB bodies, or two when the third would cross the ring's end
+  t.ok(exact >= 2 && exact <= 3, `the newest bodies read back exactly (${exact})`);
+  t.same(
+    bodies.slice(10 - exact).map((body) => JSON.stringify(body)),
+    sent.slice(10 - exact),
+    'the exact ones are the newest',
+  );
+  for (const body of bodies.slice(0, 10 - exact)) {
+    t.equal(body, '[20017 bytes not kept: the journal keeps its newest 64 KiB of answers]', 'older ones: a note with the size');
+  }
+  journal.clear();
+  journal.add(entry(10));
+  t.same(journal.all()[0]!.responseBody, JSON.parse(entry(10).responseRaw as string), 'after a clear the ring starts again');
 });
 
 t.test('journal size 0 disables recording', async (t) => {
