@@ -51,6 +51,16 @@ const rows = [
         ],
       ]
     : []),
+  ...(results.pythonKitLife
+    ? [
+        [
+          "one test's life, Python kit",
+          results.pythonKitLife.skipped
+            ? `not measured (${results.pythonKitLife.skipped})`
+            : `${results.pythonKitLife.medianMs} ms median of ${results.pythonKitLife.runs} (p90 ${results.pythonKitLife.p90Ms}; create ${results.pythonKitLife.steps.createSessionMs}, ${results.pythonKitLife.journeyRequests} requests ${results.pythonKitLife.steps.journeyMs} (the first ${results.pythonKitLife.firstRequestMs}), end ${results.pythonKitLife.steps.endMs} ms)`,
+        ],
+      ]
+    : []),
   ['test kit `startSandbox()`', `${results.testkit.medianStartMs} ms median (first call ${results.testkit.firstStartMs} ms; package import ${results.testkit.importMs} ms; close ${results.testkit.medianCloseMs} ms)`],
   ['PDF statement, 10,000 entries', `${Math.round(pdf.httpRequestMs)} ms per request (renderer alone ${Math.round(pdf.renderWallMs)} ms wall, ${Math.round(pdf.renderCpuMs)} ms CPU), ${pdf.pages} pages, ${pdf.bytes} bytes`],
   ['CSV statement, 10,000 entries', `${Math.round(csv.httpRequestMs)} ms per request (renderer alone ${Math.round(csv.renderWallMs)} ms), ${csv.bytes} bytes`],

@@ -890,6 +890,30 @@ async function sessions(runs) {
   };
 }
 
+// One test's life through the Python kit (bench/lib/python-kit-life.py, bench/README.md "Also measured"): a labelled
+// session, 9 requests with a settle, the label ended, as a pytest test using clients/python sees it; `runs` timed lives
+// after 3 warm-ups, on a server of its own (in-memory, default fixtures, --log-level warn). Skipped without python3.
+async function pythonKitLife(runs) {
+  const python = spawnSync('python3', ['--version'], { encoding: 'utf8' });
+  if (python.error || python.status !== 0) return { skipped: 'python3 is not on PATH' };
+  const load = loadAverage();
+  const server = await startSandboxServer();
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 2000)); // the pool is built a second after the server listens
+    const run = spawnSync('python3', [path.join(BENCH_DIR, 'lib', 'python-kit-life.py'), server.url, String(runs)], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
+    if (run.status !== 0) throw new Error(`python-kit-life.py failed (${run.error ?? `exit ${run.status}`}):\n${run.stderr}`);
+    return { ...JSON.parse(run.stdout.trim().split('\n').pop()), loadAverageBefore: load };
+  } finally {
+    await server.stop();
+  }
+}
+
+const pythonKitLine = (life) =>
+  life.skipped
+    ? `  one test's life, Python kit: skipped (${life.skipped})`
+    : `  one test's life, Python kit (labelled session, ${life.journeyRequests} requests with a settle, end): median ${life.medianMs} ms (p90 ${life.p90Ms}, min ${life.minMs}, max ${life.maxMs}) over ${life.runs}; ` +
+      `create ${life.steps.createSessionMs} ms, the ${life.journeyRequests} requests ${life.steps.journeyMs} ms (the first alone ${life.firstRequestMs} ms), end ${life.steps.endMs} ms (medians); load ${life.loadAverageBefore.join(' / ')} before`;
+
 function childJson(script, args) {
   const run = spawnSync(process.execPath, [path.join(BENCH_DIR, 'lib', script), ...args], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (run.status !== 0) throw new Error(`${script} failed:\n${run.stderr}`);
@@ -922,7 +946,7 @@ async function sandboxesOnly() {
  * as they run, then the targets table; results.json untouched. Groups: `read` (the 1,000,000-row list repeated and with
  * every answer built, GET /v1/accounts, between ceiling runs), `write` (write ceilings, commits, deposits, in memory and
  * on a file, with their ratios), `advance` (one emulated day with transactions in flight and retries owed), `startup`
- * (cold start, reset, snapshot restore, session create), `peers` (the list next to Prism and Mockoon CLI).
+ * (cold start, reset, snapshot restore, session create, one test's life through the Python kit), `peers` (the list next to Prism and Mockoon CLI).
  */
 async function onlySome(groups) {
   const known = ['read', 'write', 'advance', 'startup', 'peers'];
@@ -968,6 +992,8 @@ async function onlySome(groups) {
     log(`  snapshot restore: median ${extras.restore.medianMs} ms (server ${extras.restore.serverReportedMedianMs} ms)`);
     extras.sessions = await sessions(40);
     log(`  POST /_emulator/sessions: median ${extras.sessions.pooled.medianMs} ms, from a snapshot ${extras.sessions.fromSnapshot.medianMs} ms`);
+    extras.pythonKitLife = await pythonKitLife(30);
+    log(pythonKitLine(extras.pythonKitLife));
   }
   if (groups.includes('write')) await writeScenarios();
   if (groups.includes('advance')) {
@@ -1060,6 +1086,16 @@ function issueTargets(extras) {
       check(made && `${made.ownClock.medianMs} ms with its own clock`, '< 10 ms', made ? made.ownClock.medianMs < 10 : null),
       check(made?.seeded && `${made.seeded.medianMs} ms with a seed and label`, '< 10 ms', made?.seeded ? made.seeded.medianMs < 10 : null),
     ]),
+  );
+  // bench/lib/python-kit-life.py: create with a label, 9 requests with a settle, end_label; skipped without python3
+  const life = extras.pythonKitLife?.skipped ? null : extras.pythonKitLife;
+  rows.push(
+    targetRow(
+      "one test's life, Python kit (labelled session, 9 requests with a settle, end)",
+      'median < 40 ms',
+      [check(life && `${life.medianMs} ms`, '< 40 ms', life ? life.medianMs < 40 : null)],
+      life && `p90 ${life.p90Ms} ms; create ${life.steps.createSessionMs}, requests ${life.steps.journeyMs} (first ${life.firstRequestMs}), end ${life.steps.endMs} ms (medians of ${life.runs})`,
+    ),
   );
   const listed = named('GET /v1/transactions, 1,000,000 rows');
   const uncached = named('same, --read-cache off (every answer built)');
@@ -1202,6 +1238,8 @@ async function main() {
       `${extras.sessions.fromSnapshot.medianMs} ms from a snapshot, ${extras.sessions.ownClock.medianMs} ms with its own clock, ${extras.sessions.seeded.medianMs} ms with a seed; ` +
       `16 at once ${extras.sessions.burst16Ms} ms; ${extras.sessions.idleMbPerSession} MB RSS per idle session`,
   );
+  extras.pythonKitLife = await pythonKitLife(30);
+  log(pythonKitLine(extras.pythonKitLife));
 
   log('\n[5/6] statements of 10,000 entries');
   extras.statements = childJson('statements-timing.mjs', ['3']);
