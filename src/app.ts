@@ -36,6 +36,11 @@ export interface BuildAppOptions {
    * hands every /_sessions/{id}/... request to that session's app. A session's own app has none.
    */
   sessions?: (ctx: AppContext) => SessionRegistry;
+  /**
+   * Let requests in between the steps of the build (a session built ahead for the pool: docs/sessions.md#how-fast),
+   * so a request to another sandbox waits for one step, not the whole build.
+   */
+  yieldBetweenSteps?: boolean;
 }
 
 /** Build the Fastify app around a context (routes are thin; domains hold the logic). */
@@ -132,7 +137,11 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   const journal = registerJournal(app, ctx);
   registerAuth(app, ctx, credentials); // before any route: it gives each route its policy's hook
   journalRoutes(app, journal);
-  for (const module of routeModules) await app.register(module(ctx));
+  const step = options.yieldBetweenSteps ? () => new Promise<void>((resolve) => setImmediate(resolve)) : () => undefined;
+  for (const module of routeModules) {
+    await app.register(module(ctx));
+    await step();
+  }
   if (sessions) {
     await app.register(sessionsRoutes(ctx, sessions));
     app.addHook('onClose', () => sessions.close());

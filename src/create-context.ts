@@ -1,4 +1,4 @@
-import { openDatabase, prepared, type Db } from './db/connection.js';
+import { openDatabase, openImage, prepared, type Db } from './db/connection.js';
 import { databaseCounter } from './db/id-counter.js';
 import { createClock, type Clock, type ClockState } from './lib/clock.js';
 import { planClockStart, readStoredClock, storeClock, type ClockStartPlan } from './emulator/clock.store.js';
@@ -18,6 +18,11 @@ import type { AppContext } from './context.js';
 export interface ContextOptions {
   config?: Partial<Config>;
   db?: Db;
+  /**
+   * Open the database from this image (sessions.registry's `sandboxImage` of a sandbox of the same fixtures and webhook URL)
+   * instead of migrating and seeding a new one: how sessions are built (docs/sessions.md#how-fast).
+   */
+  image?: Buffer;
   clock?: Clock;
   fixtures?: Fixtures;
   /** Where start-up warnings go (default: one line on stderr unless the log level is above warn). */
@@ -33,7 +38,7 @@ function defaultWarn(config: Config): (line: string) => void {
 /** Open (or take) the database, seed it from the fixtures when empty, and assemble the context and its runtime. */
 export function createContext(options: ContextOptions = {}): AppContext {
   const config = configSchema.parse(options.config ?? {});
-  const db = options.db ?? openDatabase(config.db);
+  const db = options.db ?? (options.image ? openImage(options.image) : openDatabase(config.db));
   const startingPoint = config.snapshot ? startFromSnapshot(db, config.snapshot, options.warn ?? defaultWarn(config)) : undefined;
   const started = options.clock ? undefined : persistentClock(db, config, Date.now);
   const clock = options.clock ?? started!.clock;

@@ -19,6 +19,7 @@ export interface Sandbox {
 
 export async function openSandbox(options: ContextOptions, appOptions: BuildAppOptions = {}): Promise<Sandbox> {
   const ctx = createContext(options);
+  if (appOptions.yieldBetweenSteps) await new Promise<void>((resolve) => setImmediate(resolve));
   let app: FastifyInstance;
   try {
     app = await buildApp(ctx, appOptions);

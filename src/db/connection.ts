@@ -9,13 +9,27 @@ export type { Db } from './db.js';
 export function openDatabase(path: string): Db {
   const db = new Database(path);
   if (path !== ':memory:') db.pragma('journal_mode = WAL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
+  connectionPragmas(db);
   migrate(db);
   // a file's WAL checkpoints run on a worker thread, not inside a request's commit (docs/decisions.md#wal-checkpoints)
   if (path !== ':memory:' && path !== '' && db.pragma('journal_mode', { simple: true }) === 'wal') checkpointInBackground(db, path);
   return db;
+}
+
+/**
+ * An in-memory database opened from `image`, the bytes of a database this process migrated and seeded
+ * (docs/sessions.md#how-fast): a copy in 0.2 ms where running the migrations takes 18 ms.
+ */
+export function openImage(image: Buffer): Db {
+  const db = new Database(image);
+  connectionPragmas(db);
+  return db;
+}
+
+function connectionPragmas(db: Db): void {
+  db.pragma('foreign_keys = ON');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
 }
 
 // Prepare each statement once per database handle (docs/architecture.md#folder-map: `prepared()` cache).

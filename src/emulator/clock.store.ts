@@ -34,6 +34,11 @@ export function storeClock(db: Db, state: ClockState, nowMs: number): void {
   })();
 }
 
+/** A database without its clock record, as a new one is: an image sessions are opened from (docs/sessions.md#how-fast). */
+export function forgetClock(db: Db): void {
+  prepared(db, 'DELETE FROM meta WHERE key IN (?, ?)').run(STATE_KEY, HIGH_WATER_KEY);
+}
+
 export function storeHighWater(db: Db, nowMs: number): void {
   prepared(
     db,

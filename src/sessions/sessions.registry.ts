@@ -11,6 +11,8 @@ import { enterPathPrefix } from '../http/public-url.js';
 import { endListener } from '../emulator/listen.service.js';
 import { createIdSource } from '../lib/ids.js';
 import { databaseCounter } from '../db/id-counter.js';
+import { openImage, type Db } from '../db/connection.js';
+import { forgetClock } from '../emulator/clock.store.js';
 
 // Sessions (docs/sessions.md): whole sandboxes, each with its own in-memory database, clock, scheduler, webhook
 // dispatcher, journal and snapshots, served by the root sandbox's listener under /_sessions/{id}. They share
@@ -28,7 +30,14 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-export type OpenSandbox = (options: { config: Partial<Config>; fixtures: Fixtures }) => Promise<Sandbox>;
+export type OpenSandbox = (options: { config: Partial<Config>; fixtures: Fixtures; image?: Buffer }, build?: { yieldBetweenSteps?: boolean }) => Promise<Sandbox>;
+
+/** Sandboxes built ahead for one start, and the image of their database (docs/sessions.md#how-fast). */
+interface Pool {
+  start: SandboxStart;
+  sandboxes: Sandbox[];
+  image?: Buffer;
+}
 
 /** How a pooled sandbox starts: the server's clock and fixtures unless given. */
 interface SandboxStart {
@@ -104,7 +113,8 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
   const sessions = new Map<string, Session>();
   // Sandboxes built ahead, by how they start (docs/sessions.md#how-fast): '' is the server's own start; a
   // session's own clock or fixtures get a pool of their own from their first use, the latest POOL_STARTS of them.
-  const ready = new Map<string, { start: SandboxStart; sandboxes: Sandbox[] }>([['', { start: {}, sandboxes: [] }]]);
+  // Each start keeps the image of its first sandbox's database, and opens the next ones from it.
+  const ready = new Map<string, Pool>([['', { start: {}, sandboxes: [] }]]);
   const filling = new Set<string>();
   let creating = 0;
   let closed = false;
@@ -116,11 +126,20 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
   const idleTimeoutMs = root.config.sessionIdleTimeout * 1000;
   const sessionConfig: Partial<Config> = { ...root.config, db: ':memory:', webhookUrl: undefined };
 
-  function openFor(start: SandboxStart): Promise<Sandbox> {
-    return open({
-      config: { ...sessionConfig, ...(start.clock ? { clock: start.clock } : {}) },
-      fixtures: start.fixtures ?? root.fixtures,
-    });
+  /** `ahead`: built for the pool, between other requests (yielding between its steps), not for a waiting client. */
+  async function openFor(pool: Pool, ahead = false): Promise<Sandbox> {
+    const { start } = pool;
+    const sandbox = await open(
+      {
+        config: { ...sessionConfig, ...(start.clock ? { clock: start.clock } : {}) },
+        fixtures: start.fixtures ?? root.fixtures,
+        ...(pool.image ? { image: pool.image } : {}),
+      },
+      { yieldBetweenSteps: ahead },
+    );
+    // taken before the sandbox serves anything: its database is still the migrated and seeded one
+    pool.image ??= sandboxImage(sandbox.ctx.db);
+    return sandbox;
   }
 
   // docs/sessions.md#how-fast: building a sandbox (migrations, fixtures, every route's schemas) takes tens of
@@ -132,7 +151,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
     // eslint-disable-next-line @typescript-eslint/no-misused-promises -- every rejection is caught inside
     setImmediate(async () => {
       try {
-        const sandbox = await openFor(pool.start);
+        const sandbox = await openFor(pool, true);
         if (closed || ready.get(key) !== pool) await sandbox.close();
         else pool.sandboxes.push(sandbox);
       } catch {
@@ -198,7 +217,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
     if (key !== '') poolOf(key, start);
     const pooled = ready.get(key)!.sandboxes.pop();
     refill(key);
-    return pooled ?? openFor(start);
+    return pooled ?? openFor(ready.get(key)!);
   }
 
   async function create(options: SessionOptions): Promise<Session> {
@@ -326,4 +345,19 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
       await Promise.all(pooled.map((sandbox) => sandbox.close()));
     },
   };
+}
+
+/**
+ * The bytes of a new sandbox's database, to open others like it from (OpenSandbox's `image`): its migrated and seeded
+ * tables without the clock record, so each sandbox opened from it starts its own clock as a new database does.
+ * Seeding never reads the clock (src/emulator/reset.service.ts keeps one image per sandbox on the same ground).
+ */
+export function sandboxImage(db: Db): Buffer {
+  const copy = openImage(db.serialize());
+  try {
+    forgetClock(copy);
+    return copy.serialize();
+  } finally {
+    copy.close();
+  }
 }
