@@ -137,8 +137,9 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
       },
       { yieldBetweenSteps: ahead },
     );
-    // taken before the sandbox serves anything: its database is still the migrated and seeded one
-    pool.image ??= sandboxImage(sandbox.ctx.db);
+    // taken before the sandbox serves anything: its database is still the migrated and seeded one. A server started
+    // with --snapshot starts each session's database and clock from that file instead (no image).
+    if (!sessionConfig.snapshot) pool.image ??= sandboxImage(sandbox.ctx.db);
     return sandbox;
   }
 
