@@ -6,6 +6,7 @@ import { formatAmount } from '../../lib/money.js';
 import type { Caller } from '../../core/caller.js';
 import type { Page } from '../../core/page.js';
 import { readPage, type PageRequest } from '../../db/page.js';
+import { readCacheOf } from '../../db/read-cache.js';
 import { balancesOf } from '../ledger/ledger.service.js';
 import { toDepositInstruction, type DepositInstructionRow } from '../deposit-instructions/deposit-instructions.schema.js';
 import { ACCOUNT_COLUMNS, toAccount, type Account, type AccountDetail, type AccountRow } from './accounts.schema.js';
@@ -31,16 +32,23 @@ export function requireProgrammeAccount(ctx: AppContext, programmeId: string, ac
   return row;
 }
 
+// A page is kept while the database is unchanged (docs/architecture.md#the-read-cache): a client polling its accounts
+// is answered without SQL. The answers are shared, so nothing may change one (the serializer only reads it).
+const PAGE_CACHE = { maxEntries: 256, maxBytes: 256 };
+
 // docs/decisions.md#accounts-list: createdAt ascending, then id. Only the 8 columns the list answers
 // (docs/benchmarks.md#uncached-reads).
 export function listAccounts(ctx: AppContext, caller: Caller, page: PageRequest): Page<Account> {
-  return readPage<AccountRow, Account>(
-    ctx.db,
-    { columns: ACCOUNT_COLUMNS, from: 'accounts WHERE user_id = ? AND parent_account_id IS NULL', orderBy: 'created_at_ms, id' },
-    [caller.userId],
-    page,
-    toAccount,
-  );
+  const build = () =>
+    readPage<AccountRow, Account>(
+      ctx.db,
+      { columns: ACCOUNT_COLUMNS, from: 'accounts WHERE user_id = ? AND parent_account_id IS NULL', orderBy: 'created_at_ms, id' },
+      [caller.userId],
+      page,
+      toAccount,
+    );
+  if (ctx.config.readCache === 'off') return build();
+  return readCacheOf<Page<Account>>(ctx.db, 'accounts-list', PAGE_CACHE, () => 1).get(`${caller.userId}\n${page.pageIndex}\n${page.pageSize}`, build);
 }
 
 export function depositInstructionsOf(ctx: AppContext, accountId: string): DepositInstructionRow[] {

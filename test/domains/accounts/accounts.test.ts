@@ -41,3 +41,20 @@ t.test('accounts list and detail', async (t) => {
   const unknown = await sandbox.request('GET', '/v1/accounts/acct_nope');
   t.equal(unknown.statusCode, 404);
 });
+
+// docs/architecture.md#the-read-cache: a page of the list is kept while the database is unchanged, and any write
+// (here a row changed behind the API's back, as a job or the control plane would) is seen by the next request.
+t.test('the accounts list is answered from the read cache until the database changes', async (t) => {
+  for (const readCache of ['on', 'off'] as const) {
+    const sandbox = await buildTestApp({ config: { readCache } });
+    t.teardown(sandbox.close);
+    const first = await sandbox.request('GET', '/v1/accounts');
+    const again = await sandbox.request('GET', '/v1/accounts');
+    t.equal(again.body, first.body, `${readCache}: the same answer while nothing changed`);
+    t.equal(json(await sandbox.request('GET', '/v1/accounts?pageSize=2')).data.length, 2, `${readCache}: another page size is its own entry`);
+    sandbox.ctx.db.prepare("UPDATE accounts SET display_name = 'Renamed' WHERE id = 'acct_acme_eur'").run();
+    const after = json(await sandbox.request('GET', '/v1/accounts'));
+    t.equal(after.data.find((a: { id: string }) => a.id === 'acct_acme_eur').displayName, 'Renamed', `${readCache}: a write is seen at once`);
+    t.equal(json(await sandbox.request('GET', '/v1/accounts', undefined, AS_JANE)).data.some((a: { id: string }) => a.id === 'acct_acme_eur'), false, `${readCache}: each user has their own pages`);
+  }
+});
