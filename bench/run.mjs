@@ -23,7 +23,7 @@ const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
 const CLI = path.join(ROOT, 'dist', 'service-sandbox.mjs');
 const RESULTS = path.join(BENCH_DIR, 'results.json');
-// The Node flags `npm start` runs the bundle with (the bin's shebang and the image's entry point carry the same):
+// The Node flags `npm start` runs the bundle with (the image's entry point passes the same: docs/configuration.md#nodes-flags):
 // the servers under test start as users start them.
 const START_FLAGS = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
   .scripts.start.split(/\s+/)

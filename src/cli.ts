@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env node
 import { lookup } from 'node:dns/promises';
 import { setFlagsFromString } from 'node:v8';
 import { ConfigError, parseConfig, type Config } from './config.js';
@@ -47,9 +47,8 @@ async function main(argv: string[]): Promise<void> {
   // grow several times past its live size before collecting. Request journal entries live for N requests,
   // so they are promoted and die there, and a 20 MB live heap peaked near 170 MB of RSS. Growing by at most
   // 20% per collection keeps the peak near 125 MB at the same throughput (measured with bench/). V8 reads
-  // this flag at each collection, so setting it at run time takes effect. The young generation's size is read only
-  // when the process starts, so --max-semi-space-size=4 is on the first line of this file, in `npm start` and in the
-  // image (docs/configuration.md#nodes-flags).
+  // this flag at each collection, so setting it at run time takes effect. The young generation's size cannot be
+  // set from here: `npm start` and the image pass --max-semi-space-size=4 to Node (docs/configuration.md#nodes-flags).
   setFlagsFromString('--heap-growing-percent=20');
   // The server and every domain load only once the flags are known good, so a bad flag (and `sign`)
   // answers without loading the whole app.
