@@ -859,7 +859,9 @@ async function sessions(runs) {
     const sorted = [...times].sort((a, b) => a - b);
     return { medianMs: round(median(times), 2), p90Ms: round(percentile(sorted, 90), 2), runs: count };
   };
-  await pause(2000); // the pool is built a second after the server listens
+  // the pool is built from the first session on (docs/sessions.md#how-fast): one first, then time for the pool to fill
+  await end((await create()).id);
+  await pause(1000);
   const pooled = await timed(runs, {}, 200);
   await fetch(`${server.url}/_emulator/snapshots`, { method: 'POST', headers: json, body: '{"name":"bench"}' });
   const fromSnapshot = await timed(runs, { snapshot: 'bench' }, 200);
@@ -899,7 +901,7 @@ async function pythonKitLife(runs) {
   const load = loadAverage();
   const server = await startSandboxServer();
   try {
-    await new Promise((resolve) => setTimeout(resolve, 2000)); // the pool is built a second after the server listens
+    // no wait: the script's 3 warm-up lives build the pool its sessions come from (they start at a clock of their own)
     const run = spawnSync('python3', [path.join(BENCH_DIR, 'lib', 'python-kit-life.py'), server.url, String(runs)], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
     if (run.status !== 0) throw new Error(`python-kit-life.py failed (${run.error ?? `exit ${run.status}`}):\n${run.stderr}`);
     return { ...JSON.parse(run.stdout.trim().split('\n').pop()), loadAverageBefore: load };

@@ -55,7 +55,7 @@ export interface RecordedRequest extends Omit<JournalEntry, 'seq' | 'at' | 'requ
 }
 
 export class RequestJournal {
-  private readonly entries: Array<{ seq: number; recorded: RecordedRequest; view?: JournalEntry }> = [];
+  private readonly entries: Array<{ seq: number; recorded: RecordedRequest }> = [];
   private next = 0;
   private seq = 0;
   private readonly bodies: BodyRing;
@@ -65,7 +65,9 @@ export class RequestJournal {
     readonly capacity: number,
     ringBytes = RING_BYTES,
   ) {
-    this.bodies = new BodyRing(Math.min(capacity * MAX_PARSED_BODY_CHARS, ringBytes));
+    // Room for every entry's answer at its largest (32 KiB of text, up to 3 bytes a character), one more and a byte,
+    // so a small journal never drops an answer it still lists; a large one is held to the budget.
+    this.bodies = new BodyRing(Math.min((capacity + 1) * MAX_RING_BODY_BYTES + 1, ringBytes));
   }
 
   add(recorded: RecordedRequest): void {
@@ -80,8 +82,19 @@ export class RequestJournal {
 
   /** Oldest first. */
   all(): JournalEntry[] {
+    return this.select(() => true);
+  }
+
+  /**
+   * Oldest first: the entries `wanted` picks from what was recorded, the newest `limit` of them, each built (bodies
+   * decoded, parsed and redacted) as it is read. Nothing built is kept, so reading the journal (the dashboard reads
+   * its newest 100 every 2 s) never holds more than the ring's budget of answers (docs/test-kit.md#request-journal).
+   */
+  select(wanted: (recorded: RecordedRequest) => boolean, limit?: number): JournalEntry[] {
     const ordered = this.entries.length < this.capacity ? this.entries : [...this.entries.slice(this.next), ...this.entries.slice(0, this.next)];
-    return ordered.map((entry) => (entry.view ??= materialize(entry.seq, entry.recorded, this.bodies)));
+    let chosen = ordered.filter((entry) => wanted(entry.recorded));
+    if (limit !== undefined) chosen = chosen.slice(-limit);
+    return chosen.map((entry) => materialize(entry.seq, entry.recorded, this.bodies));
   }
 
   clear(): void {
@@ -110,6 +123,7 @@ export class RequestJournal {
 // surrogates), so the bytes decode to the same text when the journal is read.
 const MIN_RING_CHARS = 2 * 1024;
 const RING_BYTES = 8 * 1024 * 1024;
+const MAX_RING_BODY_BYTES = 3 * MAX_PARSED_BODY_CHARS;
 
 /** A body in the ring: its bytes while it is live, and its place in the order bodies came in. */
 class RingBody {
@@ -369,16 +383,15 @@ export function journalRoutes(app: FastifyInstance, journal: RequestJournal): vo
     async (request) => {
       const { method, pathPrefix, status, since, limit } = request.query;
       const sinceMs = since ? Date.parse(since) : undefined;
-      let data = journal
-        .all()
-        .filter(
-          (entry) =>
-            (!method || entry.method === method) &&
-            (!pathPrefix || entry.path.startsWith(pathPrefix)) &&
-            (status === undefined || entry.status === status) &&
-            (sinceMs === undefined || Date.parse(entry.at) >= sinceMs),
-        );
-      if (limit !== undefined) data = data.slice(-limit);
+      // filtered on what was recorded, so only the entries answered are built
+      const data = journal.select(
+        (entry) =>
+          (!method || entry.method === method) &&
+          (!pathPrefix || entry.path.startsWith(pathPrefix)) &&
+          (status === undefined || entry.status === status) &&
+          (sinceMs === undefined || entry.atMs >= sinceMs),
+        limit,
+      );
       return { data, capacity: journal.capacity };
     },
   );

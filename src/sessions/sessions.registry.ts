@@ -115,7 +115,8 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
   // session's own clock or fixtures get a pool of their own from their first use, the latest POOL_STARTS of them.
   // Each start keeps the image of its first sandbox's database, and opens the next ones from it.
   const ready = new Map<string, Pool>([['', { start: {}, sandboxes: [] }]]);
-  const filling = new Set<string>();
+  // Builds under way for the pool, by start: close() waits for them (a build ahead yields between its steps).
+  const filling = new Map<string, Promise<void>>();
   let creating = 0;
   let closed = false;
   let sweeper: NodeJS.Timeout | undefined;
@@ -148,10 +149,13 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
   function refill(key = ''): void {
     const pool = ready.get(key);
     if (!pool || filling.has(key) || closed || pool.sandboxes.length >= root.config.sessionPool) return;
-    filling.add(key);
+    let built!: () => void;
+    const done = new Promise<void>((resolve) => (built = resolve));
+    filling.set(key, done);
     // eslint-disable-next-line @typescript-eslint/no-misused-promises -- every rejection is caught inside
     setImmediate(async () => {
       try {
+        if (closed) return;
         const sandbox = await openFor(pool, true);
         if (closed || ready.get(key) !== pool) await sandbox.close();
         else pool.sandboxes.push(sandbox);
@@ -159,6 +163,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
         // a failure here shows on the next create, which builds its own sandbox
       } finally {
         filling.delete(key);
+        built();
         if (!closed && pool.sandboxes.length < root.config.sessionPool) refill(key);
       }
     });
@@ -342,6 +347,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
       if (sweeper) clearInterval(sweeper);
       const all = [...sessions.keys()];
       await Promise.all(all.map((id) => end(id, false)));
+      await Promise.all(filling.values()); // each closes the sandbox it built, seeing `closed`
       const pooled = [...ready.values()].flatMap((pool) => pool.sandboxes.splice(0));
       await Promise.all(pooled.map((sandbox) => sandbox.close()));
     },

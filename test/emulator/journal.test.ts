@@ -72,7 +72,7 @@ t.test('journal is a bounded ring buffer', async (t) => {
 // JSON answers the journal keeps whole are held as bytes in one ring per journal (src/emulator/journal.service.ts,
 // BodyRing): however the ring wraps, every entry whose body is still in the ring reads back exactly.
 t.test('bodies kept in the ring read back exactly, across wraps', async (t) => {
-  const recorded = (i: number, chars: number): RecordedRequest => ({
+  const recorded = (i: number, chars: number, fill = ''): RecordedRequest => ({
     atMs: 0,
     method: 'GET',
     path: `/v1/p-${i}`,
@@ -87,18 +87,19 @@ t.test('bodies kept in the ring read back exactly, across wraps', async (t) => {
     requestRaw: null,
     requestType: undefined,
     // multi-byte characters too: the ring holds UTF-8 bytes
-    responseRaw: JSON.stringify({ i, text: `é€😀${String(i).repeat(chars)}` }),
+    responseRaw: JSON.stringify({ i, text: `é€😀${fill ? fill.repeat(chars) : String(i).repeat(chars)}` }),
     responseType: 'application/json; charset=utf-8',
   });
-  for (const [capacity, chars, count] of [
-    [3, 5_000, 20], // small bodies: many wraps of a 96 KiB ring
-    [2, 15_000, 9], // two bodies of half the 32 KiB cap in a 64 KiB ring
-    [5, 100, 12], // below the size the ring takes
+  for (const [capacity, chars, count, fill] of [
+    [3, 5_000, 20, ''], // small bodies: many wraps of the ring
+    [2, 31_000, 9, ''], // bodies near the 32 KiB cap: a small journal never drops an answer it still lists
+    [2, 10_000, 9, '€'], // 30 KB of UTF-8 from 10,000 characters: the ring is sized in bytes
+    [5, 100, 12, ''], // below the size the ring takes
   ] as const) {
     const journal = new RequestJournal(capacity);
     const sent: string[] = [];
     for (let i = 0; i < count; i += 1) {
-      const entry = recorded(i, chars);
+      const entry = recorded(i, chars, fill);
       sent.push(entry.responseRaw as string);
       journal.add(entry);
       const expected = sent.slice(-capacity).map((text) => JSON.parse(text));
@@ -112,7 +113,7 @@ t.test('bodies kept in the ring read back exactly, across wraps', async (t) => {
     t.same(journal.all(), [], 'cleared');
     // read only once, after every add: each body is decoded from the ring when the journal is read
     const unread = new RequestJournal(capacity);
-    for (let i = 0; i < count; i += 1) unread.add(recorded(i, chars));
+    for (let i = 0; i < count; i += 1) unread.add(recorded(i, chars, fill));
     t.same(
       unread.all().map((e) => e.responseBody),
       sent.slice(-capacity).map((text) => JSON.parse(text)),
@@ -147,6 +148,8 @@ t.test('past the ring budget the oldest answers read back as a note, the newest 
     const recorded = entry(i);
     sent.push(recorded.responseRaw as string);
     journal.add(recorded);
+    // read as it goes: what a read builds is not kept, so it cannot hold answers past the budget
+    if (i === 1) t.same(journal.all().map((e) => e.responseBody), sent.map((text) => JSON.parse(text)), 'the first two read back whole');
   }
   const bodies = journal.all().map((e) => e.responseBody);
   t.equal(bodies.length, 10, 'every entry is listed');

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { AS_JANE, AS_OTHER, buildTestApp, json } from '../../helper.js';
+import { listAccounts } from '../../../src/domains/accounts/accounts.service.js';
 
 t.test('accounts list and detail', async (t) => {
   const sandbox = await buildTestApp();
@@ -48,6 +49,10 @@ t.test('the accounts list is answered from the read cache until the database cha
   for (const readCache of ['on', 'off'] as const) {
     const sandbox = await buildTestApp({ config: { readCache } });
     t.teardown(sandbox.close);
+    // the service itself: the same page object from the cache, a new one each time without it
+    const caller = { programmeId: 'prg_sandbox', userId: 'usr_acme' };
+    const page = { pageIndex: 0, pageSize: 25 };
+    t.equal(listAccounts(sandbox.ctx, caller, page) === listAccounts(sandbox.ctx, caller, page), readCache === 'on', `${readCache}: served from the cache`);
     const first = await sandbox.request('GET', '/v1/accounts');
     const again = await sandbox.request('GET', '/v1/accounts');
     t.equal(again.body, first.body, `${readCache}: the same answer while nothing changed`);
