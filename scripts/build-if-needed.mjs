@@ -22,6 +22,7 @@ const stale = !existsSync(marker) || newestMtime(path.join(root, 'src')) > statS
 if (stale) {
   process.stdout.write('building service-sandbox (tsc, then the bundle)...\n');
   execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
-  const { bundle } = await import('./bundle.mjs');
+  const { bundle, schemaImage } = await import('./bundle.mjs');
+  await schemaImage();
   await bundle();
 }

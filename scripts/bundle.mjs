@@ -5,7 +5,8 @@
 // the server loads only on first use stay outside, loaded from node_modules as before.
 import { build } from 'esbuild';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -71,4 +72,20 @@ export async function bundle() {
   });
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === path.join(root, 'scripts', 'bundle.mjs')) await bundle();
+/**
+ * dist/schema.sqlite: the migrations run once, here, on an empty in-memory database, whose bytes every in-memory
+ * database of the server and the test kit then opens (src/db/connection.ts, SCHEMA_IMAGE; docs/benchmarks.md#the-schema-image).
+ * Made from scratch: any image of an earlier build is removed first, so it cannot be carried forward.
+ */
+export async function schemaImage() {
+  const { SCHEMA_IMAGE, openDatabase } = await import(pathToFileURL(path.join(root, 'dist', 'src', 'db', 'connection.js')).href);
+  rmSync(SCHEMA_IMAGE, { force: true });
+  const db = openDatabase(':memory:');
+  writeFileSync(SCHEMA_IMAGE, db.serialize());
+  db.close();
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === path.join(root, 'scripts', 'bundle.mjs')) {
+  await schemaImage(); // before the bundle: the bundle is the build's finishing mark (scripts/build-if-needed.mjs)
+  await bundle();
+}

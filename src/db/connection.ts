@@ -1,18 +1,54 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
+import { PROJECT_ROOT } from '../config.js';
 import { migrate } from './migrate.js';
+import { migrations } from './migrations/index.js';
 import { checkpointInBackground } from './checkpointer.js';
 import type { Db } from './db.js';
 
 export type { Db } from './db.js';
 
+/**
+ * The migrated, empty schema, written by the build (`npm run build`: scripts/bundle.mjs) as dist/schema.sqlite: an
+ * in-memory database opens a copy of it (about 1 ms) instead of running every migration (about 18 ms; the test
+ * kit's startSandbox() 72-77 -> 58-59 ms, docs/benchmarks.md#the-schema-image). Read once per process; absent (a
+ * checkout not built), the migrations run.
+ */
+export const SCHEMA_IMAGE = path.join(PROJECT_ROOT, 'dist', 'schema.sqlite');
+let schemaImage: Buffer | null | undefined;
+
+function migratedImage(): Buffer | null {
+  if (schemaImage === undefined) {
+    try {
+      schemaImage = readFileSync(SCHEMA_IMAGE);
+    } catch {
+      schemaImage = null;
+    }
+  }
+  return schemaImage;
+}
+
+const LATEST_MIGRATION = Math.max(...migrations.map((migration) => migration.version));
+
 /** Open the database (`:memory:` by default, a file with `--db`), in WAL mode with foreign keys on. */
-export function openDatabase(path: string): Db {
-  const db = new Database(path);
-  if (path !== ':memory:') db.pragma('journal_mode = WAL');
+export function openDatabase(file: string): Db {
+  const image = file === ':memory:' ? migratedImage() : null;
+  if (image) {
+    const db = openImage(image);
+    // an image from another build: the migrations it lacks run below; one from a later build is not used
+    if ((db.pragma('user_version', { simple: true }) as number) <= LATEST_MIGRATION) {
+      migrate(db);
+      return db;
+    }
+    db.close();
+  }
+  const db = new Database(file);
+  if (file !== ':memory:') db.pragma('journal_mode = WAL');
   connectionPragmas(db);
   migrate(db);
   // a file's WAL checkpoints run on a worker thread, not inside a request's commit (docs/decisions.md#wal-checkpoints)
-  if (path !== ':memory:' && path !== '' && db.pragma('journal_mode', { simple: true }) === 'wal') checkpointInBackground(db, path);
+  if (file !== ':memory:' && file !== '' && db.pragma('journal_mode', { simple: true }) === 'wal') checkpointInBackground(db, file);
   return db;
 }
 
