@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import tap from 'tap';
 import { openDatabase, openImage, SCHEMA_IMAGE } from '../../src/db/connection.js';
@@ -27,7 +27,6 @@ tap.test('an in-memory database has the schema the migrations make, image or not
     t.comment(`${SCHEMA_IMAGE} is missing (not built): the migrations ran instead`);
     return;
   }
-  const { readFileSync } = await import('node:fs');
   const image = openImage(readFileSync(SCHEMA_IMAGE));
   t.teardown(() => image.close());
   t.same(schemaOf(image), schemaOf(fresh), 'the build image itself is the migrated schema');

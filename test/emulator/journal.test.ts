@@ -69,27 +69,31 @@ t.test('journal is a bounded ring buffer', async (t) => {
   t.same(data.map((entry: { seq: number }) => entry.seq), [5, 6, 7]);
 });
 
+/** A recorded GET whose JSON answer is `responseRaw`, for the ring tests below. */
+const recordedGet = (i: number, responseRaw: string, responseType = 'application/json; charset=utf-8'): RecordedRequest => ({
+  atMs: 0,
+  method: 'GET',
+  path: `/v1/p-${i}`,
+  query: null,
+  status: 200,
+  latencyMs: 0,
+  programmeId: null,
+  userId: null,
+  authMode: null,
+  faults: [],
+  headers: {},
+  requestRaw: null,
+  requestType: undefined,
+  responseRaw,
+  responseType,
+});
+
 // JSON answers the journal keeps whole are held as bytes in one ring per journal (src/emulator/journal.service.ts,
 // BodyRing): however the ring wraps, every entry whose body is still in the ring reads back exactly.
 t.test('bodies kept in the ring read back exactly, across wraps', async (t) => {
-  const recorded = (i: number, chars: number, fill = ''): RecordedRequest => ({
-    atMs: 0,
-    method: 'GET',
-    path: `/v1/p-${i}`,
-    query: null,
-    status: 200,
-    latencyMs: 0,
-    programmeId: null,
-    userId: null,
-    authMode: null,
-    faults: [],
-    headers: {},
-    requestRaw: null,
-    requestType: undefined,
+  const recorded = (i: number, chars: number, fill = ''): RecordedRequest =>
     // multi-byte characters too: the ring holds UTF-8 bytes
-    responseRaw: JSON.stringify({ i, text: `é€😀${fill ? fill.repeat(chars) : String(i).repeat(chars)}` }),
-    responseType: 'application/json; charset=utf-8',
-  });
+    recordedGet(i, JSON.stringify({ i, text: `é€😀${fill ? fill.repeat(chars) : String(i).repeat(chars)}` }));
   for (const [capacity, chars, count, fill] of [
     [3, 5_000, 20, ''], // small bodies: many wraps of the ring
     [2, 31_000, 9, ''], // bodies near the 32 KiB cap: a small journal never drops an answer it still lists
@@ -125,23 +129,7 @@ t.test('bodies kept in the ring read back exactly, across wraps', async (t) => {
 // docs/test-kit.md#request-journal: the ring is the journal's budget for answers; when a body does not fit, the
 // oldest bodies give up their place and their entries read back with a note, while every entry stays listed.
 t.test('past the ring budget the oldest answers read back as a note, the newest exactly', async (t) => {
-  const entry = (i: number): RecordedRequest => ({
-    atMs: 0,
-    method: 'GET',
-    path: `/v1/p-${i}`,
-    query: null,
-    status: 200,
-    latencyMs: 0,
-    programmeId: null,
-    userId: null,
-    authMode: null,
-    faults: [],
-    headers: {},
-    requestRaw: null,
-    requestType: undefined,
-    responseRaw: JSON.stringify({ i, text: 'é'.repeat(10_000) }), // 20,017 bytes of UTF-8
-    responseType: 'application/json',
-  });
+  const entry = (i: number): RecordedRequest => recordedGet(i, JSON.stringify({ i, text: 'é'.repeat(10_000) }), 'application/json'); // 20,017 bytes of UTF-8
   const journal = new RequestJournal(10, 64 * 1024);
   const sent: string[] = [];
   for (let i = 0; i < 10; i += 1) {

@@ -1,4 +1,9 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import tap from 'tap';
+import { call } from '../helpers/http-client.js';
+import { startServer } from '../../src/server.js';
 import { openImage } from '../../src/db/connection.js';
 import { stateTables } from '../../src/db/migrate.js';
 import { sandboxImage } from '../../src/sessions/sessions.registry.js';
@@ -34,26 +39,20 @@ tap.test('a sandbox image is the seeded database without its clock; sandboxes op
 // docs/configuration.md#snapshot: a server started with --snapshot starts every session from that file, its clock
 // included, whether the session is the first of the pool or a later one (no image is taken then).
 tap.test('sessions of a server started with --snapshot all start from the snapshot and its clock', async (t) => {
-  const { startServer } = await import('../../src/server.js');
-  const { mkdtempSync, writeFileSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const path = await import('node:path');
   const source = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: '2027-03-01T09:00:00.000Z' } as never });
   t.teardown(() => source.close());
-  await fetch(`${source.url}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceMs: 3_600_000 }) });
-  const saved = await fetch(`${source.url}/_emulator/snapshots`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'later' }) });
-  t.equal(saved.status, 201, 'snapshot saved');
+  await call(`${source.url}/_emulator/clock`, 'POST', { advanceMs: 3_600_000 });
+  t.equal((await call(`${source.url}/_emulator/snapshots`, 'POST', { name: 'later' })).status, 201, 'snapshot saved');
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'sandbox-image-')), 'later.sqlite');
   writeFileSync(file, Buffer.from(await (await fetch(`${source.url}/_emulator/snapshots/later/export`)).arrayBuffer()));
 
   const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', snapshot: file, sessionPool: 2 } as never });
   t.teardown(() => server.close());
   for (let index = 0; index < 4; index += 1) {
-    const created = await fetch(`${server.url}/_emulator/sessions`, { method: 'POST' });
+    const created = await call(`${server.url}/_emulator/sessions`, 'POST');
     t.equal(created.status, 201);
-    const { baseUrl } = (await created.json()) as { baseUrl: string };
-    const clock = (await (await fetch(`${baseUrl}/_emulator/clock`)).json()) as { now: string };
-    t.equal(clock.now, '2027-03-01T10:00:00.000Z', `session ${index + 1} starts at the snapshot's clock`);
+    const { baseUrl } = created.body as { baseUrl: string };
+    t.equal((await call(`${baseUrl}/_emulator/clock`)).body.now, '2027-03-01T10:00:00.000Z', `session ${index + 1} starts at the snapshot's clock`);
     await new Promise((resolve) => setTimeout(resolve, 150)); // the pool refills between requests
   }
 });
