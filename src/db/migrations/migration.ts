@@ -9,9 +9,4 @@ export interface Migration {
   name: string;
   /** The statements, or a function of the database that returns them (for a step that must look first). */
   sql: string | ((db: Db) => string);
-  /**
-   * State tables this step drops. A snapshot file of an earlier schema version still restores when every step
-   * since only dropped tables (docs/control-plane.md#snapshots): those tables of the file are left out.
-   */
-  droppedTables?: string[];
 }
