@@ -5,7 +5,7 @@ once (docs/clients.md#python). The tests feed it through the kit's forwarding, n
 import http.server
 import json
 import threading
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Set
 
 from service_sandbox import verify_webhook
 
@@ -15,7 +15,7 @@ class PaymentsApp:
         self.secret = webhook_secret
         self.events: List[Dict[str, Any]] = []
         self.refused: List[str] = []
-        self._seen: set = set()
+        self._seen: Set[str] = set()
         self._lock = threading.Lock()
         app = self
 
