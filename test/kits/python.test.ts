@@ -140,7 +140,7 @@ if (!python) {
     t.equal(strict.status, 0, 'mypy --strict (clients/python/pyproject.toml [tool.mypy]) over src/service_sandbox', { output: `${strict.stdout}${strict.stderr}` });
     // py.typed: the user's mypy, pointed at the venv, checks code against the generated TypedDicts.
     const user = path.join(work, 'typed_use.py');
-    writeFileSync(user, ['from service_sandbox import Session, models', '', 'def status(session: Session, txn: str) -> str:', '    found: models.Transaction = session.get(f"/v1/transactions/{txn}").json()', '    return found["statuss"]', ''].join('\n'));
+    writeFileSync(user, ['from service_sandbox import Session, models', '', 'def status(session: Session, txn: str) -> str:', '    found: models.Transaction = session.get(f"/v1/transactions/{txn}").json()', '    return str(found["statuss"])', ''].join('\n'));
     const typed = spawnSync(...plainCommand(mypy, ['--cache-dir', cache, '--python-executable', venvPython, '--strict', user]), { cwd: work, env: childEnv(), encoding: 'utf8', timeout: 180_000 });
     t.match(`${typed.stdout}`, /TypedDict "Transaction" has no key "statuss"/, "the user's mypy sees service_sandbox.models through py.typed", { output: `${typed.stdout}${typed.stderr}` });
     t.equal(typed.stdout.match(/error:/g)?.length, 1, 'and nothing else', { output: typed.stdout });
