@@ -112,3 +112,27 @@ def test_bad_arguments_are_type_and_value_errors(sandbox):
         sandbox.forward_webhooks(None)
     with pytest.raises(ForwardingError, match="cannot reach"):
         Server("http://127.0.0.1:9").forward_webhooks("http://127.0.0.1:9/hooks")
+
+
+def test_the_admin_token_goes_with_the_stream_and_the_results():
+    # A server of its own that requires an admin token (docs/configuration.md): the forwarder sends it as a Bearer
+    # token on the stream and on every result it reports.
+    from service_sandbox import WebhookForwarder, start_server, stop_process
+
+    started, process = start_server(args=("--admin-token", "kit-python-token", "--db", ":memory:"))
+    try:
+        server = Server(started.url, admin_token="kit-python-token")
+        with server.create_session() as session:
+            app = PaymentsApp(session.credentials["webhook"]["secret"])
+            try:
+                with pytest.raises(ForwardingError, match="401"):
+                    WebhookForwarder(session.base_url, app.webhook_url).start()  # no token: refused
+                session.forward_webhooks(app.webhook_url)
+                txn = deposit(session)
+                session.advance(1000)
+                session.settle()
+                assert app.statuses(txn) == ["PENDING", "COMPLETED"]
+            finally:
+                app.close()
+    finally:
+        stop_process(process.pid)
