@@ -83,6 +83,7 @@ def test_a_server_of_another_version_is_warned_about_once_per_url():
         assert len(mismatches) == 1, [str(w.message) for w in seen]
         assert f"the server at {url} is version 9.9.9" in str(mismatches[0].message)
         assert service_sandbox.__version__ in str(mismatches[0].message)
+        assert mismatches[0].filename == __file__  # attributed to the caller, not to the kit's frames
         assert calls.count("/_emulator/health") == 1
     finally:
         other.shutdown()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import sys
 import threading
 import time
 import urllib.error
@@ -42,6 +43,7 @@ class VersionMismatchWarning(UserWarning):
 # Once per process and server URL (docs/clients.md#python): which URLs were checked.
 _versions_checked: Set[str] = set()
 _versions_lock = threading.Lock()
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class Response:
@@ -139,11 +141,15 @@ class Server:
                 _versions_checked.discard(self.url)
             return None
         if isinstance(version, str) and version != __version__:
+            # Attributed to the first caller outside the kit (the user's test), not to the kit's own frames.
+            level, frame = 1, sys._getframe(0)
+            while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+                frame, level = frame.f_back, level + 1
             warnings.warn(
                 f"service-sandbox: the server at {self.url} is version {version} and this kit (service_sandbox) is {__version__}; "
                 f"use the same version of both (docs/clients.md#python)",
                 VersionMismatchWarning,
-                stacklevel=3,
+                stacklevel=level,
             )
         return version if isinstance(version, str) else None
 
