@@ -97,7 +97,7 @@ if (!python) {
     t.same(sessions.data, [], 'every session of the run was ended');
   });
 
-  t.test('settings from the ini file and the command line, before the environment', async (t) => {
+  t.test('settings from the ini file and the command line, before the environment; root forwarding stops after its test', async (t) => {
     const project = path.join(work, 'settings');
     mkdirSync(project);
     writeFileSync(path.join(project, 'pytest.ini'), `[pytest]\nsandbox_url = ${server.url}\n`);
@@ -108,6 +108,14 @@ if (!python) {
         `    assert sandbox_server.url == ${JSON.stringify(server.url)}`,
         '    assert sandbox_label == "from-the-command-line"',
         '    assert sandbox.base_url.startswith(sandbox_server.url + "/_sessions/")',
+        '',
+        '# A root-sandbox forwarder a test starts is stopped at its teardown by the plugin.',
+        'FORWARDERS = []',
+        'def test_starts_root_forwarding(sandbox_server):',
+        '    FORWARDERS.append(sandbox_server.forward_webhooks("http://127.0.0.1:9/hooks"))',
+        '    assert FORWARDERS[0].running',
+        'def test_it_stopped_after_that_test():',
+        '    assert not FORWARDERS[0].running',
         '',
       ].join('\n'),
     );
@@ -120,7 +128,7 @@ if (!python) {
       encoding: 'utf8',
       timeout: 120_000,
     });
-    t.equal(result.status, 0, 'pytest with pytest.ini and --sandbox-label passes', { output: `${result.stdout}${result.stderr}` });
+    t.equal(result.status, 0, 'pytest with pytest.ini and --sandbox-label passes (and a root forwarder stops after its test)', { output: `${result.stdout}${result.stderr}` });
   });
 
   t.test("Debian's mypy --strict: the kit is clean, and an installed kit's models reach the user's mypy", async (t) => {
