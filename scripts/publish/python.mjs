@@ -39,7 +39,7 @@ const childEnv = (extra = {}) => {
 
 /** For the checks before anything is served. */
 function runSync(command, args, options = {}) {
-  const result = spawnSync(command, args, { encoding: 'utf8', env: childEnv(options.env), cwd: options.cwd, timeout: options.timeoutMs ?? 120_000 });
+  const result = spawnSync(command, args, { encoding: 'utf8', env: childEnv(options.env), cwd: options.cwd, timeout: options.timeoutMs ?? 300_000 });
   return { ok: result.status === 0, output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}` };
 }
 
@@ -48,7 +48,7 @@ function run(command, args, options = {}) {
   return new Promise((resolve) => {
     let output = '';
     const child = spawn(command, args, { env: childEnv(options.env), cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 300_000);
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
     child.on('error', (error) => (output += String(error)));
@@ -86,12 +86,12 @@ function buildPython() {
   return skip('no python3 with setuptools and wheel to build the wheel (Debian: apt-get install python3-setuptools python3-wheel)');
 }
 
-/** The user's Python: makes a venv with pip (ensurepip) and sees pytest (the scratch project's test runner). */
+/** The user's Python: makes a venv, has pip (its own or ensurepip's) and sees pytest (the scratch project's test runner). */
 function userPython() {
   for (const candidate of [process.env.PYTHON, 'python3', '/usr/bin/python3']) {
-    if (candidate && runSync(candidate, ['-c', 'import ensurepip, pytest, venv']).ok) return candidate;
+    if (candidate && runSync(candidate, ['-c', 'import importlib.util as u, pytest, venv; assert u.find_spec("pip") or u.find_spec("ensurepip")']).ok) return candidate;
   }
-  return skip('no python3 with venv (ensurepip) and pytest (Debian: apt-get install python3-venv python3-pytest)');
+  return skip('no python3 with venv, pip and pytest (Debian: apt-get install python3-venv python3-pip python3-pytest)');
 }
 
 /** Builds the sdist and the wheel of a copy of the kit (so build/ and *.egg-info stay out of the checkout). */
@@ -204,9 +204,14 @@ async function publishAndInstall() {
   index = await serve(layOutIndex(files, work));
   process.stdout.write(`index: ${index.url}/simple/\n`);
 
-  // The scratch project: its own venv (pip from ensurepip; pytest from the system's site packages), no checkout.
+  // The scratch project: its own venv (pytest from the system's site packages), no checkout.
   const venv = path.join(scratch, '.venv');
-  const made = await run(python, ['-m', 'venv', '--system-site-packages', venv]);
+  // Without ensurepip's copy of pip when the Python's own pip is visible (minutes on a loaded machine otherwise).
+  let made = await run(python, ['-m', 'venv', '--system-site-packages', '--without-pip', venv]);
+  if (made.ok && !(await run(path.join(venv, 'bin', 'python'), ['-m', 'pip', '--version'])).ok) {
+    rmSync(venv, { recursive: true, force: true });
+    made = await run(python, ['-m', 'venv', '--system-site-packages', venv]);
+  }
   if (!made.ok) fail(`python3 -m venv: ${made.output}`);
   const started = performance.now();
   const installed = await run(path.join(venv, 'bin', 'python'), ['-m', 'pip', 'install', '--no-cache-dir', '--index-url', `${index.url}/simple`, `${NAME}==${version}`], { cwd: scratch });
@@ -220,7 +225,7 @@ async function publishAndInstall() {
 
   server = argument('--server') ? { url: argument('--server').replace(/\/+$/, ''), stop: () => undefined } : await startServer();
   writeFileSync(path.join(scratch, 'test_first.py'), firstDocsTest());
-  const tested = await run(path.join(venv, 'bin', 'python'), ['-m', 'pytest', '-p', 'no:cacheprovider', '-q', 'test_first.py'], { cwd: scratch, env: { SANDBOX_URL: server.url }, timeoutMs: 180_000 });
+  const tested = await run(path.join(venv, 'bin', 'python'), ['-m', 'pytest', '-p', 'no:cacheprovider', '-q', 'test_first.py'], { cwd: scratch, env: { SANDBOX_URL: server.url }, timeoutMs: 300_000 });
   if (!tested.ok || !/\b1 passed\b/.test(tested.output)) fail(`the first test failed in the scratch project:\n${tested.output}`);
   process.stdout.write(`first test: passed in ${scratch} against ${server.url}\n`);
 }
