@@ -247,13 +247,27 @@ class WebhookForwarder:
                     return "stop"
                 elif event == "closed":
                     if payload.get("reconnect") is False:
-                        self.stopped_reason = str(payload.get("reason") or "the emulator ended the relay")
+                        gone = self.session_id is not None and self._session_gone()
+                        self.stopped_reason = f"session {self.session_id} is gone (ended or idled out)" if gone else str(payload.get("reason") or "the emulator ended the relay")
                         log.warning("service-sandbox: stopped forwarding webhooks to %s: %s", self.app_url, self.stopped_reason)
                         return "stop"
                     return "again"  # a reset (or the session ending: connecting again tells which)
             if self._stopping.is_set():
                 return "stop"
             raise ConnectionResetError("the event stream ended")
+        finally:
+            conn.close()
+
+    def _session_gone(self) -> bool:
+        """Whether the session answers 404 now (the stream's end said no more than that it closed)."""
+        conn = _connection(self._base, 10)
+        try:
+            conn.request("GET", f"{self._base.path.rstrip('/')}/_emulator/clock", headers=self._headers({}))
+            answer = conn.getresponse()
+            answer.read()
+            return answer.status == 404
+        except (OSError, http.client.HTTPException):
+            return False
         finally:
             conn.close()
 
