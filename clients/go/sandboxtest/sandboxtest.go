@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"service-sandbox/clients/go/sandbox"
+	"service-sandbox.dev/go/sandbox"
 )
 
 // StartClock is the instant every session starts frozen at (unless it starts from a snapshot), so dates in

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"service-sandbox/clients/go/sandbox"
+	"service-sandbox.dev/go/sandbox"
 )
 
 // StartTimeout is how long a server started by Main may take to answer its health check.

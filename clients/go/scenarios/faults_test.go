@@ -5,8 +5,8 @@ import (
 	"net/url"
 	"testing"
 
-	"service-sandbox/clients/go/sandbox"
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandbox"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 func withdrawals(t *testing.T, sb *sandboxtest.Sandbox) []sandbox.Transaction {

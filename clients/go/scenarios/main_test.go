@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }

@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"testing"
 
-	"service-sandbox/clients/go/sandbox"
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandbox"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 func account(t *testing.T, sb *sandboxtest.Sandbox, id string) sandbox.AccountDetail {

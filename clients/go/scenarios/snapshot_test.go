@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"service-sandbox/clients/go/sandbox"
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandbox"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 // docs/sessions.md#what-a-session-starts-from: a state built once (here: a completed deposit), saved, exported

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 // One emulator for every test of the package: the one at SANDBOX_URL, or one started for the run.
