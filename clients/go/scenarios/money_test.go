@@ -95,7 +95,7 @@ func TestAPayoutByJSONCompletesWithVerifiedWebhooks(t *testing.T) {
 
 	payload := sandbox.PayoutJSONPayload{EntityID: "acct_acme_usd", BeneficiaryID: "ben_globex", Amount: "250.00", Currency: "USD", Reference: "INV-1001"}
 	var accepted sandbox.PayoutSubmissionResponse
-	sb.Must(sb.Payout("json", payload, "acme-json-0001")).Expect(202, &accepted)
+	sb.Must(sb.Payout(ctx, "json", payload, "acme-json-0001")).Expect(202, &accepted)
 	if accepted.Status != "RECEIVED" || accepted.TransactionID == "" {
 		t.Fatalf("payout answer %+v", accepted)
 	}
@@ -127,7 +127,7 @@ func TestAPayoutByPacs008CompletesWithVerifiedWebhooks(t *testing.T) {
 	webhooks := sb.Listen()
 
 	var accepted sandbox.PayoutSubmissionResponse
-	sb.Must(sb.Payout("pacs008", xml, "acme-wire-0018")).Expect(202, &accepted)
+	sb.Must(sb.Payout(ctx, "pacs008", xml, "acme-wire-0018")).Expect(202, &accepted)
 	if accepted.MessageID != "20260301SBXFW0000018" {
 		t.Errorf("messageId %q", accepted.MessageID)
 	}

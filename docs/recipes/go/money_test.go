@@ -56,7 +56,7 @@ func TestAnInjectedWithdrawalWalksThroughItsStatuses(t *testing.T) {
 
 	// docs/control-plane.md#transactions: the control plane writes any transaction through the ledger.
 	var created sandbox.EmulatorTransaction
-	res, err := sb.Control("POST", "/accounts/acct_acme_usd/transactions",
+	res, err := sb.Control(ctx, "POST", "/accounts/acct_acme_usd/transactions",
 		map[string]string{"type": "WITHDRAWAL", "direction": "OUTGOING", "debitAmount": "40.00"})
 	if err != nil || res.Expect(201, &created) != nil || created.Status != "PENDING" {
 		t.Fatal(res, err)
