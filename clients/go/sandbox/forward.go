@@ -47,7 +47,8 @@ type Forwarder struct {
 
 	mu         sync.Mutex
 	listenerID string
-	connected  chan struct{} // closed while a stream is connected; a new, open one while connecting again
+	connected  bool          // a stream is open (its ready event read)
+	changed    chan struct{} // closed and replaced when listenerID or connected changes
 	err        error
 	forwarded  int
 }
@@ -70,30 +71,46 @@ func (c *Client) ForwardWebhooks(ctx context.Context, forwardTo string) (*Forwar
 		cancel()
 		return nil, f.refusal(err)
 	}
-	f.listenerID, f.connected = listenerID, make(chan struct{})
-	close(f.connected)
+	f.listenerID, f.connected, f.changed = listenerID, true, make(chan struct{})
 	go f.run(ctx, stream)
 	return f, nil
 }
 
-// WaitConnected returns once a stream is connected: at once, except after a reset, when the forwarder connects
-// again (a second later) and the reset sandbox's endpoints point at the app again. An error when the forwarder
-// ended (its Err, or ErrForwardingStopped after Stop) or ctx ended first.
-func (f *Forwarder) WaitConnected(ctx context.Context) error {
-	f.mu.Lock()
-	connected := f.connected
-	f.mu.Unlock()
-	select {
-	case <-connected:
-		return nil
-	case <-f.done:
-		if err := f.Err(); err != nil {
-			return err
+// Reconnected returns once the forwarder is connected on a stream other than previous (a ListenerID read
+// before a reset): a reset ends the stream, and the forwarder connects again a second later and points the reset
+// sandbox's endpoints at the app again. Wait for it before causing the webhooks you expect. An error when the
+// forwarder ended first (its Err, or ErrForwardingStopped after Stop) or ctx did.
+func (f *Forwarder) Reconnected(ctx context.Context, previous string) error {
+	for {
+		f.mu.Lock()
+		ready, changed := f.connected && f.listenerID != previous, f.changed
+		f.mu.Unlock()
+		if ready {
+			return nil
 		}
-		return ErrForwardingStopped
-	case <-ctx.Done():
-		return ctx.Err()
+		select {
+		case <-changed:
+		case <-f.done:
+			if err := f.Err(); err != nil {
+				return err
+			}
+			return ErrForwardingStopped
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+}
+
+// setConnected records the stream's state and wakes Reconnected.
+func (f *Forwarder) setConnected(connected bool, listenerID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.connected = connected
+	if listenerID != "" {
+		f.listenerID = listenerID
+	}
+	close(f.changed)
+	f.changed = make(chan struct{})
 }
 
 // ListenerID is the emulator's id of the current stream (lst_...).
@@ -190,9 +207,7 @@ func (f *Forwarder) run(ctx context.Context, stream *sseReader) {
 		if !again || ctx.Err() != nil {
 			return
 		}
-		f.mu.Lock()
-		f.connected = make(chan struct{})
-		f.mu.Unlock()
+		f.setConnected(false, "")
 		for {
 			timer := time.NewTimer(ForwardReconnectDelay)
 			select {
@@ -203,10 +218,7 @@ func (f *Forwarder) run(ctx context.Context, stream *sseReader) {
 			}
 			next, listenerID, err := f.connect(ctx)
 			if err == nil {
-				f.mu.Lock()
-				f.listenerID = listenerID
-				close(f.connected)
-				f.mu.Unlock()
+				f.setConnected(true, listenerID)
 				stream = next
 				break
 			}

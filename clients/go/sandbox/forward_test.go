@@ -112,7 +112,7 @@ func TestForwarderRelaysAttemptsKeepsTheAdminTokenReconnectsAndStopsWhenTheSessi
 	}
 
 	<-r.second // the attempt was answered, the stream ended for a reset, and the forwarder connected again
-	if err := f.WaitConnected(context.Background()); err != nil || f.ListenerID() != "lst_2" {
+	if err := f.Reconnected(context.Background(), "lst_1"); err != nil || f.ListenerID() != "lst_2" {
 		t.Fatalf("after the reset: %v, listener %q", err, f.ListenerID())
 	}
 	app.Lock()
@@ -133,8 +133,8 @@ func TestForwarderRelaysAttemptsKeepsTheAdminTokenReconnectsAndStopsWhenTheSessi
 	if err := f.Err(); !errors.Is(err, ErrSessionGone) || !strings.Contains(err.Error(), "No session ses_1") {
 		t.Errorf("the forwarder ended with %v", err)
 	}
-	if err := f.WaitConnected(context.Background()); !errors.Is(err, ErrSessionGone) {
-		t.Errorf("WaitConnected after the end: %v", err)
+	if err := f.Reconnected(context.Background(), "lst_2"); !errors.Is(err, ErrSessionGone) {
+		t.Errorf("Reconnected after the end: %v", err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
