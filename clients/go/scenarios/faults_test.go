@@ -141,9 +141,9 @@ func TestUnderWebhookChaosTheReceiverKeepsExactlyTheRightEvents(t *testing.T) {
 	}
 	var kinds []string
 	for _, a := range log.Data[0].Attempts {
-		kind := a.Kind
+		kind := string(a.Kind)
 		for _, c := range a.Chaos {
-			kind += "/" + c.Type
+			kind += "/" + string(c.Type)
 		}
 		kinds = append(kinds, kind)
 	}

@@ -29,7 +29,7 @@ func statuses(r *sandbox.Receiver, id string) []string {
 	var got []string
 	for _, e := range r.Events() {
 		if e.Transaction.ID == id {
-			got = append(got, e.EventType+":"+e.Transaction.Status)
+			got = append(got, e.EventType+":"+string(e.Transaction.Status))
 		}
 	}
 	return got
@@ -145,7 +145,7 @@ func TestAPayoutByPacs008CompletesWithVerifiedWebhooks(t *testing.T) {
 		t.Errorf("webhooks of %s: %v", tx.ID, got)
 	}
 	for _, e := range webhooks.Events() {
-		if e.Metadata.EventType != e.EventType || e.Metadata.ProgramID != sb.Credentials.ProgrammeID {
+		if string(e.Metadata.EventType) != e.EventType || e.Metadata.ProgramID != sb.Credentials.ProgrammeID {
 			t.Errorf("event %s: header %s, metadata %+v", e.Metadata.EventID, e.EventType, e.Metadata)
 		}
 	}
