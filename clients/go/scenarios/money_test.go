@@ -51,7 +51,7 @@ func equal(a, b []string) bool {
 var payoutEvents = []string{"transaction_created:PENDING", "transaction_status_updated:PROCESSING", "transaction_status_updated:COMPLETED"}
 
 // docs/money-in.md#simulated-deposits: a deposit completes when the clock moves, and its webhooks arrive
-// through `service-sandbox listen`, verified, by the time settle answers.
+// through the kit's forwarding (Listen), verified, by the time settle answers.
 func TestADepositSettlesAndIsReportedByVerifiedWebhooks(t *testing.T) {
 	t.Parallel()
 	sb := sandboxtest.New(t)

@@ -24,7 +24,7 @@ func balances(t *testing.T, sb *sandboxtest.Sandbox) sandbox.AccountDetailBalanc
 func TestASimulatedDepositCompletesWhenTheClockMovesAndIsReportedByWebhook(t *testing.T) {
 	t.Parallel()
 	sb := sandboxtest.New(t)
-	webhooks := sb.Listen() // `service-sandbox listen` forwards the session's webhooks to a verifying receiver
+	webhooks := sb.Listen() // the kit forwards the session's webhooks to a verifying receiver (no CLI process)
 
 	// docs/money-in.md#simulated-deposits: money arrives through one of the account's deposit instructions.
 	id := sb.Do("POST", "/v1/sandbox/accounts/acct_acme_usd/deposits",
