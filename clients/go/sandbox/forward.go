@@ -153,8 +153,27 @@ type streamError struct {
 
 func (e *streamError) Error() string { return fmt.Sprintf("%d %s", e.status, e.text) }
 
-// connect opens the stream and reads up to its ready event.
+// connect opens the stream and reads up to its ready event, within the client's Timeout (the stream itself has
+// no deadline: it stays open).
 func (f *Forwarder) connect(ctx context.Context) (*sseReader, string, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	handshake := time.AfterFunc(f.client.timeout(), cancel)
+	stream, listenerID, err := f.handshake(ctx)
+	if !handshake.Stop() && ctx.Err() != nil { // the timer ended the handshake: say so, not "context canceled"
+		if err == nil {
+			stream.close()
+		}
+		err = fmt.Errorf("the stream of %s was not ready within %v", f.client.BaseURL, f.client.timeout())
+	}
+	if err != nil {
+		cancel()
+		return nil, "", err
+	}
+	stream.cancel = cancel
+	return stream, listenerID, nil
+}
+
+func (f *Forwarder) handshake(ctx context.Context) (*sseReader, string, error) {
 	target := f.client.BaseURL + "/_emulator/webhooks/listen/stream?forwardTo=" + url.QueryEscape(f.forwardTo)
 	req, err := http.NewRequestWithContext(ctx, "GET", target, nil)
 	if err != nil {
@@ -180,7 +199,7 @@ func (f *Forwarder) connect(ctx context.Context) (*sseReader, string, error) {
 	for {
 		name, data, err := stream.next()
 		if err != nil {
-			stream.body.Close()
+			stream.close()
 			return nil, "", fmt.Errorf("the stream of %s ended before it was ready: %w", f.client.BaseURL, err)
 		}
 		if name == "ready" {
@@ -188,7 +207,7 @@ func (f *Forwarder) connect(ctx context.Context) (*sseReader, string, error) {
 				ListenerID string `json:"listenerId"`
 			}
 			if err := json.Unmarshal(data, &ready); err != nil || ready.ListenerID == "" {
-				stream.body.Close()
+				stream.close()
 				return nil, "", fmt.Errorf("the stream of %s: a ready event without a listenerId: %s", f.client.BaseURL, data)
 			}
 			return stream, ready.ListenerID, nil
@@ -203,7 +222,7 @@ func (f *Forwarder) run(ctx context.Context, stream *sseReader) {
 	defer f.attempts.Wait()
 	for {
 		again := f.serve(ctx, stream)
-		stream.body.Close()
+		stream.close()
 		if !again || ctx.Err() != nil {
 			return
 		}
@@ -374,8 +393,16 @@ func (f *Forwarder) report(ctx context.Context, listenerID, attemptID string, re
 // sseReader reads a text/event-stream: `event:` and `data:` lines, a blank line ending each event, `:` comments
 // (keep-alives) skipped.
 type sseReader struct {
-	body  io.ReadCloser
-	lines *bufio.Reader
+	body   io.ReadCloser
+	lines  *bufio.Reader
+	cancel context.CancelFunc // ends the stream's request
+}
+
+func (s *sseReader) close() {
+	s.body.Close()
+	if s.cancel != nil {
+		s.cancel()
+	}
 }
 
 func (s *sseReader) next() (string, []byte, error) {

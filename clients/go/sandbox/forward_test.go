@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // relay is an emulator's relay for one session, spoken over real HTTP (docs/webhooks.md#listen): the first
@@ -153,5 +154,35 @@ func TestForwardWebhooksRefusesAURLThatIsNotHTTP(t *testing.T) {
 		if _, err := NewClient("http://127.0.0.1:1", DefaultCredentials()).ForwardWebhooks(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "http://") {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+}
+
+// A stream that never says ready does not hold ForwardWebhooks: the handshake has the client's Timeout.
+func TestForwardWebhooksGivesUpOnAStreamThatIsNeverReady(t *testing.T) {
+	release := make(chan struct{})
+	emulator := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/_emulator/health" {
+			io.WriteString(w, `{"status":"ok","now":"2026-03-01T12:00:00.000Z","version":"`+Version+`"}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, ": keep-alive\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-req.Context().Done():
+		}
+	}))
+	defer emulator.Close()
+	defer close(release)
+	c := NewClient(emulator.URL, DefaultCredentials())
+	c.Timeout = 50 * time.Millisecond
+	f, err := c.ForwardWebhooks(context.Background(), "http://127.0.0.1:1/hooks")
+	if err == nil {
+		f.Stop()
+		t.Fatal("ForwardWebhooks answered without a ready event")
+	}
+	if !strings.Contains(err.Error(), "was not ready within 50ms") {
+		t.Errorf("the error: %v", err)
 	}
 }
