@@ -70,6 +70,35 @@ func (c *Client) Settle(ctx context.Context, timeout time.Duration) (SettleRepor
 	return report, nil
 }
 
+// DefaultSettleRounds is how many times SettleUntilIdle moves the clock on when maxRounds is 0.
+const DefaultSettleRounds = 20
+
+// SettleUntilIdle settles, and while deliveries wait for a later emulated time (a retry on its schedule), moves
+// the clock to the next due instant and settles again, at most maxRounds times (0: DefaultSettleRounds). The
+// final report; an error as Settle's. The same word in every kit (settleUntilIdle, settle_until_idle).
+func (c *Client) SettleUntilIdle(ctx context.Context, timeout time.Duration, maxRounds int) (SettleReport, error) {
+	if maxRounds <= 0 {
+		maxRounds = DefaultSettleRounds
+	}
+	report, err := c.Settle(ctx, timeout)
+	for round := 0; err == nil && round < maxRounds && report.Waiting.Deliveries > 0 && report.NextDueAt != nil; round++ {
+		now, nowErr := time.Parse(time.RFC3339Nano, report.Now)
+		due, dueErr := time.Parse(time.RFC3339Nano, *report.NextDueAt)
+		if nowErr != nil || dueErr != nil {
+			return report, fmt.Errorf("settle report with unreadable instants: now %q, nextDueAt %q", report.Now, *report.NextDueAt)
+		}
+		step := due.Sub(now).Milliseconds()
+		if step < 1 {
+			step = 1
+		}
+		if _, err = c.AdvanceClock(ctx, step); err != nil {
+			return report, err
+		}
+		report, err = c.Settle(ctx, timeout)
+	}
+	return report, err
+}
+
 // SaveSnapshot saves the sandbox's whole state under name (docs/control-plane.md#snapshots).
 func (c *Client) SaveSnapshot(ctx context.Context, name string) (Snapshot, error) {
 	var s Snapshot

@@ -167,6 +167,17 @@ func (sb *Sandbox) Settle() sandbox.SettleReport {
 	return report
 }
 
+// SettleUntilIdle is sandbox.Client.SettleUntilIdle (settle; while deliveries wait for a retry, move the clock
+// to it and settle again) with SettleTimeout, failing the test on an error.
+func (sb *Sandbox) SettleUntilIdle() sandbox.SettleReport {
+	sb.t.Helper()
+	report, err := sb.Client.SettleUntilIdle(context.Background(), SettleTimeout, 0)
+	if err != nil {
+		sb.t.Fatal(err)
+	}
+	return report
+}
+
 // Webhook is the first event the receiver kept for which match is true (sandbox.Of(id, status), say), or a
 // test failure. It does not wait: Settle first.
 func (sb *Sandbox) Webhook(match func(sandbox.Event) bool) sandbox.Event {

@@ -151,3 +151,25 @@ func TestUnderWebhookChaosTheReceiverKeepsExactlyTheRightEvents(t *testing.T) {
 		t.Errorf("the created event's delivery: %s %v", log.Data[0].Status, kinds)
 	}
 }
+
+// SettleUntilIdle: a badly signed first attempt is refused; settling until idle moves the clock to its retry
+// (and past the deposit's completion at 1 s), so both events arrive without the test knowing the schedule.
+func TestSettleUntilIdleRunsTheRetrySchedule(t *testing.T) {
+	t.Parallel()
+	sb := sandboxtest.NewWith(t, sandboxtest.Options{WebhookURL: true})
+	if _, err := sb.SetWebhookChaos(ctx, map[string]any{"seed": "go-kit-idle", "badSignature": map[string]any{"times": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	id := sb.Do("POST", "/v1/sandbox/accounts/acct_acme_usd/deposits",
+		sandbox.MockDepositRequest{DepositInstructionID: "di_acme_usd_ach", Amount: "41.00"}).Expect(202, nil).LocationID()
+
+	report := sb.SettleUntilIdle()
+	if report.Waiting.Deliveries != 0 || len(sb.Webhooks.Rejected()) != 1 {
+		t.Fatalf("waiting %+v, rejected %d", report.Waiting, len(sb.Webhooks.Rejected()))
+	}
+	for _, status := range []string{"PENDING", "COMPLETED"} {
+		if _, ok := sb.Webhooks.Find(sandbox.Of(id, status)); !ok {
+			t.Errorf("no %s event of %s: %s", status, id, sandboxtest.Summary(sb.Webhooks.Events()))
+		}
+	}
+}
