@@ -223,10 +223,10 @@ func (f *Forwarder) run(ctx context.Context, stream *sseReader) {
 	for {
 		again := f.serve(ctx, stream)
 		stream.close()
+		f.setConnected(false, "")
 		if !again || ctx.Err() != nil {
 			return
 		}
-		f.setConnected(false, "")
 		for {
 			timer := time.NewTimer(ForwardReconnectDelay)
 			select {
