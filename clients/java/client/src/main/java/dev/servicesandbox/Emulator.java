@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One emulator server: found at a URL, or started here with the CLI. It hands out sessions
@@ -38,6 +39,7 @@ public final class Emulator implements AutoCloseable {
   private static Emulator shared;
 
   private final String url;
+  private final AtomicBoolean versionChecked = new AtomicBoolean();
   private volatile Process process; // the server this object started, if any
 
   private Emulator(String url, Process process) {
@@ -45,7 +47,12 @@ public final class Emulator implements AutoCloseable {
     this.process = process;
   }
 
-  /** A server at this URL, not checked. */
+  /**
+   * A server at this URL; nothing is asked of it yet (its version is checked on the first call).
+   *
+   * @param url the server's URL, e.g. {@code http://127.0.0.1:4010}
+   * @return the server
+   */
   public static Emulator connect(String url) {
     return new Emulator(url, null);
   }
@@ -53,6 +60,8 @@ public final class Emulator implements AutoCloseable {
   /**
    * The server of this JVM, looked up once: the first caller waits for it, the others find it ready. At JVM exit the
    * run's sessions are ended by label ({@link #runLabel()}) and a server started here is stopped.
+   *
+   * @return the server
    */
   public static synchronized Emulator shared() {
     if (shared == null) {
@@ -71,7 +80,12 @@ public final class Emulator implements AutoCloseable {
     return shared;
   }
 
-  /** The server at {@code SANDBOX_URL} (default {@link #DEFAULT_URL}) when it answers, else a new one started with the CLI. */
+  /**
+   * The server at {@code SANDBOX_URL} (default {@link #DEFAULT_URL}) when it answers, else a new one started with the CLI.
+   *
+   * @return the server
+   * @throws SandboxException when none answers and none can be started
+   */
   public static Emulator findOrStart() {
     String configured = System.getenv("SANDBOX_URL");
     String url = configured == null || configured.isBlank() ? DEFAULT_URL : configured.replaceAll("/+$", "");
@@ -81,6 +95,8 @@ public final class Emulator implements AutoCloseable {
   /**
    * The label of every session this JVM creates by default (docs/sessions.md#labels): {@code SANDBOX_LABEL} (a CI
    * job id, say), else {@code java-} and 12 random characters.
+   *
+   * @return the label
    */
   public static String runLabel() {
     return RUN_LABEL;
@@ -96,6 +112,8 @@ public final class Emulator implements AutoCloseable {
    * command line), else {@code dist/service-sandbox.mjs} of the service-sandbox checkout the working directory is
    * in (its folders walked upwards), else {@code service-sandbox} on PATH. Never {@code npx}: outside the checkout
    * it would ask the npm registry for a package of that name (docs/recipes.md#how-sessions-isolate-tests).
+   *
+   * @return the command and its first arguments
    */
   public static List<String> cli() {
     String configured = System.getenv().getOrDefault("SANDBOX_CLI", "").trim();
@@ -109,16 +127,29 @@ public final class Emulator implements AutoCloseable {
     return List.of("service-sandbox");
   }
 
+  /**
+   * The server's URL.
+   *
+   * @return e.g. {@code http://127.0.0.1:4010}
+   */
   public String url() {
     return url;
   }
 
-  /** Whether this object started the server (and {@link #close()} stops it). */
+  /**
+   * Whether this object started the server (and {@link #close()} stops it).
+   *
+   * @return true for a server started here
+   */
   public boolean started() {
     return process != null;
   }
 
-  /** A new session with the defaults: the run's label, the fixtures, a clock frozen at {@link SessionOptions#START_CLOCK}. */
+  /**
+   * A new session with the defaults: the run's label, the fixtures, a clock frozen at {@link SessionOptions#START_CLOCK}.
+   *
+   * @return the session (close it: try-with-resources)
+   */
   public Session createSession() {
     return createSession(SessionOptions.defaults());
   }
@@ -127,6 +158,10 @@ public final class Emulator implements AutoCloseable {
    * {@code POST /_emulator/sessions} (docs/sessions.md). At the server's session limit (429) it asks again after the
    * answer's {@code Retry-After} for up to {@link #LIMIT_WAIT} (docs/sessions.md#limits), so a suite with more
    * threads than {@code --max-sessions} still runs.
+   *
+   * @param options what it starts from
+   * @return the session (close it: try-with-resources)
+   * @throws ApiException when the server refuses (401 without the admin token, 400 for bad options)
    */
   public Session createSession(SessionOptions options) {
     long deadline = System.nanoTime() + LIMIT_WAIT.toNanos();
@@ -141,21 +176,24 @@ public final class Emulator implements AutoCloseable {
         Http.sleep(Math.max(1, seconds) * 1000);
         continue;
       }
-      throw new IllegalStateException("POST " + url + "/_emulator/sessions answered " + res
-          + (res.status() == 401 ? " (the server has --admin-token: set SANDBOX_ADMIN_TOKEN)" : ""));
+      if (res.status() == 401) throw new ApiException(res, "the server has --admin-token: set SANDBOX_ADMIN_TOKEN");
+      throw new ApiException(res);
     }
   }
 
   /**
    * A session whose webhook endpoint is a new {@link WebhookReceiver} (given as its {@code webhookUrl}): the
    * emulator posts to it directly. For an emulator that can reach the tests; otherwise {@link Session#listen()}.
+   *
+   * @param options what it starts from (its webhookUrl is replaced)
+   * @return the session, its receiver at {@link Session#webhooks()}
    */
   public Session createSessionWithReceiver(SessionOptions options) {
     WebhookReceiver receiver = WebhookReceiver.start(null);
     try {
       Session session = createSession(options.webhookUrl(receiver.url()));
       receiver.expect(session.credentials().webhook());
-      session.attach(receiver, null);
+      session.attach(receiver);
       return session;
     } catch (RuntimeException | Error e) {
       receiver.close();
@@ -163,7 +201,12 @@ public final class Emulator implements AutoCloseable {
     }
   }
 
-  /** {@code DELETE /_emulator/sessions?label=}: ends every session with the label; the ids it ended. */
+  /**
+   * {@code DELETE /_emulator/sessions?label=}: ends every session with the label.
+   *
+   * @param label the label
+   * @return the ids it ended
+   */
   public List<String> endSessions(String label) {
     Response res = control("DELETE", "/sessions?label=" + URLEncoder.encode(label, StandardCharsets.UTF_8), null).ok();
     List<String> ended = new ArrayList<>();
@@ -171,24 +214,70 @@ public final class Emulator implements AutoCloseable {
     return ended;
   }
 
-  /** A control-plane call of the root sandbox, e.g. {@code control("GET", "/sessions", null)} (docs/control-plane.md). */
+  /**
+   * A control-plane call of the root sandbox, e.g. {@code control("GET", "/sessions", null)} (docs/control-plane.md).
+   * The admin token goes with it ({@code SANDBOX_ADMIN_TOKEN}); the first call checks the server's version.
+   *
+   * @param method the HTTP method
+   * @param path the path under {@code /_emulator}, query included
+   * @param body a record, Map, List, JSON text or byte[]; null for none
+   * @return the answer, whatever its status
+   */
   public Response control(String method, String path, Object body) {
+    checkVersion();
     Map<String, String> headers = new LinkedHashMap<>();
     Http.admin(headers);
     if (body != null) headers.put("Content-Type", body instanceof byte[] ? "application/octet-stream" : "application/json");
     return Http.send(method, URI.create(url + "/_emulator" + path), Http.bytes(body), headers);
   }
 
-  /** Uploads a snapshot file (an export of the root or of a session) to the root under {@code name} (docs/control-plane.md#snapshots). */
+  /**
+   * Uploads a snapshot file (an export of the root or of a session) to the root (docs/control-plane.md#snapshots).
+   *
+   * @param name the name to store it under (any characters: it is URL-encoded)
+   * @param file the file's bytes
+   * @return the answer
+   */
   public Response uploadSnapshot(String name, byte[] file) {
-    return control("PUT", "/snapshots/" + name, file).ok();
+    return control("PUT", "/snapshots/" + Session.encode(name), file).ok();
   }
 
-  /** Whether {@code GET /_emulator/health} answers 200. */
+  /**
+   * Forwards the root sandbox's webhooks to your app (docs/webhooks.md#listen), as {@link Session#forwardWebhooks}
+   * does for a session. It connects again by itself after a reset.
+   *
+   * @param appUrl the app's webhook endpoint
+   * @return the handle; close it to stop
+   * @throws SandboxException when the emulator refuses or does not answer
+   */
+  public WebhookForwarder forwardWebhooks(URI appUrl) {
+    checkVersion();
+    return new WebhookForwarder(url, appUrl, "the root sandbox at " + url);
+  }
+
+  /**
+   * The server's version ({@code GET /_emulator/health}).
+   *
+   * @return e.g. {@code 0.2.0}
+   */
+  public String serverVersion() {
+    return Http.send("GET", URI.create(url + "/_emulator/health"), null, Map.of()).ok().string("version");
+  }
+
+  private void checkVersion() {
+    if (versionChecked.compareAndSet(false, true)) VersionCheck.check(url);
+  }
+
+  /**
+   * Whether {@code GET /_emulator/health} answers 200.
+   *
+   * @param url the server's URL
+   * @return true when it answers
+   */
   public static boolean healthy(String url) {
     try {
       return Http.send("GET", URI.create(url + "/_emulator/health"), null, Map.of()).status() == 200;
-    } catch (RuntimeException e) {
+    } catch (SandboxException e) {
       return false;
     }
   }
@@ -210,7 +299,7 @@ public final class Emulator implements AutoCloseable {
       log.toFile().deleteOnExit();
       process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     } catch (IOException e) {
-      throw new IllegalStateException("nothing answers at " + triedUrl + "/_emulator/health and `" + shown + "` cannot start (set SANDBOX_CLI): " + e, e);
+      throw new SandboxException("nothing answers at " + triedUrl + "/_emulator/health and `" + shown + "` cannot start (set SANDBOX_CLI): " + e, e);
     }
     Emulator emulator = new Emulator("http://127.0.0.1:" + port, process);
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
@@ -223,7 +312,7 @@ public final class Emulator implements AutoCloseable {
         } catch (IOException e) {
           output = e.toString();
         }
-        throw new IllegalStateException("nothing answers at " + triedUrl + "/_emulator/health, and `" + shown + "` did not answer on "
+        throw new SandboxException("nothing answers at " + triedUrl + "/_emulator/health, and `" + shown + "` did not answer on "
             + emulator.url + "/_emulator/health:\n" + output);
       }
       Http.sleep(200);

@@ -5,6 +5,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 
@@ -16,7 +17,8 @@ final class Http {
       .connectTimeout(Duration.ofSeconds(5))
       .build();
 
-  static final Duration TIMEOUT = Duration.ofSeconds(60);
+  /** Longer than the longest settle the kit asks for, so a wait on the server ends before the client gives up. */
+  static final Duration TIMEOUT = Duration.ofSeconds(90);
 
   private Http() {}
 
@@ -29,17 +31,24 @@ final class Http {
       HttpResponse<byte[]> res = CLIENT.send(req.build(), HttpResponse.BodyHandlers.ofByteArray());
       return new Response(res.statusCode(), res.body(), res.headers());
     } catch (IOException e) {
-      throw new java.io.UncheckedIOException(method + " " + uri + ": " + e, e);
+      throw new SandboxException(method + " " + uri + ": " + e, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
+      throw new SandboxException(method + " " + uri + ": interrupted", e);
     }
   }
 
-  /** With --admin-token the control plane wants the token (docs/control-plane.md#every-route); SANDBOX_ADMIN_TOKEN carries it. */
+  /**
+   * With --admin-token the control plane wants the token (docs/control-plane.md#every-route): {@code SANDBOX_ADMIN_TOKEN}
+   * carries it, sent as {@code Authorization: Bearer} by every control-plane call, forwarding included.
+   */
   static void admin(Map<String, String> headers) {
-    String token = System.getenv("SANDBOX_ADMIN_TOKEN");
-    if (token != null && !token.isEmpty()) headers.put("X-Admin-Token", token);
+    admin(headers, System.getenv("SANDBOX_ADMIN_TOKEN"));
+  }
+
+  /** The control-plane header of an admin token (clients/signing-vectors.json's controlPlane case); none without one. */
+  static void admin(Map<String, String> headers, String token) {
+    if (token != null && !token.isEmpty()) headers.put("Authorization", "Bearer " + token);
   }
 
   /** The body bytes of a request: a String as it is (raw JSON), byte[] as they are, anything else through Json.write. */
@@ -47,7 +56,7 @@ final class Http {
     if (body == null) return null;
     if (body instanceof byte[] raw) return raw;
     String text = body instanceof String s ? s : Json.write(body);
-    return text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    return text.getBytes(StandardCharsets.UTF_8);
   }
 
   static void sleep(long ms) {
@@ -55,7 +64,7 @@ final class Http {
       Thread.sleep(ms);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
+      throw new SandboxException("interrupted", e);
     }
   }
 }

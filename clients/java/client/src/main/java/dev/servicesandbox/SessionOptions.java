@@ -19,36 +19,80 @@ public record SessionOptions(String label, String seed, String snapshot, String 
   /** Every session starts frozen at this instant unless told otherwise, so dates do not depend on the day. */
   public static final String START_CLOCK = "2026-03-01T12:00:00.000Z";
 
+  /**
+   * The defaults: the run's label, the server's fixtures, the clock frozen at {@link #START_CLOCK}.
+   *
+   * @return the options
+   */
   public static SessionOptions defaults() {
     return new SessionOptions(Emulator.runLabel(), null, null, START_CLOCK, null, null);
   }
 
+  /**
+   * Another label.
+   *
+   * @param value the label
+   * @return the changed options
+   */
   public SessionOptions label(String value) {
     return new SessionOptions(value, seed, snapshot, clock, webhookUrl, fixtures);
   }
 
+  /**
+   * Ids drawn from this seed (reproducible ids).
+   *
+   * @param value the seed
+   * @return the changed options
+   */
   public SessionOptions seed(String value) {
     return new SessionOptions(label, value, snapshot, clock, webhookUrl, fixtures);
   }
 
-  /** Start from a root snapshot; the clock is the snapshot's. */
+  /**
+   * Start from a root snapshot; the clock is the snapshot's.
+   *
+   * @param name the snapshot's name
+   * @return the changed options
+   */
   public SessionOptions snapshot(String name) {
     return new SessionOptions(label, seed, name, null, webhookUrl, fixtures);
   }
 
+  /**
+   * Another clock: an ISO instant to start frozen at, or {@code realtime}.
+   *
+   * @param value the clock
+   * @return the changed options
+   */
   public SessionOptions clock(String value) {
     return new SessionOptions(label, seed, snapshot, value, webhookUrl, fixtures);
   }
 
+  /**
+   * A webhook endpoint the emulator posts to directly.
+   *
+   * @param value the URL
+   * @return the changed options
+   */
   public SessionOptions webhookUrl(String value) {
     return new SessionOptions(label, seed, snapshot, clock, value, fixtures);
   }
 
+  /**
+   * A fixtures document of the session's own.
+   *
+   * @param value a Map, or JSON text
+   * @return the changed options
+   */
   public SessionOptions fixtures(Object value) {
     return new SessionOptions(label, seed, snapshot, clock, webhookUrl, value);
   }
 
-  /** The body of {@code POST /_emulator/sessions}. */
+  /**
+   * The body of {@code POST /_emulator/sessions}.
+   *
+   * @return JSON text
+   */
   public String toJson() {
     Map<String, Object> body = new LinkedHashMap<>();
     if (clock != null) body.put("clock", clock);

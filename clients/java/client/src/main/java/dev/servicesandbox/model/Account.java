@@ -3,6 +3,17 @@ package dev.servicesandbox.model;
 
 import java.util.Map;
 
+/**
+ * The `Account` object of the API.
+ * @param id the `id` property
+ * @param createdAt the `createdAt` property
+ * @param updatedAt the `updatedAt` property
+ * @param status the `status` property
+ * @param statusReason the `statusReason` property
+ * @param currency the `currency` property
+ * @param depositReconciliationId the `depositReconciliationId` property
+ * @param displayName the `displayName` property
+ */
 public record Account(
     String id,
     String createdAt,
@@ -12,7 +23,12 @@ public record Account(
     String currency,
     String depositReconciliationId,
     String displayName) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static Account from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);

@@ -4,6 +4,19 @@ package dev.servicesandbox.model;
 import java.util.List;
 import java.util.Map;
 
+/**
+ * The `AccountDetail` object of the API.
+ * @param id the `id` property
+ * @param createdAt the `createdAt` property
+ * @param updatedAt the `updatedAt` property
+ * @param status the `status` property
+ * @param statusReason the `statusReason` property
+ * @param currency the `currency` property
+ * @param depositReconciliationId the `depositReconciliationId` property
+ * @param displayName the `displayName` property
+ * @param depositInstructions the `depositInstructions` property
+ * @param balances the `balances` property
+ */
 public record AccountDetail(
     String id,
     String createdAt,
@@ -15,7 +28,12 @@ public record AccountDetail(
     String displayName,
     List<DepositInstruction> depositInstructions,
     Balances balances) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static AccountDetail from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);
@@ -33,13 +51,19 @@ public record AccountDetail(
   }
 
   /**
+   * The `Balances` object of the API.
    * @param current Entries of COMPLETED transactions
    * @param available Every posted entry: in-flight debits are held
    */
   public record Balances(
       String current,
       String available) {
-    /** Reads the JSON value (a Map from Json.parse); null gives null. */
+    /**
+     * Reads the JSON value.
+     *
+     * @param json a Map from Json.parse, or null
+     * @return the record; null for null
+     */
     public static Balances from(Object json) {
       if (json == null) return null;
       Map<String, Object> m = Models.map(json);

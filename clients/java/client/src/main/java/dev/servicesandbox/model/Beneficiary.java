@@ -6,10 +6,22 @@ import java.util.Map;
 
 /**
  * Interface 2.12; a BUSINESS beneficiary adds businessName and registrationNumber
+ * @param id the `id` property
+ * @param counterpartyId the `counterpartyId` property
+ * @param createdAt the `createdAt` property
+ * @param updatedAt the `updatedAt` property
  * @param type One of PERSON, BUSINESS (a string: values may be added).
+ * @param firstName the `firstName` property
+ * @param lastName the `lastName` property
+ * @param dateOfBirth the `dateOfBirth` property
+ * @param displayName the `displayName` property
+ * @param email the `email` property
+ * @param phoneNumber the `phoneNumber` property
+ * @param address the `address` property
  * @param relationshipToUser One of SELF, THIRD_PARTY (a string: values may be added).
  * @param businessName BUSINESS beneficiaries only
  * @param registrationNumber BUSINESS beneficiaries only
+ * @param instruments the `instruments` property
  */
 public record Beneficiary(
     String id,
@@ -28,7 +40,12 @@ public record Beneficiary(
     String businessName,
     String registrationNumber,
     List<Map<String, Object>> instruments) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static Beneficiary from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);

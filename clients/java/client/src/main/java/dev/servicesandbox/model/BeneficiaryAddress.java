@@ -3,6 +3,15 @@ package dev.servicesandbox.model;
 
 import java.util.Map;
 
+/**
+ * The `BeneficiaryAddress` object of the API.
+ * @param line1 the `line1` property
+ * @param line2 the `line2` property
+ * @param city the `city` property
+ * @param region the `region` property
+ * @param postalCode the `postalCode` property
+ * @param country the `country` property
+ */
 public record BeneficiaryAddress(
     String line1,
     String line2,
@@ -10,7 +19,12 @@ public record BeneficiaryAddress(
     String region,
     String postalCode,
     String country) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static BeneficiaryAddress from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);

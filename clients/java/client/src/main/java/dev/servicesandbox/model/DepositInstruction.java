@@ -5,7 +5,15 @@ import java.util.List;
 import java.util.Map;
 
 /**
+ * The `DepositInstruction` object of the API.
+ * @param id the `id` property
+ * @param createdAt the `createdAt` property
+ * @param updatedAt the `updatedAt` property
  * @param status One of PENDING, ACTIVE (a string: values may be added).
+ * @param rail the `rail` property
+ * @param supportedCurrencies the `supportedCurrencies` property
+ * @param fields the `fields` property
+ * @param disclosures the `disclosures` property
  */
 public record DepositInstruction(
     String id,
@@ -16,7 +24,12 @@ public record DepositInstruction(
     List<String> supportedCurrencies,
     List<FieldsItem> fields,
     List<DisclosuresItem> disclosures) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static DepositInstruction from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);
@@ -31,10 +44,20 @@ public record DepositInstruction(
         Models.list(m.get("disclosures"), x -> DisclosuresItem.from(x)));
   }
 
+  /**
+   * The `Rail` object of the API.
+   * @param type the `type` property
+   * @param label the `label` property
+   */
   public record Rail(
       String type,
       String label) {
-    /** Reads the JSON value (a Map from Json.parse); null gives null. */
+    /**
+     * Reads the JSON value.
+     *
+     * @param json a Map from Json.parse, or null
+     * @return the record; null for null
+     */
     public static Rail from(Object json) {
       if (json == null) return null;
       Map<String, Object> m = Models.map(json);
@@ -44,12 +67,24 @@ public record DepositInstruction(
     }
   }
 
+  /**
+   * The `FieldsItem` object of the API.
+   * @param key the `key` property
+   * @param label the `label` property
+   * @param value the `value` property
+   * @param copyable the `copyable` property
+   */
   public record FieldsItem(
       String key,
       String label,
       String value,
       Boolean copyable) {
-    /** Reads the JSON value (a Map from Json.parse); null gives null. */
+    /**
+     * Reads the JSON value.
+     *
+     * @param json a Map from Json.parse, or null
+     * @return the record; null for null
+     */
     public static FieldsItem from(Object json) {
       if (json == null) return null;
       Map<String, Object> m = Models.map(json);
@@ -61,10 +96,20 @@ public record DepositInstruction(
     }
   }
 
+  /**
+   * The `DisclosuresItem` object of the API.
+   * @param kind the `kind` property
+   * @param text the `text` property
+   */
   public record DisclosuresItem(
       String kind,
       String text) {
-    /** Reads the JSON value (a Map from Json.parse); null gives null. */
+    /**
+     * Reads the JSON value.
+     *
+     * @param json a Map from Json.parse, or null
+     * @return the record; null for null
+     */
     public static DisclosuresItem from(Object json) {
       if (json == null) return null;
       Map<String, Object> m = Models.map(json);

@@ -4,9 +4,14 @@ package dev.servicesandbox.model;
 import java.util.Map;
 
 /**
+ * The `Enrollment` object of the API.
+ * @param id the `id` property
+ * @param createdAt the `createdAt` property
+ * @param updatedAt the `updatedAt` property
  * @param status One of INACTIVE, ACTIVE (a string: values may be added).
  * @param reason One of REVOKED, ACTIVATION_REJECTED (a string: values may be added).
  * @param reasonDetail Human-readable detail of the reason; null when there is no reason
+ * @param informationRequest the `informationRequest` property
  */
 public record Enrollment(
     String id,
@@ -16,7 +21,12 @@ public record Enrollment(
     String reason,
     String reasonDetail,
     EnrollmentInformationRequestSummary informationRequest) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static Enrollment from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);

@@ -4,6 +4,8 @@ package dev.servicesandbox.model;
 import java.util.Map;
 
 /**
+ * The `EnrollmentInformationRequestSummary` object of the API.
+ * @param id the `id` property
  * @param status One of DRAFT, PROCESSING_SUBMISSION, PENDING_REVIEW, COMPLETED, CANCELED (a string: values may be added).
  * @param validationStatus One of MISSING, VALID, INVALID (a string: values may be added).
  * @param decision One of PENDING, APPROVED, REJECTED (a string: values may be added).
@@ -13,7 +15,12 @@ public record EnrollmentInformationRequestSummary(
     String status,
     String validationStatus,
     String decision) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static EnrollmentInformationRequestSummary from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);

@@ -3,12 +3,24 @@ package dev.servicesandbox.model;
 
 import java.util.Map;
 
+/**
+ * The `Fee` object of the API.
+ * @param type the `type` property
+ * @param label the `label` property
+ * @param amount the `amount` property
+ * @param currency the `currency` property
+ */
 public record Fee(
     String type,
     String label,
     String amount,
     String currency) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static Fee from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);

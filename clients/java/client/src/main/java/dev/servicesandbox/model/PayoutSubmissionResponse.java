@@ -5,6 +5,8 @@ import java.util.Map;
 
 /**
  * Interface 2.15
+ * @param messageId the `messageId` property
+ * @param transactionId the `transactionId` property
  * @param status One of RECEIVED (a string: values may be added).
  * @param receivedAt RFC 3339
  */
@@ -13,7 +15,12 @@ public record PayoutSubmissionResponse(
     String transactionId,
     String status,
     String receivedAt) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static PayoutSubmissionResponse from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);

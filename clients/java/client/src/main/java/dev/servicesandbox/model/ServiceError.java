@@ -6,13 +6,20 @@ import java.util.Map;
 
 /**
  * Error body of interface 7.1
+ * @param message the `message` property
  * @param errorCode One of the listed codes, or a code added later (clients must accept any string) One of UNAUTHORIZED, FORBIDDEN, NOT_FOUND, INVALID_REQUEST, INTERNAL_ERROR, INFORMATION_REQUEST_NOT_EDITABLE, INVALID_USER_TYPE, SINGLE_USER_KEY_NOT_ALLOWED, USER_ID_HEADER_REQUIRED, USER_ID_HEADER_NOT_ALLOWED, PDF_PAGE_LIMIT_EXCEEDED, PDF_PASSWORD_PROTECTED, PDF_UNREADABLE (a string: values may be added).
+ * @param validationErrors the `validationErrors` property
  */
 public record ServiceError(
     String message,
     String errorCode,
     List<ValidationError> validationErrors) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static ServiceError from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);

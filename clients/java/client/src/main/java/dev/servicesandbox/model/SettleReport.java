@@ -5,10 +5,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
+ * The `SettleReport` object of the API.
  * @param settled true: every job due by now has run and every delivery that may be attempted now was attempted and answered
  * @param now The emulated time (settle never moves the clock)
  * @param waitedMs Real milliseconds spent
  * @param jobsRun Jobs run by this call
+ * @param waiting the `waiting` property
  * @param nextDueAt When the next job is due on the emulated clock (advance the clock to it to go on); null: nothing is scheduled
  */
 public record SettleReport(
@@ -18,7 +20,12 @@ public record SettleReport(
     Long jobsRun,
     Waiting waiting,
     String nextDueAt) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static SettleReport from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);
@@ -32,6 +39,7 @@ public record SettleReport(
   }
 
   /**
+   * The `Waiting` object of the API.
    * @param jobs Jobs due later than now (a retry, a rail step, a review)
    * @param deliveries Deliveries still PENDING or RETRYING
    * @param items Those deliveries, oldest event first (at most 50)
@@ -40,7 +48,12 @@ public record SettleReport(
       Long jobs,
       Long deliveries,
       List<ItemsItem> items) {
-    /** Reads the JSON value (a Map from Json.parse); null gives null. */
+    /**
+     * Reads the JSON value.
+     *
+     * @param json a Map from Json.parse, or null
+     * @return the record; null for null
+     */
     public static Waiting from(Object json) {
       if (json == null) return null;
       Map<String, Object> m = Models.map(json);
@@ -51,6 +64,11 @@ public record SettleReport(
     }
 
     /**
+     * The `ItemsItem` object of the API.
+     * @param id the `id` property
+     * @param eventId the `eventId` property
+     * @param eventType the `eventType` property
+     * @param transactionId the `transactionId` property
      * @param status One of PENDING, RETRYING (a string: values may be added).
      * @param attempts Scheduled attempts made so far
      * @param nextAttemptAt RETRYING: the emulated time of its next attempt
@@ -67,7 +85,12 @@ public record SettleReport(
         String nextAttemptAt,
         String behind,
         Boolean onTheWire) {
-      /** Reads the JSON value (a Map from Json.parse); null gives null. */
+      /**
+       * Reads the JSON value.
+       *
+       * @param json a Map from Json.parse, or null
+       * @return the record; null for null
+       */
       public static ItemsItem from(Object json) {
         if (json == null) return null;
         Map<String, Object> m = Models.map(json);

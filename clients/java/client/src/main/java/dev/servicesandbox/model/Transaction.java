@@ -5,13 +5,39 @@ import java.util.List;
 import java.util.Map;
 
 /**
+ * The `Transaction` object of the API.
+ * @param id the `id` property
  * @param type One of TRANSFER, DEPOSIT, WITHDRAWAL, REFUND, PARTIAL_REFUND (a string: values may be added).
  * @param status One of PENDING, PROCESSING, COMPLETED, FAILED (a string: values may be added).
+ * @param referenceNumber the `referenceNumber` property
+ * @param createdAt the `createdAt` property
+ * @param updatedAt the `updatedAt` property
  * @param completedAt Set when the transaction reaches COMPLETED; absent while in flight
+ * @param statusReason the `statusReason` property
  * @param statusCode Machine-readable status code, e.g. INSUFFICIENT_FUNDS, RAIL_REJECTED
  * @param category One of AUTOSWEEP, CASH_IN, P2P, MERCHANT, MANUAL, AUTOPAY, DIRECT_DEBIT, INTERNAL_SWEEP, REWARD, YIELD_FUNDING, YIELD_PAYOUT (a string: values may be added).
+ * @param externalId the `externalId` property
+ * @param depositReconciliationId the `depositReconciliationId` property
+ * @param relatedTransactionId the `relatedTransactionId` property
+ * @param debitAmount the `debitAmount` property
  * @param netDebitAmount Absent when no net figure is stored (absent is not zero)
+ * @param debitCurrency the `debitCurrency` property
+ * @param debitParty the `debitParty` property
  * @param debitRail Never null (docs/decisions.md#debit-rail): the rail of the debit leg; &#60;COUNTRY&#62;.&#60;CURRENCY&#62;.INTERNAL for a debit on the platform's own books
+ * @param debitMemo the `debitMemo` property
+ * @param debitReference the `debitReference` property
+ * @param debitEntryDescriptor the `debitEntryDescriptor` property
+ * @param debitInstrument the `debitInstrument` property
+ * @param creditAmount the `creditAmount` property
+ * @param creditCurrency the `creditCurrency` property
+ * @param creditParty the `creditParty` property
+ * @param creditRail the `creditRail` property
+ * @param creditInstrument the `creditInstrument` property
+ * @param fees the `fees` property
+ * @param exchangeRate the `exchangeRate` property
+ * @param baseExchangeRate the `baseExchangeRate` property
+ * @param fxSpread the `fxSpread` property
+ * @param tags the `tags` property
  * @param purpose One of PAYMENT_FOR_SERVICES, PAYMENT_FOR_SOFTWARE, PAYMENT_FOR_IMPORTED_GOODS, TRAVEL_SERVICES, VENDOR_CONTRACTOR_PAYOUTS, TRANSFER_TO_OWN_ACCOUNT, INVESTMENT_IN_SHARES, PURCHASE_OF_PROPERTY, REPAYMENT_OF_LOANS, SALARY, PAYMENT_OF_PROPERTY_RENTAL, INFORMATION_SERVICE_CHARGES, ADVERTISING_AND_PUBLIC_RELATIONS_EXPENSES, ROYALTY_TRADEMARK_PATENT_AND_COPYRIGHT_FEES, BROKER_FRONTEND_GUARANTEE_AND_CUSTODIAN_FEES, ADVISOR_TECHNICAL_AND_ACADEMIC_FEES, REPRESENTATIVE_OFFICE_EXPENSES, TAX_PAYMENT, TRANSPORTATION_FEES_FOR_GOODS, CONSTRUCTION_COSTS, INSURANCE_PREMIUM, GENERAL_GOODS_TRADES_OFFLINE, INSURANCE_CLAIMS_PAYMENT, FAMILY_MAINTENANCE, EDUCATION_RELATED_EXPENSES, MEDICAL_TREATMENT, DONATIONS, MUTUAL_FUND_INVESTMENT, CURRENCY_EXCHANGE, USER_WITHDRAWAL, ADVANCE_PAYMENTS_FOR_GOODS, VENDOR_CONTRACTOR_PAYOUTS_SOFTWARE_DEVELOPMENT, MERCHANT_SETTLEMENT, REPATRIATION_FUND_SETTLEMENT, PERSONAL_REMITTANCE, RETURN_OF_FUNDS (a string: values may be added).
  */
 public record Transaction(
@@ -48,7 +74,12 @@ public record Transaction(
     String fxSpread,
     List<Object> tags,
     String purpose) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static Transaction from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);

@@ -6,12 +6,22 @@ import java.util.Map;
 
 /**
  * Interface 2.3 plus expiresAt
+ * @param id the `id` property
  * @param type One of TRANSFER, DEPOSIT, WITHDRAWAL, REFUND, PARTIAL_REFUND (a string: values may be added).
+ * @param createdAt the `createdAt` property
+ * @param updatedAt the `updatedAt` property
  * @param status One of CREATED, EXPIRED, CANCELED, COMMITTED, FAILED (a string: values may be added).
  * @param debitAmount Total debit in the debit currency: the credit amount converted, plus fees
+ * @param creditAmount the `creditAmount` property
+ * @param debitCurrency the `debitCurrency` property
+ * @param creditCurrency the `creditCurrency` property
+ * @param debitInstrument the `debitInstrument` property
  * @param creditInstrument Where the money goes; never null. A refund: the instrument the deposit came from, or one made from its payer (docs/money-out.md#refunds)
+ * @param fees the `fees` property
  * @param exchangeRate Credit currency units per debit currency unit: mid x (1 - spread); "1" without conversion
+ * @param statusReason the `statusReason` property
  * @param relatedTransactionId Present once committed: the transaction created
+ * @param debitMemo the `debitMemo` property
  * @param purpose One of PAYMENT_FOR_SERVICES, PAYMENT_FOR_SOFTWARE, PAYMENT_FOR_IMPORTED_GOODS, TRAVEL_SERVICES, VENDOR_CONTRACTOR_PAYOUTS, TRANSFER_TO_OWN_ACCOUNT, INVESTMENT_IN_SHARES, PURCHASE_OF_PROPERTY, REPAYMENT_OF_LOANS, SALARY, PAYMENT_OF_PROPERTY_RENTAL, INFORMATION_SERVICE_CHARGES, ADVERTISING_AND_PUBLIC_RELATIONS_EXPENSES, ROYALTY_TRADEMARK_PATENT_AND_COPYRIGHT_FEES, BROKER_FRONTEND_GUARANTEE_AND_CUSTODIAN_FEES, ADVISOR_TECHNICAL_AND_ACADEMIC_FEES, REPRESENTATIVE_OFFICE_EXPENSES, TAX_PAYMENT, TRANSPORTATION_FEES_FOR_GOODS, CONSTRUCTION_COSTS, INSURANCE_PREMIUM, GENERAL_GOODS_TRADES_OFFLINE, INSURANCE_CLAIMS_PAYMENT, FAMILY_MAINTENANCE, EDUCATION_RELATED_EXPENSES, MEDICAL_TREATMENT, DONATIONS, MUTUAL_FUND_INVESTMENT, CURRENCY_EXCHANGE, USER_WITHDRAWAL, ADVANCE_PAYMENTS_FOR_GOODS, VENDOR_CONTRACTOR_PAYOUTS_SOFTWARE_DEVELOPMENT, MERCHANT_SETTLEMENT, REPATRIATION_FUND_SETTLEMENT, PERSONAL_REMITTANCE, RETURN_OF_FUNDS (a string: values may be added).
  * @param creditRail One of WIRE, ACH, RTP, SEPA, SEPA_INSTANT, SWIFT, EXTERNAL_WALLET, ETHEREUM, BASE, POLYGON (a string: values may be added).
  * @param expiresAt 15 minutes of emulated time after creation
@@ -36,7 +46,12 @@ public record TransactionIntent(
     String purpose,
     String creditRail,
     String expiresAt) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static TransactionIntent from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);

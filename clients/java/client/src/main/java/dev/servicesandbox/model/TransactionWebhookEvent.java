@@ -5,11 +5,18 @@ import java.util.Map;
 
 /**
  * Body of the transaction webhook (interface 6.1).
+ * @param transaction the `transaction` property
+ * @param metadata the `metadata` property
  */
 public record TransactionWebhookEvent(
     WebhookTransaction transaction,
     WebhookMetadata metadata) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static TransactionWebhookEvent from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);

@@ -4,8 +4,16 @@ package dev.servicesandbox.model;
 import java.util.Map;
 
 /**
+ * The `User` object of the API.
+ * @param userId the `userId` property
+ * @param externalId the `externalId` property
  * @param type One of PERSON, BUSINESS (a string: values may be added).
+ * @param name the `name` property
+ * @param email the `email` property
  * @param enrollmentStatus One of ACTIVE, INACTIVE (a string: values may be added).
+ * @param enrollmentStatusReason the `enrollmentStatusReason` property
+ * @param createdAt the `createdAt` property
+ * @param updatedAt the `updatedAt` property
  */
 public record User(
     String userId,
@@ -17,7 +25,12 @@ public record User(
     String enrollmentStatusReason,
     String createdAt,
     String updatedAt) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static User from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);

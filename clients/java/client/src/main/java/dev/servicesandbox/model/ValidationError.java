@@ -4,13 +4,21 @@ package dev.servicesandbox.model;
 import java.util.Map;
 
 /**
+ * The `ValidationError` object of the API.
  * @param type One of InvalidFormat, InvalidValue, MissingPathParameter, MissingQueryParameter, MissingRequestBody, MissingValue, NotFound, UnexpectedVerificationError, Unknown, UnprocessableValue (a string: values may be added).
+ * @param fieldRef the `fieldRef` property
+ * @param message the `message` property
  */
 public record ValidationError(
     String type,
     String fieldRef,
     String message) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static ValidationError from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);

@@ -7,6 +7,7 @@ import java.util.Map;
  * Identifies the event, its programme and user.
  * @param eventId Stable across retries and replays: deduplicate on it
  * @param eventType One of transaction_created, transaction_status_updated (a string: values may be added).
+ * @param programId the `programId` property
  * @param userId The user whose transaction it is (omitted for none)
  * @param occurredAt Emulated time of the event
  */
@@ -16,7 +17,12 @@ public record WebhookMetadata(
     String programId,
     String userId,
     String occurredAt) {
-  /** Reads the JSON value (a Map from Json.parse); null gives null. */
+  /**
+   * Reads the JSON value.
+   *
+   * @param json a Map from Json.parse, or null
+   * @return the record; null for null
+   */
   public static WebhookMetadata from(Object json) {
     if (json == null) return null;
     Map<String, Object> m = Models.map(json);
