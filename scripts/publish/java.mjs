@@ -1,4 +1,4 @@
-// The Java kit installed by its Maven coordinates from a stand-in repository (docs/clients.md#java-install):
+// The Java kit installed by its Maven coordinates from a stand-in repository (docs/clients.md#java-coordinates):
 //   node scripts/publish/java.mjs [--server URL] [--javac] [--keep]
 // 1. builds the kit's two jars with clients/java/build.sh (javac), and their sources jars;
 // 2. publishes them, with their poms (and the parent pom), into a Maven-layout file repository in a temporary folder:

@@ -4,7 +4,7 @@ import { plainNode } from '../helpers/node-child.js';
 import { runSuite } from '../helpers/suite-process.js';
 import { ensureBuilt, PROJECT_ROOT, startServerProcess } from '../helpers/server-process.js';
 
-// The Java kit installed by its Maven coordinates (docs/clients.md#java-install): scripts/publish/java.mjs publishes
+// The Java kit installed by its Maven coordinates (docs/clients.md#java-coordinates): scripts/publish/java.mjs publishes
 // dev.servicesandbox:service-sandbox-client and service-sandbox-junit5 into a Maven-layout file repository, makes a
 // scratch project outside the checkout that depends on them, resolves them from that repository (mvn -o, or javac
 // reading the jars by their repository paths) and runs its first test against one built server. Exit 77 (no JDK or

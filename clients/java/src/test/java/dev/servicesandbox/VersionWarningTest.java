@@ -17,7 +17,7 @@ import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 
 /**
- * The version warning (docs/clients.md#versions): one WARNING on the {@code dev.servicesandbox} logger per server
+ * The version warning (docs/clients.md#java-version-and-defaults): one WARNING on the {@code dev.servicesandbox} logger per server
  * URL whose {@code /_emulator/health} answers another version than {@link Sandbox#VERSION}; none when they match.
  * The servers here are real HTTP listeners answering as the emulator would, with a version of the test's choosing.
  */

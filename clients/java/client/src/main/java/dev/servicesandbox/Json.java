@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A JSON reader and writer (RFC 8259) of the JDK alone, so the kit has no dependency (docs/clients.md#json):
+ * A JSON reader and writer (RFC 8259) of the JDK alone, so the kit has no dependency (docs/decisions.md#java-json):
  * objects become {@code Map<String, Object>} (document order kept; a repeated key: the last wins), arrays
  * {@code List<Object>}, numbers {@code BigDecimal} (exact: amounts are decimals), plus String, Boolean and null.
  * {@link #parse} accepts exactly RFC 8259's grammar (no comments, no trailing commas, no leading zeros, no raw

@@ -6,7 +6,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The kit's version against the server's (docs/clients.md#versions): the first time the kit talks to a server URL
+ * The kit's version against the server's (docs/clients.md#java-version-and-defaults): the first time the kit talks to a server URL
  * it reads {@code GET /_emulator/health}'s {@code version}, and when it is not {@link Sandbox#VERSION} logs one
  * WARNING on the {@code dev.servicesandbox} System.Logger, once per server URL for the whole process.
  */
@@ -34,7 +34,7 @@ final class VersionCheck {
     }
     if (version != null && !version.equals(Sandbox.VERSION)) {
       LOG.log(System.Logger.Level.WARNING, "service-sandbox at {0} is version {1}, this Java kit is {2}: "
-          + "use the same version for both (docs/clients.md#versions)", url, version, Sandbox.VERSION);
+          + "use the same version for both (docs/clients.md#java-version-and-defaults)", url, version, Sandbox.VERSION);
     }
     return version;
   }
