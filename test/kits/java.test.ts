@@ -108,3 +108,28 @@ t.test('the suite passes, concurrently, against one server', async (t) => {
   const snapshots = (await (await fetch(`${server.url}/_emulator/snapshots`)).json()) as { data?: Array<{ name: string }> };
   t.same((snapshots.data ?? []).map((snapshot) => snapshot.name), [], 'and removed the snapshot it uploaded to the root');
 });
+
+t.test('forwarding keeps the admin token: the forwarding tests pass against a server with --admin-token', async (t) => {
+  await ensureBuilt();
+  const token = `java-admin-${process.pid}`;
+  const server = await startServerProcess({ db: ':memory:', extraArgs: ['--admin-token', token] });
+  t.teardown(() => server.stop());
+  const buildDir = mkdtempSync(path.join(os.tmpdir(), 'java-kit-admin-'));
+  t.teardown(() => rmSync(buildDir, { recursive: true, force: true }));
+
+  const { code, output } = await runSuite('bash', [path.join(KIT, 'build.sh'), 'test', '--select-class', 'dev.servicesandbox.scenarios.ForwardingTest'], {
+    cwd: KIT,
+    env: { ...process.env, SANDBOX_URL: server.url, SANDBOX_ADMIN_TOKEN: token, BUILD_DIR: buildDir, SANDBOX_LABEL: `java-kit-admin-${process.pid}` },
+    timeoutMs: SUITE_TIMEOUT_MS,
+  });
+  if (code === TOOLCHAIN_MISSING) {
+    const reason = `java kit: toolchain missing: ${output.trim().split('\n').pop()}`;
+    if (REQUIRED) t.fail(`${reason} (REQUIRE_RECIPES=1)`, { output });
+    else t.pass('clients/java/build.sh test (admin token)', { skip: reason });
+    return;
+  }
+  t.equal(code, 0, 'the stream and every result carried the token (a result refused 401 would leave a delivery undelivered)', { output });
+  t.match(output, /\[\s*4 tests successful\s*\]/, 'all four forwarding tests ran');
+  const refused = await fetch(`${server.url}/_emulator/sessions`);
+  t.equal(refused.status, 401, 'the control plane refuses a call without the token');
+});

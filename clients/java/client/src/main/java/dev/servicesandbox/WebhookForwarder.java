@@ -137,7 +137,8 @@ public final class WebhookForwarder implements AutoCloseable {
       } catch (Stop stop) {
         if (!closed) {
           stopReason = stop.getMessage();
-          LOG.log(System.Logger.Level.INFO, stopReason);
+          // a refusal of the first connection is the constructor's exception; a stop after it, this one line
+          if (listenerId != null) LOG.log(System.Logger.Level.INFO, stopReason);
         }
         break;
       } catch (IOException | RuntimeException e) {
