@@ -8,8 +8,8 @@
 #   clients/java/build.sh test [ARGS]  the jars, then the suite (src/test: unit tests and scenarios) against SANDBOX_URL,
 #                                      or a server it starts with SANDBOX_CLI / the checkout's dist/service-sandbox.mjs;
 #                                      ARGS go to the JUnit console launcher (e.g. --select-class dev.servicesandbox.scenarios.PayoutTest)
-#   clients/java/build.sh javadoc      the jars, then the API docs of both (build/javadoc) with every doclint check:
-#                                      exits 1 on any error or warning
+#   clients/java/build.sh javadoc      the API docs of both artifacts (build/javadoc) with every doclint check, from
+#                                      the sources alone (no jar built): exits 1 on any error or warning
 # `mvn -o package` builds the same jars where Maven's plugins are in the local repository (docs/clients.md#java).
 # Exit codes: 0 built (and passed), 1 failed, 77 toolchain missing (test/kits/java.test.ts then skips).
 set -eu
@@ -36,6 +36,20 @@ fi
 FAST="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto"
 JFAST=$(for f in $FAST; do printf ' -J%s' "$f"; done)
 mkdir -p "$BUILD_DIR"
+if [ "${1-}" = javadoc ]; then
+  rm -rf "$BUILD_DIR/javadoc"
+  status=0
+  # shellcheck disable=SC2086
+  javadoc $JFAST -quiet -Xdoclint:all --release 17 -d "$BUILD_DIR/javadoc" -cp "$JUNIT_JAR" \
+    -sourcepath client/src/main/java:junit5/src/main/java -subpackages dev.servicesandbox > "$BUILD_DIR/javadoc.log" 2>&1 || status=$?
+  cat "$BUILD_DIR/javadoc.log"
+  if [ "$status" != 0 ] || grep -q -E '(warning|error):' "$BUILD_DIR/javadoc.log"; then
+    echo "java kit: javadoc is not clean" >&2
+    exit 1
+  fi
+  echo "java kit: javadoc clean: $BUILD_DIR/javadoc"
+  exit 0
+fi
 rm -rf "$BUILD_DIR/classes" "$BUILD_DIR/junit5-classes" "$BUILD_DIR/test-classes"
 CLIENT_JAR="$BUILD_DIR/service-sandbox-client.jar"
 JUNIT5_JAR="$BUILD_DIR/service-sandbox-junit5.jar"
@@ -51,20 +65,6 @@ javac $JFAST -d "$BUILD_DIR/junit5-classes" -cp "$CLIENT_JAR:$JUNIT_JAR" --relea
 jar $JFAST --create --file "$JUNIT5_JAR" -C "$BUILD_DIR/junit5-classes" .
 echo "java kit: $CLIENT_JAR $JUNIT5_JAR"
 
-if [ "${1-}" = javadoc ]; then
-  rm -rf "$BUILD_DIR/javadoc"
-  status=0
-  # shellcheck disable=SC2086
-  javadoc $JFAST -quiet -Xdoclint:all --release 17 -d "$BUILD_DIR/javadoc" -cp "$JUNIT_JAR" \
-    -sourcepath client/src/main/java:junit5/src/main/java -subpackages dev.servicesandbox > "$BUILD_DIR/javadoc.log" 2>&1 || status=$?
-  cat "$BUILD_DIR/javadoc.log"
-  if [ "$status" != 0 ] || grep -q -E '(warning|error):' "$BUILD_DIR/javadoc.log"; then
-    echo "java kit: javadoc is not clean" >&2
-    exit 1
-  fi
-  echo "java kit: javadoc clean: $BUILD_DIR/javadoc"
-  exit 0
-fi
 [ "${1-}" = test ] || exit 0
 shift
 

@@ -21,7 +21,8 @@ const REQUIRED = process.env.REQUIRE_RECIPES === '1' || process.env.REQUIRE_KITS
 /** Real ms the compile and the suite may take before they are killed. */
 const SUITE_TIMEOUT_MS = 150_000;
 
-t.setTimeout(200_000);
+// Five parts, three of them JVM runs (javadoc, the suite, the forwarding tests again with an admin token).
+t.setTimeout(600_000);
 
 function generator(args: string[]): { status: number | null; output: string } {
   const run = spawnSync(...plainNode([GENERATOR, ...args]), { cwd: PROJECT_ROOT, encoding: 'utf8' });
