@@ -30,6 +30,8 @@ const CONSOLE = process.env.JUNIT_JAR ?? path.join(JUNIT_DIR, 'junit-platform-co
 /** The JUnit the Maven scratch project uses: one whose jars a local repository here holds (the extension needs 5.9+). */
 const SCRATCH_JUNIT = process.env.SCRATCH_JUNIT_VERSION ?? '5.10.2';
 const TOOLCHAIN_MISSING = 77;
+/** C1 only and the serial GC, as clients/java/build.sh: they halve a short JVM's start (Maven's too, via MAVEN_OPTS). */
+const FAST = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Xshare:auto'];
 
 const args = process.argv.slice(2);
 const option = (name) => {
@@ -250,10 +252,10 @@ function installWithJavac(project, repo, version, env) {
   for (const jar of classPath) if (!existsSync(jar)) return { ok: false, output: `${jar} is not in the repository` };
   const sources = path.join(project, 'src', 'test', 'java', 'example', 'FirstTest.java');
   const classes = path.join(project, 'target', 'test-classes');
-  const compiled = run('javac', ['-d', classes, '--release', '17', '-Xlint:all', '-Werror', '-cp', [...classPath, CONSOLE].join(':'), sources], { env });
+  const compiled = run('javac', [...FAST.map((flag) => `-J${flag}`), '-d', classes, '--release', '17', '-Xlint:all', '-Werror', '-cp', [...classPath, CONSOLE].join(':'), sources], { env });
   const installMs = performance.now() - started;
   if (compiled.status !== 0) return { ok: false, output: compiled.output };
-  const tested = run('java', ['-jar', CONSOLE, '--class-path', [classes, ...classPath].join(':'), '--scan-class-path', '--exclude-engine=junit-vintage',
+  const tested = run('java', [...FAST, '-jar', CONSOLE, '--class-path', [classes, ...classPath].join(':'), '--scan-class-path', '--exclude-engine=junit-vintage',
     '--disable-banner', '--disable-ansi-colors', '--details=summary', '--fail-if-no-tests'], { cwd: project, env });
   return { ok: tested.status === 0, installMs, output: tested.output, testFailed: tested.status !== 0 };
 }
@@ -296,9 +298,7 @@ async function main() {
     const given = option('--server');
     if (!given) server = await startServer();
     const url = given ?? server.url;
-    // C1 only and the serial GC, as clients/java/build.sh: they halve a short JVM's start (Maven's too)
-    const env = { ...process.env, SANDBOX_URL: url, SANDBOX_LABEL: `java-install-${process.pid}`,
-      MAVEN_OPTS: process.env.MAVEN_OPTS ?? '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto' };
+    const env = { ...process.env, SANDBOX_URL: url, SANDBOX_LABEL: `java-install-${process.pid}`, MAVEN_OPTS: process.env.MAVEN_OPTS ?? FAST.join(' ') };
     let result;
     let way;
     if (!forceJavac && has('mvn')) {
