@@ -156,7 +156,7 @@ export const snapshotsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         if (!Buffer.isBuffer(request.body)) {
           throw errors.unsupportedMediaType(`Send the snapshot file as ${SNAPSHOT_FILE_TYPES[0]} (curl --data-binary @file -H 'Content-Type: application/octet-stream')`);
         }
-        const { snapshot, replaced } = importSnapshot(ctx, request.params.name, request.body);
+        const { snapshot, replaced } = await importSnapshot(ctx, request.params.name, request.body);
         return reply.status(replaced ? 200 : 201).send(snapshot);
       },
     );
