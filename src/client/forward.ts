@@ -14,6 +14,9 @@ import { checkServerVersion } from './version-check.js';
 const ANSWER_BYTES_REPORTED = 4096;
 /** How long to wait before connecting again after the stream dropped or the emulator could not be reached. */
 const DEFAULT_RECONNECT_DELAY_MS = 1000;
+/** How often, and how many times, a stop checks that the emulator has let the stream go (at most about 2 s). */
+const RELEASE_CHECK_MS = 10;
+const RELEASE_CHECKS = 200;
 const SESSION_BASE = /\/_sessions\/([^/?#]+)$/;
 
 /** One delivery attempt as the emulator hands it over (docs/webhooks.md#listen). */
@@ -236,7 +239,26 @@ export async function forwardWebhooks(baseUrl: string, appUrl: string, options: 
       }
       await abortableDelay(delayMs, signal);
     }
+    await released();
     return { reason: 'stopped', message: `stopped forwarding the webhooks of ${base} to ${appUrl}` };
+  };
+
+  /**
+   * After a stop, wait (briefly) until the emulator has seen the stream close, so that what the caller does next is
+   * not forwarded: the close travels on the stream's own connection and may arrive after the caller's next request.
+   */
+  const released = async () => {
+    for (let round = 0; round < RELEASE_CHECKS && current !== ''; round++) {
+      try {
+        const answer = await send(`${base}/_emulator/webhooks/listen`, { headers: headers() });
+        if (!answer.ok) return void (await answer.body?.cancel());
+        const status = (await answer.json()) as { connected?: boolean; listenerId?: string | null };
+        if (!status.connected || status.listenerId !== current) return;
+      } catch {
+        return; // the emulator is gone: nothing is forwarded any more
+      }
+      await new Promise((resolve) => setTimeout(resolve, RELEASE_CHECK_MS));
+    }
   };
 
   const ended = loop().then((end) => {
