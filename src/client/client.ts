@@ -105,7 +105,7 @@ export interface SandboxClient {
   ): Promise<PayoutResult>;
 
   // sessions (docs/sessions.md), on the root
-  /** A new session, frozen at DEFAULT_SESSION_CLOCK unless `clock` says otherwise (`'realtime'` or an instant). */
+  /** A new session, frozen at DEFAULT_SESSION_CLOCK unless `clock` says otherwise (`'realtime'` or an instant) or it starts from a `snapshot` (its clock). */
   createSession(options?: CreateSessionOptions, call?: CallOptions): Promise<Session>;
   listSessions(label?: string): Promise<Session[]>;
   endSession(id: string, call?: CallOptions): Promise<void>;
@@ -187,7 +187,8 @@ export function createSandboxClient(options: SandboxClientOptions): SandboxClien
     payout: (format, message, payoutOptions) => submitPayout(api, baseUrl, key, format, message, payoutOptions),
 
     createSession: async (body = {}, { signal } = {}) =>
-      data('POST /_emulator/sessions', await api.POST('/_emulator/sessions', { body: { clock: DEFAULT_SESSION_CLOCK, ...body }, signal })),
+      // a snapshot holds its own clock (docs/sessions.md#what-a-session-starts-from): the default applies without one
+      data('POST /_emulator/sessions', await api.POST('/_emulator/sessions', { body: body.snapshot ? body : { clock: DEFAULT_SESSION_CLOCK, ...body }, signal })),
     listSessions: async (label) =>
       data('GET /_emulator/sessions', await api.GET('/_emulator/sessions', { params: { query: label === undefined ? {} : { label } } })).data,
     endSession: async (id, { signal } = {}) =>
