@@ -5,7 +5,7 @@
 // published there with a throwaway user; then, in scratch projects in another temporary folder outside the checkout,
 // `npm install @service-sandbox/client@<version>` and a first test (node --test) against a server: the one given with
 // `--server URL`, else the server installed by name (`npm install service-sandbox@<version>`) and started. Prints each
-// install's time. Run by test/kits/npm-install.test.ts in npm test.
+// install's time. Run by test/kits/npm-install.test.ts in npm test (with --server unless PUBLISH_INSTALL_SERVER=1).
 //
 //   node scripts/publish/npm.mjs [--server URL] [--keep]
 //
@@ -41,8 +41,10 @@ function run(command, commandArgs, cwd, extraEnv = {}) {
   return execFileSync(command, commandArgs, { cwd, env: env(extraEnv), encoding: 'utf8', timeout: 300_000, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+const T0 = performance.now();
+/** A line of the report, with the seconds since the start (where the time goes, on a loaded machine too). */
 function say(line) {
-  process.stdout.write(`${line}\n`);
+  process.stdout.write(`[${((performance.now() - T0) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
 }
 
 async function freePort() {
@@ -145,6 +147,7 @@ try {
   mkdirSync(tarballs);
   run('npm', ['run', 'build:client'], ROOT);
   if (!existsSync(path.join(ROOT, 'dist', 'service-sandbox.mjs'))) run('npm', ['run', 'build'], ROOT);
+  say('built the client package (npm run build:client)');
   const pack = (dir) => path.join(tarballs, run('npm', ['pack', '--ignore-scripts', '--pack-destination', tarballs, '--loglevel=error'], dir).trim().split('\n').pop());
   for (const tarball of [pack(ROOT), pack(CLIENT)]) {
     run('npm', ['publish', tarball, '--userconfig', publisherRc, '--registry', registry, '--access', 'public', '--ignore-scripts', '--loglevel=error', '--tag', 'latest'], work);
