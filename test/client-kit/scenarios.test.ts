@@ -280,7 +280,7 @@ t.test('duplicate and badly signed webhooks under chaos leave exactly the right 
   t.equal(chaos.duplicate?.remaining, 2);
   const id = await deposit(sandbox, { depositInstructionId: 'di_acme_usd_ach', amount: '1250.00', reference: 'INV-2026-0311', counterpartyName: 'Northwind Traders' });
   // settle before the clock moves: the first attempt (the badly signed one) is answered at START whatever the
-  // machine's speed, so its retry is due at START + 5 s (without it, the attempt raced advanceClock, issue 37 item 9)
+  // machine's speed, so its retry is due at START + 5 s (without it, the attempt raced advanceClock)
   const first = await sandbox.settle();
   t.equal(first.now, START, 'the first attempt went out at START');
   await sandbox.advanceClock(1000);
