@@ -377,19 +377,25 @@ t.test('sessions: a rule acts only in the sandbox that holds it', async (t) => {
   t.ok(prefix.startsWith('/_sessions/'));
 });
 
-t.test('the dashboard\'s act-as sees faults too: a status as the answer, a drop as status 0', async (t) => {
+t.test('act-as is not subject to fault rules (docs/faults.md#what-rules-never-touch); a client still is', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);
-  const actAs = () => sandbox.app.inject({ method: 'POST', url: '/_emulator/act-as', payload: { userId: 'usr_acme', method: 'GET', path: '/v1/accounts' } });
+  const actAs = (path: string, method = 'GET', body?: unknown) =>
+    sandbox.app.inject({ method: 'POST', url: '/_emulator/act-as', payload: { userId: 'usr_acme', method, path, ...(body === undefined ? {} : { body }) } });
   await addRule(sandbox, { match: { path: '/v1/accounts' }, effect: { type: 'status', status: 503 }, times: 1 });
   await addRule(sandbox, { match: { path: '/v1/accounts' }, effect: { type: 'drop' }, times: 1 });
-  const first = await actAs();
-  t.equal(first.statusCode, 200);
-  t.match(json(first), { status: 503, body: { message: /fault rule flt_1/ } });
-  const second = await actAs();
-  t.equal(second.statusCode, 200);
-  t.match(json(second), { status: 0, body: null, actedAs: { userId: 'usr_acme' } });
-  t.match(json(await actAs()), { status: 200 });
+  await addRule(sandbox, { match: { path: '/v1/sandbox/accounts/acct_acme_usd/deposits' }, effect: { type: 'ambiguous' } });
+  for (let i = 0; i < 3; i += 1) {
+    const answer = await actAs('/v1/accounts');
+    t.equal(answer.statusCode, 200);
+    t.match(json(answer), { status: 200, body: { data: Array }, actedAs: { userId: 'usr_acme' } }, `act-as ${i + 1}: the real answer`);
+  }
+  const deposit = json(await actAs('/v1/sandbox/accounts/acct_acme_usd/deposits', 'POST', { depositInstructionId: 'di_acme_usd_ach', amount: '5.00' }));
+  t.equal(deposit.status, 202, 'an act-as write under an ambiguous rule answers what it did');
+  t.same([(await rule(sandbox, 'flt_1')).fired, (await rule(sandbox, 'flt_2')).fired, (await rule(sandbox, 'flt_3')).fired], [0, 0, 0], 'no rule fired');
+  t.equal((await sandbox.request('GET', '/v1/accounts')).statusCode, 503, "a client's request is faulted");
+  const spoofed = await sandbox.app.inject({ method: 'GET', url: '/v1/accounts', headers: { ...sandbox.sign('GET', '/v1/accounts'), 'x-sandbox-internal-call': 'guess' } }).catch((error: Error) => error);
+  t.ok(spoofed instanceof Error, "a client that guesses the internal header is still dropped (the second rule)");
 });
 
 t.test('concurrent requests: times is exact, and a 429 storm with backoff ends', async (t) => {
