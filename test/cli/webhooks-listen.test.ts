@@ -51,7 +51,7 @@ async function listen(t: Test, args: string[]): Promise<Listening> {
   return listening;
 }
 
-async function until(check: () => boolean, what: () => string, timeoutMs = 15_000): Promise<void> {
+async function until(check: () => boolean, what: () => string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
