@@ -88,6 +88,10 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+  // docs/decisions.md#shutdown: started through `npx` (npm exec -> sh -> node), a SIGTERM to npm ends its shell and
+  // leaves node to init; the server stops as on SIGTERM once the process that started it is gone.
+  const parent = process.ppid;
+  if (parent > 1) setInterval(() => process.ppid !== parent && shutdown(), 1_000).unref();
 }
 
 /** A `--host` that does not resolve stops start-up naming the flag (docs/configuration.md), not with a stack. */
