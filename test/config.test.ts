@@ -18,7 +18,7 @@ t.test('defaults', async (t) => {
     host: '127.0.0.1',
     db: ':memory:',
     fixtures: DEFAULT_FIXTURES,
-    seed: 'service-sandbox',
+    // no seed: ids follow DEFAULT_SEED, sessions a seed of the start's own (docs/sessions.md#ids)
     // no clock: a database file resumes its stored clock, a new one starts in real time (clockStart below)
     logLevel: 'info',
     journalSize: 1000,
