@@ -1081,7 +1081,7 @@ function issueTargets(extras) {
     targetRow('snapshot restore', '< 2 ms inside the server', [check(restore && `${restore.serverReportedMedianMs} ms`, '< 2 ms', restore ? restore.serverReportedMedianMs < 2 : null)], restore && `median; client ${restore.medianMs} ms`),
   );
   rows.push(
-    targetRow('session create (issue 39)', '< 1 ms; < 3 ms from a snapshot; < 0.5 MB idle', [
+    targetRow('session create', '< 1 ms; < 3 ms from a snapshot; < 0.5 MB idle', [
       check(made && `${made.pooled.medianMs} ms`, '< 1 ms', made ? made.pooled.medianMs < 1 : null),
       check(made && `${made.fromSnapshot.medianMs} ms from a snapshot`, '< 3 ms', made ? made.fromSnapshot.medianMs < 3 : null),
       check(made && `${made.ownClock.medianMs} ms with its own clock`, '< 1 ms', made ? made.ownClock.medianMs < 1 : null),
