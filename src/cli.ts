@@ -120,7 +120,7 @@ Usage:
   service-sandbox [serve] [--port 4010] [--host 127.0.0.1] [--db :memory:|FILE] [--fixtures FILE]
                   [--seed TEXT] [--clock realtime|ISO-INSTANT] [--webhook-url URL] [--log-level LEVEL]
                   [--admin-token TOKEN] [--journal-size N] [--webhook-timeout-ms MS] [--read-cache on|off]
-                  [--snapshot FILE] [--max-sessions N] [--session-idle-timeout SECONDS] [--session-pool N]
+                  [--snapshot FILE] [--max-sessions N] [--session-idle-timeout SECONDS]
   service-sandbox sign METHOD TARGET [--body TEXT | --body-file FILE] [--key API_KEY] [--secret SECRET]
                   [--program PRG] [--user USR] [--fixtures FILE] [--format curl|json]
                   prints curl -H arguments for an HMAC-signed request (defaults: the SINGLE_USER sandbox key);
