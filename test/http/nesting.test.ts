@@ -6,7 +6,7 @@ import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../../src/lib/json-depth.js
 
 // One nesting limit for every JSON body (docs/robustness.md#nesting-limit): at most 64 levels, deeper is a 400 with
 // the error body before any handler sees it. 10,000 levels used to answer 500 (a stack overflow in JSON.stringify
-// when the fault rule or the act-as body was stored or listed: issue 37 item 4).
+// when the fault rule or the act-as body was stored or listed).
 
 /** Arrays `levels` deep around `inner`: nest(2, 1) is [[1]]. Built as text: JSON.stringify would overflow too. */
 function nest(levels: number, inner = '1'): string {
