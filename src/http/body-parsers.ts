@@ -32,6 +32,12 @@ export function registerBodyParsers(app: FastifyInstance): void {
     } catch (error) {
       return done(malformed((error as Error).message), undefined);
     }
+    // Every body schema takes an object: `null` is refused here, where it is still told apart from no body, which a
+    // route with an optional body accepts (docs/decisions.md#null-body).
+    if (value === null && request.routeOptions.schema?.body !== undefined) {
+      const message = 'body must be a JSON object, not null';
+      return done(errors.invalid(message, [{ type: 'InvalidFormat', fieldRef: 'body', message }]), undefined);
+    }
     if (text.includes('__proto__') || text.includes('constructor')) {
       return guardedJsonParse(request, text, (error) => {
         if (error) return done(malformed('keys named __proto__ or constructor.prototype are not accepted'), undefined);

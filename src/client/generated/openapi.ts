@@ -8568,7 +8568,7 @@ export interface operations {
                     };
                     /** @description Start from this snapshot of the root sandbox (POST /_emulator/snapshots or PUT an exported file); reset goes back to it */
                     snapshot?: string;
-                    /** @description "realtime" or an ISO 8601 instant such as 2026-03-01T12:00:00.000Z (the session starts frozen there); default: the server's --clock */
+                    /** @description "realtime" or an ISO 8601 instant such as 2026-03-01T12:00:00.000Z, years 0000-9999 up to 9999-12-31T23:59:59.999Z (the session starts frozen there); default: the server's --clock */
                     clock?: string;
                     /** @description Where this session sends its webhooks; default none (events are recorded SKIPPED) */
                     webhookUrl?: string | null;

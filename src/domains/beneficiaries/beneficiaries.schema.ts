@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { instant, calendarDate } from '../../http/formats.js';
+import { instant, calendarDate, emailAddress } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';
 import { WALLET_NETWORKS } from '../fees-fx/fees-fx.schema.js';
 import { BIC_FORMAT, E164_FORMAT, EVM_ADDRESS_FORMAT, isIsoCountry, maskOf } from './bank-validation.js';
@@ -86,7 +86,7 @@ export type BankAccountInstrumentInput = z.infer<typeof bankAccountInstrumentInp
 
 const commonFields = {
   displayName: text('displayName', 140).optional(),
-  email: z.email('email must be an email address').max(254).optional(),
+  email: emailAddress().optional(),
   phoneNumber: z
     .string()
     .regex(E164_FORMAT, 'phoneNumber must be E.164: "+", country code and number, digits only, at most 15 digits (e.g. +14155550123)')
