@@ -76,7 +76,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user of the programme
-         * @description HMAC with a MULTI_USER key. 201 when created; 200 with the existing user for a known externalId sent with the same type, name (and email); 409 when any of them differs.
+         * @description HMAC with a MULTI_USER key entitled to enrollment:write (else 403). 201 when created; 200 with the existing user for a known externalId sent with the same type, name (and email); 409 when any of them differs.
          */
         post: operations["createUser"];
         delete?: never;
