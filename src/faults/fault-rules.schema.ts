@@ -54,7 +54,7 @@ export const faultEffectSchema = z
       // ms, or minMs with maxMs (the refinement below), in the document too (docs/openapi.md#rules-between-fields)
       .meta({
         description: 'Added latency; the request is then processed as usual',
-        oneOf: [{ required: ['ms'] }, { required: ['minMs'] }],
+        oneOf: [{ required: ['ms'], properties: { ms: {} } }, { required: ['minMs'], properties: { minMs: {} } }],
         dependentRequired: { minMs: ['maxMs'], maxMs: ['minMs'] },
       }),
     z

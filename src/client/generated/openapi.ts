@@ -2037,7 +2037,11 @@ export interface components {
             /** @description With maxMs: a seeded draw in [minMs, maxMs] per request */
             minMs?: number;
             maxMs?: number;
-        } & (unknown | unknown);
+        } & ({
+            ms: unknown;
+        } | {
+            minMs: unknown;
+        });
         /** @description An error answer with the interface's error body; nothing is processed */
         FaultEffectStatus: {
             /**
@@ -5510,7 +5514,13 @@ export interface operations {
                     advanceMs?: number;
                     /** @enum {boolean} */
                     realtime?: true;
-                } & (unknown | unknown | unknown);
+                } & ({
+                    freezeAt: unknown;
+                } | {
+                    advanceMs: unknown;
+                } | {
+                    realtime: unknown;
+                });
             };
         };
         responses: {
