@@ -5,6 +5,9 @@
 // test/kits/go.test.ts runs the check, so a change to the document without regenerating fails `npm test`.
 // The output is already gofmt-clean (no Go toolchain needed to generate or check it): one field per line, no
 // comments between fields, columns aligned the way gofmt aligns them; the kit's test also runs `gofmt -l` on it.
+// A string property with two or more enum values gets a named string type with a constant per value
+// (TransactionStatusCompleted); properties with the same name and the same values share one type, named after
+// the shortest schema that has it.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,17 +38,48 @@ function typesOf(schema) {
   return schema.type === undefined ? [] : [schema.type];
 }
 
+/** A constant's name part for an enum value: COMPLETED -> Completed, SEPA_INSTANT -> SepaInstant, accounts:read -> AccountsRead. */
+function valueName(value) {
+  return goName(value === value.toUpperCase() ? value.toLowerCase() : value);
+}
+
 /** Generates the Go declarations of every component schema, in the document's order. */
 export function generate(document) {
+  // First pass: where each enum appears; then one name per (property, values).
+  const uses = [];
+  build(document, null, uses);
+  const groups = new Map();
+  for (const use of uses) {
+    const key = `${use.property}\u0000${use.values.join('\u0000')}`;
+    const group = groups.get(key) ?? { property: use.property, values: use.values, owners: [], wheres: [] };
+    group.owners.push(use.owner);
+    group.wheres.push(use.where);
+    groups.set(key, group);
+  }
+  const names = new Map();
+  const taken = new Set(Object.keys(document.components.schemas).map(goName));
+  for (const [key, group] of groups) {
+    const candidates = [...new Set(group.owners)].sort((a, b) => a.length - b.length || a.localeCompare(b));
+    const name = candidates.map((owner) => owner + goName(group.property)).find((candidate) => !taken.has(candidate));
+    if (!name) throw new Error(`no free Go type name for the enum ${group.wheres[0]}`);
+    taken.add(name);
+    names.set(key, { name, ...group });
+  }
+  return build(document, names, null);
+}
+
+function build(document, enumNames, enumUses) {
   const schemas = document.components.schemas;
+  const enums = new Map(); // Go type name -> its group, in order of first use
   const declared = new Map(); // Go type name -> declaration text
   const order = [];
   let usesRawMessage = false;
 
   const refName = (ref) => goName(ref.replace('#/components/schemas/', ''));
 
-  /** The Go type of a schema; `nullable` is true when null is one of its values. */
-  function typeOf(schema, owner, where) {
+  /** The Go type of a schema; `nullable` is true when null is one of its values. `property` names the field it is
+   * (an enum's type name comes from it and from parent, the struct it is in). */
+  function typeOf(schema, owner, where, property, parent) {
     if (schema.$ref) {
       // A component with properties is a struct; a union component is an alias of json.RawMessage (no pointer).
       const target = schemas[schema.$ref.replace('#/components/schemas/', '')];
@@ -56,7 +90,7 @@ export function generate(document) {
       const nonNull = variants.filter((variant) => !(variant.type === 'null'));
       const nullable = nonNull.length < variants.length;
       if (nonNull.length === 1) {
-        const inner = typeOf(nonNull[0], owner, where);
+        const inner = typeOf(nonNull[0], owner, where, property, parent);
         return { ...inner, nullable: nullable || inner.nullable };
       }
       if (nonNull.every((variant) => typesOf(variant).length === 1 && typesOf(variant)[0] === 'string')) {
@@ -66,7 +100,7 @@ export function generate(document) {
       usesRawMessage = true;
       return { type: 'json.RawMessage', nullable: false, kind: 'raw' };
     }
-    if (schema.allOf && schema.allOf.length === 1) return typeOf(schema.allOf[0], owner, where);
+    if (schema.allOf && schema.allOf.length === 1) return typeOf(schema.allOf[0], owner, where, property, parent);
     const types = typesOf(schema);
     const nullable = types.includes('null');
     const base = types.filter((type) => type !== 'null');
@@ -75,8 +109,17 @@ export function generate(document) {
       return { type: 'json.RawMessage', nullable: false, kind: 'raw' };
     }
     switch (base[0]) {
-      case 'string':
-        return { type: 'string', nullable, kind: 'scalar' };
+      case 'string': {
+        const values = Array.isArray(schema.enum) ? schema.enum.filter((value) => typeof value === 'string') : [];
+        if (property === undefined || values.length < 2) return { type: 'string', nullable, kind: 'scalar' };
+        if (enumUses) {
+          enumUses.push({ property, values, owner: parent, where });
+          return { type: 'string', nullable, kind: 'scalar' };
+        }
+        const group = enumNames.get(`${property}\u0000${values.join('\u0000')}`);
+        if (!enums.has(group.name)) enums.set(group.name, group);
+        return { type: group.name, nullable, kind: 'scalar' };
+      }
       case 'boolean':
         return { type: 'bool', nullable, kind: 'scalar' };
       case 'integer':
@@ -86,7 +129,7 @@ export function generate(document) {
         return { type: whole ? 'int64' : 'float64', nullable, kind: 'scalar' };
       }
       case 'array': {
-        const item = typeOf(schema.items ?? {}, `${owner}Item`, `${where}[]`);
+        const item = typeOf(schema.items ?? {}, `${owner}Item`, `${where}[]`, property, parent);
         return { type: `[]${item.nullable && item.kind !== 'raw' ? '*' : ''}${item.type}`, nullable, kind: 'collection' };
       }
       case 'object': {
@@ -115,7 +158,7 @@ export function generate(document) {
     const rows = [];
     for (const [property, field] of Object.entries(schema.properties ?? {})) {
       const fieldName = goName(property);
-      const info = typeOf(field, name + fieldName, `${where}.${property}`);
+      const info = typeOf(field, name + fieldName, `${where}.${property}`, property, name);
       const optional = !required.has(property);
       // A field that may be absent or null is a pointer (scalars and structs) or an empty collection, and is left
       // out when sending: a request struct then sends only what was set.
@@ -160,7 +203,22 @@ export function generate(document) {
     '',
   ];
   if (usesRawMessage) header.push('import "encoding/json"', '');
-  return `${header.join("\n")}\n${order.map((name) => declared.get(name)).join('\n\n')}\n`;
+  const enumDeclarations = [...enums.values()].map((group) => {
+    const constants = group.values.map((value) => [`${group.name}${valueName(value)}`, value]);
+    if (new Set(constants.map(([constant]) => constant)).size !== constants.length) throw new Error(`two values of ${group.wheres[0]} give one Go constant name`);
+    const width = Math.max(...constants.map(([constant]) => constant.length));
+    const more = group.wheres.length > 1 ? ` (and ${group.wheres.length - 1} more)` : '';
+    return [
+      `// ${group.name} is the values of ${group.wheres[0]}${more} in openapi/openapi.json.`,
+      `type ${group.name} string`,
+      '',
+      `// The values of ${group.name}.`,
+      'const (',
+      ...constants.map(([constant, value]) => `\t${constant.padEnd(width)} ${group.name} = ${JSON.stringify(value)}`),
+      ')',
+    ].join('\n');
+  });
+  return `${header.join("\n")}\n${[...order.map((name) => declared.get(name)), ...enumDeclarations].join('\n\n')}\n`;
 }
 
 const isMain = process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);

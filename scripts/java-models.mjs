@@ -1,6 +1,6 @@
-// Java records for the main resources of the API, generated from the committed OpenAPI document
-// (openapi/openapi.json) into the Java kit (docs/clients.md#java):
-//   node scripts/java-models.mjs                      write clients/java/src/main/java/dev/servicesandbox/model/*.java
+// Java records for every object schema of the API (resources, request bodies, control-plane answers), generated from
+// the committed OpenAPI document (openapi/openapi.json) into the Java kit's client (docs/clients.md#java):
+//   node scripts/java-models.mjs                      write clients/java/client/src/main/java/dev/servicesandbox/model/*.java
 //   node scripts/java-models.mjs --check              exit 1 when those files differ from what the document gives
 //   node scripts/java-models.mjs --openapi FILE --out DIR [--check]   another document or folder (the drift test uses both)
 // Every file of the model folder is generated (Models.java, the converters, included), so a schema removed from the
@@ -11,7 +11,9 @@
 // gives; an inline object becomes a record nested in its parent; string -> String (enums too: a value added later
 // must not break a client; the values are in the Javadoc), integer -> Long, number -> BigDecimal, boolean ->
 // Boolean, array -> List, a union of objects (anyOf/oneOf) or a free-form object -> Map<String, Object>.
-// `T | null` is T (null when absent or null).
+// `T | null` is T (null when absent or null). A schema that is a union (oneOf/anyOf) has no record of its own: where
+// it is used, it is a Map. The records double as typed request bodies: the kit's Json.write writes a record's
+// components in order and leaves null ones out.
 import { readFileSync, writeFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,22 +21,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PACKAGE = 'dev.servicesandbox.model';
 export const DEFAULT_OPENAPI = path.join(root, 'openapi', 'openapi.json');
-export const DEFAULT_OUT = path.join(root, 'clients', 'java', 'src', 'main', 'java', ...PACKAGE.split('.'));
-
-/** The schemas asked for by name; every schema they reference comes along. */
-export const ROOTS = [
-  'Account',
-  'AccountDetail',
-  'Transaction',
-  'Beneficiary',
-  'TransactionIntent',
-  'User',
-  'Enrollment',
-  'PayoutSubmissionResponse',
-  'TransactionWebhookEvent',
-  'ServiceError',
-  'SettleReport',
-];
+export const DEFAULT_OUT = path.join(root, 'clients', 'java', 'client', 'src', 'main', 'java', ...PACKAGE.split('.'));
 
 const KEYWORDS = new Set(
   ('abstract assert boolean break byte case catch char class const continue default do double else enum extends final ' +
@@ -61,7 +48,6 @@ const javadoc = (text, params, indent) => {
 export function generate(document) {
   const schemas = document.components?.schemas ?? {};
   const refName = (ref) => ref.replace('#/components/schemas/', '');
-  const queue = [...ROOTS];
   const done = new Set();
   const files = new Map();
 
@@ -83,6 +69,8 @@ export function generate(document) {
   }
 
   const isObjectRecord = (schema) => schema.type === 'object' && schema.properties && Object.keys(schema.properties).length > 0;
+  /** Every object schema of the document, in its order; a union has no record of its own. */
+  const queue = Object.keys(schemas).filter((name) => isObjectRecord(nonNull(schemas[name])));
 
   /** [Java type, converter expression of `v`] for a property schema; nested records are pushed into `nested`. */
   function typeOf(schema, nestedName, nested, indent) {
@@ -135,14 +123,14 @@ export function generate(document) {
       const doc = [propertySchema.description ?? flat.description, values ? `One of ${values.join(', ')} (a string: values may be added).` : '']
         .filter(Boolean)
         .join(' ');
-      if (doc) params.push([javaName(property), doc]);
+      params.push([javaName(property), doc || `the \`${property}\` property`]);
       components.push(`${indent}    ${type} ${javaName(property)}`);
       reads.push(`${indent}        ${convert(`m.get(${JSON.stringify(property)})`)}`);
     }
     return [
-      javadoc(schema.description, params, indent),
+      javadoc(schema.description ?? `The \`${name}\` object of the API.`, params, indent),
       `${indent}public record ${name}(\n${components.join(',\n')}) {\n`,
-      `${inner}/** Reads the JSON value (a Map from Json.parse); null gives null. */\n`,
+      `${inner}/**\n${inner} * Reads the JSON value.\n${inner} *\n${inner} * @param json a Map from Json.parse, or null\n${inner} * @return the record; null for null\n${inner} */\n`,
       `${inner}public static ${name} from(Object json) {\n`,
       `${inner}  if (json == null) return null;\n`,
       `${inner}  Map<String, Object> m = Models.map(json);\n`,
@@ -158,7 +146,6 @@ export function generate(document) {
     if (done.has(name)) continue;
     done.add(name);
     const schema = nonNull(schemas[name] ?? {});
-    if (!isObjectRecord(schema)) throw new Error(`openapi schema ${name} is not an object with properties`);
     const body = record(name, schema, '');
     const imports = ['java.util.Map', ...(/\bList</.test(body) ? ['java.util.List'] : []), ...(/\bBigDecimal\b/.test(body) ? ['java.math.BigDecimal'] : [])].sort();
     files.set(`${name}.java`, `${HEADER}package ${PACKAGE};\n\n${imports.map((i) => `import ${i};\n`).join('')}\n${body}`);
@@ -169,6 +156,7 @@ export function generate(document) {
 
 const MODELS = `package ${PACKAGE};
 
+import dev.servicesandbox.JsonException;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -176,43 +164,84 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
-/** Converters from what dev.servicesandbox.Json.parse gives (Map, List, String, BigDecimal, Boolean, null). */
+/**
+ * Converters from what dev.servicesandbox.Json.parse gives (Map, List, String, BigDecimal, Boolean, null) to the
+ * records' component types; a value of another shape is a JsonException.
+ */
 public final class Models {
   private Models() {}
 
+  /**
+   * A JSON object.
+   *
+   * @param v a parsed value
+   * @return the object, unmodifiable; null for null
+   */
   @SuppressWarnings("unchecked")
   public static Map<String, Object> map(Object v) {
     if (v == null) return null;
-    if (!(v instanceof Map<?, ?> m)) throw new IllegalArgumentException("expected a JSON object, got " + v);
+    if (!(v instanceof Map<?, ?> m)) throw new JsonException("expected a JSON object, got " + v, -1);
     return Collections.unmodifiableMap((Map<String, Object>) m);
   }
 
+  /**
+   * A JSON string.
+   *
+   * @param v a parsed value
+   * @return the string; null for null
+   */
   public static String string(Object v) {
     if (v == null || v instanceof String) return (String) v;
-    throw new IllegalArgumentException("expected a JSON string, got " + v);
+    throw new JsonException("expected a JSON string, got " + v, -1);
   }
 
+  /**
+   * A JSON integer.
+   *
+   * @param v a parsed value
+   * @return the integer; null for null
+   */
   public static Long integer(Object v) {
     if (v == null) return null;
     if (v instanceof BigDecimal n) return n.longValueExact();
     if (v instanceof Number n) return n.longValue();
-    throw new IllegalArgumentException("expected a JSON integer, got " + v);
+    throw new JsonException("expected a JSON integer, got " + v, -1);
   }
 
+  /**
+   * A JSON number.
+   *
+   * @param v a parsed value
+   * @return the number, exact; null for null
+   */
   public static BigDecimal number(Object v) {
     if (v == null || v instanceof BigDecimal) return (BigDecimal) v;
     if (v instanceof Number n) return new BigDecimal(n.toString());
-    throw new IllegalArgumentException("expected a JSON number, got " + v);
+    throw new JsonException("expected a JSON number, got " + v, -1);
   }
 
+  /**
+   * A JSON boolean.
+   *
+   * @param v a parsed value
+   * @return the boolean; null for null
+   */
   public static Boolean bool(Object v) {
     if (v == null || v instanceof Boolean) return (Boolean) v;
-    throw new IllegalArgumentException("expected a JSON boolean, got " + v);
+    throw new JsonException("expected a JSON boolean, got " + v, -1);
   }
 
+  /**
+   * A JSON array, each item converted.
+   *
+   * @param <T> the item type
+   * @param v a parsed value
+   * @param item the converter of one item
+   * @return the list, unmodifiable; null for null
+   */
   public static <T> List<T> list(Object v, Function<Object, T> item) {
     if (v == null) return null;
-    if (!(v instanceof List<?> l)) throw new IllegalArgumentException("expected a JSON array, got " + v);
+    if (!(v instanceof List<?> l)) throw new JsonException("expected a JSON array, got " + v, -1);
     List<T> out = new ArrayList<>(l.size());
     for (Object x : l) out.add(item.apply(x));
     return Collections.unmodifiableList(out);

@@ -1,3 +1,3 @@
-module service-sandbox/clients/go
+module service-sandbox.dev/go
 
 go 1.19

@@ -1,11 +1,16 @@
 #!/bin/sh
 # The Java kit (docs/clients.md#java), with nothing but a JDK 17+ (javac, jar) and, for its tests, JUnit's console
 # launcher jar (Debian: apt-get install default-jdk-headless junit5):
-#   clients/java/build.sh              the jar: build/service-sandbox-client.jar (BUILD_DIR to put it elsewhere)
-#   clients/java/build.sh test [ARGS]  the jar, then the scenario suite (src/test) against SANDBOX_URL, or a server it
-#                                      starts with SANDBOX_CLI / the checkout's dist/service-sandbox.mjs; ARGS go to
-#                                      the JUnit console launcher (e.g. --select-class dev.servicesandbox.scenarios.PayoutTest)
-# The jar's dev.servicesandbox.junit package needs JUnit Jupiter 5.9+ on the class path; the rest needs only the JDK.
+#   clients/java/build.sh              the two jars of pom.xml's artifacts, as Maven would build them:
+#                                      build/service-sandbox-client.jar (client/, the JDK only) and
+#                                      build/service-sandbox-junit5.jar (junit5/, the extension: JUnit Jupiter 5.9+)
+#                                      (BUILD_DIR to put them elsewhere)
+#   clients/java/build.sh test [ARGS]  the jars, then the suite (src/test: unit tests and scenarios) against SANDBOX_URL,
+#                                      or a server it starts with SANDBOX_CLI / the checkout's dist/service-sandbox.mjs;
+#                                      ARGS go to the JUnit console launcher (e.g. --select-class dev.servicesandbox.scenarios.PayoutTest)
+#   clients/java/build.sh javadoc      the API docs of both artifacts (build/javadoc) with every doclint check, from
+#                                      the sources alone (no jar built): exits 1 on any error or warning
+# `mvn -o package` builds the same jars where Maven's plugins are in the local repository (docs/clients.md#java).
 # Exit codes: 0 built (and passed), 1 failed, 77 toolchain missing (test/kits/java.test.ts then skips).
 set -eu
 cd "$(dirname "$0")"
@@ -31,20 +36,41 @@ fi
 FAST="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto"
 JFAST=$(for f in $FAST; do printf ' -J%s' "$f"; done)
 mkdir -p "$BUILD_DIR"
-rm -rf "$BUILD_DIR/classes" "$BUILD_DIR/test-classes"
-find src/main/java -name '*.java' > "$BUILD_DIR/sources.txt"
+if [ "${1-}" = javadoc ]; then
+  rm -rf "$BUILD_DIR/javadoc"
+  status=0
+  # shellcheck disable=SC2086
+  javadoc $JFAST -quiet -Xdoclint:all --release 17 -d "$BUILD_DIR/javadoc" -cp "$JUNIT_JAR" \
+    -sourcepath client/src/main/java:junit5/src/main/java -subpackages dev.servicesandbox > "$BUILD_DIR/javadoc.log" 2>&1 || status=$?
+  cat "$BUILD_DIR/javadoc.log"
+  if [ "$status" != 0 ] || grep -q -E '(warning|error):' "$BUILD_DIR/javadoc.log"; then
+    echo "java kit: javadoc is not clean" >&2
+    exit 1
+  fi
+  echo "java kit: javadoc clean: $BUILD_DIR/javadoc"
+  exit 0
+fi
+rm -rf "$BUILD_DIR/classes" "$BUILD_DIR/junit5-classes" "$BUILD_DIR/test-classes"
+CLIENT_JAR="$BUILD_DIR/service-sandbox-client.jar"
+JUNIT5_JAR="$BUILD_DIR/service-sandbox-junit5.jar"
+find client/src/main/java -name '*.java' > "$BUILD_DIR/sources.txt"
 # shellcheck disable=SC2086
-javac $JFAST -d "$BUILD_DIR/classes" -cp "$JUNIT_JAR" --release 17 -Xlint:all -Werror @"$BUILD_DIR/sources.txt"
+javac $JFAST -d "$BUILD_DIR/classes" --release 17 -Xlint:all -Werror @"$BUILD_DIR/sources.txt"
 # shellcheck disable=SC2086
-jar $JFAST --create --file "$BUILD_DIR/service-sandbox-client.jar" -C "$BUILD_DIR/classes" .
-echo "java kit: $BUILD_DIR/service-sandbox-client.jar"
+jar $JFAST --create --file "$CLIENT_JAR" -C "$BUILD_DIR/classes" .
+find junit5/src/main/java -name '*.java' > "$BUILD_DIR/junit5-sources.txt"
+# shellcheck disable=SC2086
+javac $JFAST -d "$BUILD_DIR/junit5-classes" -cp "$CLIENT_JAR:$JUNIT_JAR" --release 17 -Xlint:all -Werror @"$BUILD_DIR/junit5-sources.txt"
+# shellcheck disable=SC2086
+jar $JFAST --create --file "$JUNIT5_JAR" -C "$BUILD_DIR/junit5-classes" .
+echo "java kit: $CLIENT_JAR $JUNIT5_JAR"
 
 [ "${1-}" = test ] || exit 0
 shift
 
 find src/test/java -name '*.java' > "$BUILD_DIR/test-sources.txt"
 # shellcheck disable=SC2086
-javac $JFAST -d "$BUILD_DIR/test-classes" -cp "$BUILD_DIR/service-sandbox-client.jar:$JUNIT_JAR" --release 17 -Xlint:all -Werror @"$BUILD_DIR/test-sources.txt"
+javac $JFAST -d "$BUILD_DIR/test-classes" -cp "$CLIENT_JAR:$JUNIT5_JAR:$JUNIT_JAR" --release 17 -Xlint:all -Werror @"$BUILD_DIR/test-sources.txt"
 cp src/test/resources/* "$BUILD_DIR/test-classes/"
 
 SCAN=--scan-class-path
@@ -55,7 +81,7 @@ done
 # The JUnit 4 (vintage) engine on the Debian jar's class path has nothing to run.
 status=0
 # shellcheck disable=SC2086
-java $FAST -jar "$JUNIT_JAR" \
-  --class-path "$BUILD_DIR/test-classes:$BUILD_DIR/service-sandbox-client.jar" $SCAN \
+java $FAST -Dsandbox.vectors="$(cd .. && pwd)/signing-vectors.json" -jar "$JUNIT_JAR" \
+  --class-path "$BUILD_DIR/test-classes:$CLIENT_JAR:$JUNIT5_JAR" $SCAN \
   --exclude-engine=junit-vintage --disable-banner --details=tree --fail-if-no-tests "$@" || status=$?
 exit "$status"

@@ -79,7 +79,7 @@ t.test('the scenario suite passes against one built server', async (t) => {
     timeoutMs: SUITE_TIMEOUT_MS,
   });
   t.equal(code, 0, `go test ./... passes (${ms} ms)`, { output });
-  t.match(output, /ok\s+service-sandbox\/clients\/go\/scenarios/, 'the scenarios ran');
+  t.match(output, /ok\s+service-sandbox\.dev\/go\/scenarios/, 'the scenarios ran');
 
   const answer = await fetch(`${server.url}/_emulator/sessions`);
   const body = (await answer.json()) as { data?: Array<{ id: string }> };

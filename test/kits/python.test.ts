@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
@@ -7,17 +7,20 @@ import { CLI, ensureBuilt, PROJECT_ROOT, startServerProcess } from '../helpers/s
 import { plainCommand } from '../helpers/node-child.js';
 import { runSuite } from '../helpers/suite-process.js';
 
-// The Python kit (clients/python, docs/clients.md#python) as a user gets it: installed from the checkout with the
-// documented command (a venv that sees the system's pytest, then pip without build isolation, so no package
-// index is asked), then its scenario suite run with pytest -n 4 against ONE built server. Without a python3
-// that has pytest, pytest-xdist and venv this is a skip, or a failure when REQUIRE_RECIPES=1 (.ci/run sets it
-// once it has installed the toolchains; docs/recipes.md#in-ci).
+// The Python kit (clients/python, docs/clients.md#python): installed from the checkout (a venv that sees the
+// system's pytest, then pip without build isolation, so no package index is asked; the install by name from an
+// index is test/kits/python-install.test.ts), then its suite (the shared signing vectors, the scenarios, the app
+// under test fed through the kit's own forwarding) run with pytest -n 4 against ONE built server, the settings from
+// an ini file and the command line, and Debian's mypy --strict over the kit. Without a python3 that has pytest,
+// pytest-xdist and venv this is a skip, or a failure when REQUIRE_RECIPES=1 (.ci/run sets it once it has installed
+// the toolchains; docs/recipes.md#in-ci).
 
 const KIT = path.join(PROJECT_ROOT, 'clients', 'python');
 const REQUIRED = process.env.REQUIRE_RECIPES === '1';
 const SUITE_TIMEOUT_MS = 150_000;
 
-t.setTimeout(240_000);
+// Generous: the install, the suite and two mypy runs on a loaded 2-core machine (bounds, not timed assertions).
+t.setTimeout(480_000);
 
 /** The environment of every child: no tap hook in NODE_OPTIONS (docs/architecture.md#child-processes-of-tests), no bytecode files. */
 function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -63,12 +66,12 @@ if (!python) {
   const venv = path.join(work, 'venv');
   const venvPython = path.join(venv, 'bin', 'python');
 
-  t.test('installs from the checkout with the documented command (docs/clients.md#python)', async (t) => {
+  t.test('installs from the checkout without an index (docs/clients.md#python)', async (t) => {
     const started = Date.now();
     const made = run(python, ['-m', 'venv', '--system-site-packages', venv]);
     t.ok(made.ok, `python3 -m venv --system-site-packages: ${made.output}`);
     const installed = run(path.join(venv, 'bin', 'pip'), ['install', '--no-build-isolation', '--no-index', '-q', source]);
-    t.ok(installed.ok, `pip install --no-build-isolation ./clients/python: ${installed.output}`);
+    t.ok(installed.ok, `pip install --no-build-isolation --no-index ./clients/python: ${installed.output}`);
     const imported = run(venvPython, ['-c', 'import service_sandbox, service_sandbox.plugin, importlib.metadata as m; print([e.value for e in m.entry_points(group="pytest11") if e.value.startswith("service_sandbox")])']);
     t.match(imported.output, /\['service_sandbox\.plugin'\]/, `the pytest plugin is registered as an entry point (${Date.now() - started} ms)`);
   });
@@ -93,6 +96,63 @@ if (!python) {
 
     const sessions = (await (await fetch(`${server.url}/_emulator/sessions`)).json()) as { data: Array<{ id: string }> };
     t.same(sessions.data, [], 'every session of the run was ended');
+  });
+
+  t.test('settings from the ini file and the command line, before the environment; root forwarding stops after its test', async (t) => {
+    const project = path.join(work, 'settings');
+    mkdirSync(project);
+    writeFileSync(path.join(project, 'pytest.ini'), `[pytest]\nsandbox_url = ${server.url}\n`);
+    writeFileSync(
+      path.join(project, 'test_settings.py'),
+      [
+        'def test_settings(sandbox_server, sandbox_label, sandbox):',
+        `    assert sandbox_server.url == ${JSON.stringify(server.url)}`,
+        '    assert sandbox_label == "from-the-command-line"',
+        '    assert sandbox.base_url.startswith(sandbox_server.url + "/_sessions/")',
+        '',
+        '# A root-sandbox forwarder a test starts is stopped at its teardown by the plugin.',
+        'FORWARDERS = []',
+        'def test_starts_root_forwarding(sandbox_server):',
+        '    FORWARDERS.append(sandbox_server.forward_webhooks("http://127.0.0.1:9/hooks"))',
+        '    assert FORWARDERS[0].running',
+        'def test_it_stopped_after_that_test():',
+        '    assert not FORWARDERS[0].running',
+        '',
+      ].join('\n'),
+    );
+    // No SANDBOX_URL: the ini file names the server; SANDBOX_LABEL loses to --sandbox-label.
+    const env = childEnv({ SANDBOX_LABEL: 'from-the-environment' });
+    delete env.SANDBOX_URL;
+    const result = spawnSync(...plainCommand(venvPython, ['-m', 'pytest', '-p', 'no:cacheprovider', '-q', '--sandbox-label', 'from-the-command-line', 'test_settings.py']), {
+      cwd: project,
+      env,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    t.equal(result.status, 0, 'pytest with pytest.ini and --sandbox-label passes (and a root forwarder stops after its test)', { output: `${result.stdout}${result.stderr}` });
+  });
+
+  t.test("Debian's mypy --strict: the kit is clean, and an installed kit's models reach the user's mypy", async (t) => {
+    const mypy = '/usr/bin/mypy';
+    if (!existsSync(mypy)) {
+      if (REQUIRED) t.fail(`no ${mypy} (Debian: apt-get install mypy) (REQUIRE_RECIPES=1)`);
+      else t.pass('mypy', { skip: `no ${mypy} (Debian: apt-get install mypy)` });
+      return;
+    }
+    const cache = path.join(work, 'mypy-cache');
+    const strict = spawnSync(...plainCommand(mypy, ['--cache-dir', cache, 'src/service_sandbox', 'tests/app_under_test.py']), {
+      cwd: source,
+      env: childEnv({ MYPYPATH: path.join(source, 'src') }),
+      encoding: 'utf8',
+      timeout: 180_000,
+    });
+    t.equal(strict.status, 0, 'mypy --strict (clients/python/pyproject.toml [tool.mypy]) over src/service_sandbox', { output: `${strict.stdout}${strict.stderr}` });
+    // py.typed: the user's mypy, pointed at the venv, checks code against the generated TypedDicts.
+    const user = path.join(work, 'typed_use.py');
+    writeFileSync(user, ['from service_sandbox import Session, models', '', 'def status(session: Session, txn: str) -> str:', '    found: models.Transaction = session.get(f"/v1/transactions/{txn}").json()', '    return str(found["statuss"])', ''].join('\n'));
+    const typed = spawnSync(...plainCommand(mypy, ['--cache-dir', cache, '--python-executable', venvPython, '--strict', user]), { cwd: work, env: childEnv(), encoding: 'utf8', timeout: 180_000 });
+    t.match(`${typed.stdout}`, /TypedDict "Transaction" has no key "statuss"/, "the user's mypy sees service_sandbox.models through py.typed", { output: `${typed.stdout}${typed.stderr}` });
+    t.equal(typed.stdout.match(/error:/g)?.length, 1, 'and nothing else', { output: typed.stdout });
   });
 
   t.test('with nothing at SANDBOX_URL, the four workers share one server the run starts and stops', async (t) => {

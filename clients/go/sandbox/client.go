@@ -4,12 +4,14 @@
 // the error body as structs generated from openapi/openapi.json (models_gen.go). Standard library only.
 //
 //	server := sandbox.NewServer("http://127.0.0.1:4010")
-//	sb, err := server.CreateSession(sandbox.SessionOptions{Label: "ci-4711"})
-//	res, err := sb.Call("GET", "/v1/accounts/acct_acme_usd", nil)
+//	sb, err := server.CreateSession(ctx, sandbox.SessionOptions{Label: "ci-4711"})
+//	res, err := sb.Call(ctx, "GET", "/v1/accounts/acct_acme_usd", nil)
 //	var account sandbox.AccountDetail
 //	err = res.Decode(&account)
 //
-// For tests, package sandboxtest gives each testing.T a session of its own.
+// Every call that does I/O takes a context.Context first: its deadline (or, without one, the Client's Timeout)
+// bounds the call, and cancelling it ends the call. For tests, package sandboxtest gives each testing.T a
+// session of its own.
 package sandbox
 
 import (
@@ -25,17 +27,28 @@ import (
 	"time"
 )
 
-// DefaultHTTPClient is shared by every Client without one of its own: it pools connections across tests.
-var DefaultHTTPClient = &http.Client{Timeout: 60 * time.Second}
+// Version is the kit's version: the server's it was made for. The first call to a server compares it with
+// GET /_emulator/health's version and logs one warning when they differ (docs/clients.md#go-defaults).
+const Version = "0.2.0"
+
+// DefaultHTTPClient is shared by every Client without one of its own: it pools connections across tests. It has
+// no Timeout of its own: each call's deadline comes from its context (see Client.Timeout), so a settle of a
+// minute or a forwarding stream that stays open are not cut short.
+var DefaultHTTPClient = &http.Client{}
+
+// DefaultTimeout bounds a call whose context has no deadline, when the Client's Timeout is 0.
+const DefaultTimeout = 60 * time.Second
 
 // Client calls one sandbox: the root one (BaseURL the server's address) or a session (BaseURL its baseUrl).
 // API calls are signed with Credentials; control-plane calls carry AdminToken when set. Safe for concurrent use.
 type Client struct {
 	BaseURL     string
 	Credentials Credentials
-	AdminToken  string           // X-Admin-Token for the control plane (a server started with --admin-token)
+	AdminToken  string           // sent as Authorization: Bearer on the control plane (a server started with --admin-token)
 	HTTP        *http.Client     // nil: DefaultHTTPClient
 	Now         func() time.Time // the signing clock; nil: time.Now (signatures use the real clock, docs/authentication.md)
+	// Timeout bounds each call whose context has no deadline (0: DefaultTimeout). Settle adds its own wait to it.
+	Timeout time.Duration
 }
 
 // NewClient is a client of the sandbox at baseURL signing with creds.
@@ -117,7 +130,6 @@ func (e *APIError) Error() string {
 type Option func(*call)
 
 type call struct {
-	ctx      context.Context
 	key      *Key
 	userID   string
 	header   http.Header
@@ -144,15 +156,12 @@ func IdempotencyKey(k string) Option { return WithHeader("Idempotency-Key", k) }
 // refusals.
 func Unsigned() Option { return func(c *call) { c.unsigned = true } }
 
-// WithContext gives the call a context.
-func WithContext(ctx context.Context) Option { return func(c *call) { c.ctx = ctx } }
-
 // Call is an API call under BaseURL, signed with the SINGLE_USER key unless an option says otherwise. path is
 // e.g. "/v1/accounts?pageSize=5"; body is nil (none), []byte or string (sent as they are), or anything else
 // (sent as JSON). A target under /v1/payout-origination/ is signed with the payout variant and sent as
 // text/plain (see Payout).
-func (c *Client) Call(method, path string, body any, opts ...Option) (*Response, error) {
-	o := call{ctx: context.Background(), header: http.Header{}}
+func (c *Client) Call(ctx context.Context, method, path string, body any, opts ...Option) (*Response, error) {
+	o := call{header: http.Header{}}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -164,7 +173,7 @@ func (c *Client) Call(method, path string, body any, opts ...Option) (*Response,
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(o.ctx, method, u.String(), bytesReader(raw))
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytesReader(raw))
 	if err != nil {
 		return nil, err
 	}
@@ -191,41 +200,61 @@ func (c *Client) Call(method, path string, body any, opts ...Option) (*Response,
 	for name, values := range o.header {
 		req.Header[name] = values
 	}
-	return c.do(req)
+	return c.do(req, c.timeout())
 }
 
 // Payout submits a payout message (docs/payouts.md): format "json" or "pacs008", payload the message (the JSON
 // text or a PayoutJSONPayload, or the pacs.008 XML), Base64-encoded here and signed with the payout variant.
-func (c *Client) Payout(format string, payload any, idempotencyKey string, opts ...Option) (*Response, error) {
+func (c *Client) Payout(ctx context.Context, format string, payload any, idempotencyKey string, opts ...Option) (*Response, error) {
 	raw, _, err := encodeBody(payload)
 	if err != nil {
 		return nil, err
 	}
 	body := base64.StdEncoding.EncodeToString(raw)
-	return c.Call("POST", PayoutPrefix+format, body, append([]Option{IdempotencyKey(idempotencyKey)}, opts...)...)
+	return c.Call(ctx, "POST", PayoutPrefix+format, body, append([]Option{IdempotencyKey(idempotencyKey)}, opts...)...)
 }
 
 // Control is a control-plane call of this sandbox: BaseURL + "/_emulator" + path (docs/control-plane.md).
-func (c *Client) Control(method, path string, body any) (*Response, error) {
+func (c *Client) Control(ctx context.Context, method, path string, body any) (*Response, error) {
+	return c.controlWithin(ctx, c.timeout(), method, path, body)
+}
+
+func (c *Client) controlWithin(ctx context.Context, timeout time.Duration, method, path string, body any) (*Response, error) {
 	raw, contentType, err := encodeBody(body)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequest(method, c.BaseURL+"/_emulator"+path, bytesReader(raw))
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+"/_emulator"+path, bytesReader(raw))
 	if err != nil {
 		return nil, err
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	return c.do(c.admin(req))
+	return c.do(c.admin(req), timeout)
 }
 
+// admin adds the admin token the way every kit sends it (docs/control-plane.md): control-plane requests carry
+// no HMAC headers.
 func (c *Client) admin(req *http.Request) *http.Request {
 	if c.AdminToken != "" {
-		req.Header.Set("X-Admin-Token", c.AdminToken)
+		req.Header.Set("Authorization", "Bearer "+c.AdminToken)
 	}
 	return req
+}
+
+func (c *Client) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (c *Client) httpClient() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return DefaultHTTPClient
 }
 
 func (c *Client) now() time.Time {
@@ -235,12 +264,18 @@ func (c *Client) now() time.Time {
 	return time.Now()
 }
 
-func (c *Client) do(req *http.Request) (*Response, error) {
-	h := c.HTTP
-	if h == nil {
-		h = DefaultHTTPClient
+// do sends req, bounded by timeout unless its context has a deadline of its own, after checking the server's
+// version once (checkVersion).
+func (c *Client) do(req *http.Request, timeout time.Duration) (*Response, error) {
+	ctx := req.Context()
+	if _, ok := ctx.Deadline(); !ok && timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+		req = req.WithContext(ctx)
 	}
-	res, err := h.Do(req)
+	c.checkVersion(ctx)
+	res, err := c.httpClient().Do(req)
 	if err != nil {
 		return nil, err
 	}

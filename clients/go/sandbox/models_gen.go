@@ -10,13 +10,13 @@ import "encoding/json"
 
 // AccessToken is AccessToken in openapi/openapi.json.
 type AccessToken struct {
-	AccessToken string   `json:"accessToken"`
-	TokenType   string   `json:"tokenType"`
-	ExpiresIn   int64    `json:"expiresIn"`
-	ExpiresAt   string   `json:"expiresAt"`
-	Scopes      []string `json:"scopes"`
-	ProgramID   string   `json:"programId"`
-	UserID      string   `json:"userId"`
+	AccessToken string              `json:"accessToken"`
+	TokenType   string              `json:"tokenType"`
+	ExpiresIn   int64               `json:"expiresIn"`
+	ExpiresAt   string              `json:"expiresAt"`
+	Scopes      []AccessTokenScopes `json:"scopes"`
+	ProgramID   string              `json:"programId"`
+	UserID      string              `json:"userId"`
 }
 
 // Account is Account in openapi/openapi.json.
@@ -60,10 +60,10 @@ type ActAsResult struct {
 
 // ActAsResultActedAs is ActAsResult.actedAs in openapi/openapi.json.
 type ActAsResultActedAs struct {
-	APIKey          string `json:"apiKey"`
-	IntegrationType string `json:"integrationType"`
-	ProgrammeID     string `json:"programmeId"`
-	UserID          string `json:"userId"`
+	APIKey          string                            `json:"apiKey"`
+	IntegrationType ActAsResultActedAsIntegrationType `json:"integrationType"`
+	ProgrammeID     string                            `json:"programmeId"`
+	UserID          string                            `json:"userId"`
 }
 
 // BalanceHistory is BalanceHistory in openapi/openapi.json.
@@ -85,22 +85,22 @@ type BalanceHistoryPointsItem struct {
 
 // Beneficiary is Beneficiary in openapi/openapi.json. Interface 2.12; a BUSINESS beneficiary adds businessName and registrationNumber
 type Beneficiary struct {
-	ID                 string                  `json:"id"`
-	CounterpartyID     string                  `json:"counterpartyId"`
-	CreatedAt          string                  `json:"createdAt"`
-	UpdatedAt          string                  `json:"updatedAt"`
-	Type               string                  `json:"type"`
-	FirstName          *string                 `json:"firstName,omitempty"`
-	LastName           *string                 `json:"lastName,omitempty"`
-	DateOfBirth        *string                 `json:"dateOfBirth,omitempty"`
-	DisplayName        *string                 `json:"displayName,omitempty"`
-	Email              *string                 `json:"email,omitempty"`
-	PhoneNumber        *string                 `json:"phoneNumber,omitempty"`
-	Address            *BeneficiaryAddress     `json:"address,omitempty"`
-	RelationshipToUser *string                 `json:"relationshipToUser,omitempty"`
-	BusinessName       *string                 `json:"businessName,omitempty"`
-	RegistrationNumber *string                 `json:"registrationNumber,omitempty"`
-	Instruments        []BeneficiaryInstrument `json:"instruments"`
+	ID                 string                         `json:"id"`
+	CounterpartyID     string                         `json:"counterpartyId"`
+	CreatedAt          string                         `json:"createdAt"`
+	UpdatedAt          string                         `json:"updatedAt"`
+	Type               UserType                       `json:"type"`
+	FirstName          *string                        `json:"firstName,omitempty"`
+	LastName           *string                        `json:"lastName,omitempty"`
+	DateOfBirth        *string                        `json:"dateOfBirth,omitempty"`
+	DisplayName        *string                        `json:"displayName,omitempty"`
+	Email              *string                        `json:"email,omitempty"`
+	PhoneNumber        *string                        `json:"phoneNumber,omitempty"`
+	Address            *BeneficiaryAddress            `json:"address,omitempty"`
+	RelationshipToUser *BeneficiaryRelationshipToUser `json:"relationshipToUser,omitempty"`
+	BusinessName       *string                        `json:"businessName,omitempty"`
+	RegistrationNumber *string                        `json:"registrationNumber,omitempty"`
+	Instruments        []BeneficiaryInstrument        `json:"instruments"`
 }
 
 // BeneficiaryAddress is BeneficiaryAddress in openapi/openapi.json.
@@ -118,28 +118,28 @@ type BeneficiaryInstrument = json.RawMessage
 
 // BeneficiaryInstrumentBankAccount is BeneficiaryInstrumentBankAccount in openapi/openapi.json.
 type BeneficiaryInstrumentBankAccount struct {
-	ID                string  `json:"id"`
-	Type              string  `json:"type"`
-	DisplayName       string  `json:"displayName"`
-	Currency          string  `json:"currency"`
-	Country           string  `json:"country"`
-	AccountHolderName string  `json:"accountHolderName"`
-	Mask              string  `json:"mask"`
-	AccountNumberType string  `json:"accountNumberType"`
-	RoutingNumber     *string `json:"routingNumber,omitempty"`
-	BIC               *string `json:"bic,omitempty"`
-	CreatedAt         string  `json:"createdAt"`
+	ID                string                                            `json:"id"`
+	Type              string                                            `json:"type"`
+	DisplayName       string                                            `json:"displayName"`
+	Currency          string                                            `json:"currency"`
+	Country           string                                            `json:"country"`
+	AccountHolderName string                                            `json:"accountHolderName"`
+	Mask              string                                            `json:"mask"`
+	AccountNumberType BeneficiaryInstrumentBankAccountAccountNumberType `json:"accountNumberType"`
+	RoutingNumber     *string                                           `json:"routingNumber,omitempty"`
+	BIC               *string                                           `json:"bic,omitempty"`
+	CreatedAt         string                                            `json:"createdAt"`
 }
 
 // BeneficiaryInstrumentWallet is BeneficiaryInstrumentWallet in openapi/openapi.json.
 type BeneficiaryInstrumentWallet struct {
-	ID          string `json:"id"`
-	Type        string `json:"type"`
-	DisplayName string `json:"displayName"`
-	Currency    string `json:"currency"`
-	Network     string `json:"network"`
-	Address     string `json:"address"`
-	CreatedAt   string `json:"createdAt"`
+	ID          string                             `json:"id"`
+	Type        string                             `json:"type"`
+	DisplayName string                             `json:"displayName"`
+	Currency    string                             `json:"currency"`
+	Network     BeneficiaryInstrumentWalletNetwork `json:"network"`
+	Address     string                             `json:"address"`
+	CreatedAt   string                             `json:"createdAt"`
 }
 
 // BeneficiaryInstruments is BeneficiaryInstruments in openapi/openapi.json.
@@ -149,10 +149,10 @@ type BeneficiaryInstruments struct {
 
 // Clock is Clock in openapi/openapi.json.
 type Clock struct {
-	Now      string  `json:"now"`
-	Mode     string  `json:"mode"`
-	OffsetMs float64 `json:"offsetMs"`
-	JobsRun  *int64  `json:"jobsRun,omitempty"`
+	Now      string    `json:"now"`
+	Mode     ClockMode `json:"mode"`
+	OffsetMs float64   `json:"offsetMs"`
+	JobsRun  *int64    `json:"jobsRun,omitempty"`
 }
 
 // CommitTransactionIntentRequest is CommitTransactionIntentRequest in openapi/openapi.json. Interface 2.14
@@ -172,38 +172,38 @@ type CreateBeneficiaryRequestBusiness struct {
 	Email              *string                                  `json:"email,omitempty"`
 	PhoneNumber        *string                                  `json:"phoneNumber,omitempty"`
 	Address            *CreateBeneficiaryRequestBusinessAddress `json:"address,omitempty"`
-	RelationshipToUser *string                                  `json:"relationshipToUser,omitempty"`
+	RelationshipToUser *BeneficiaryRelationshipToUser           `json:"relationshipToUser,omitempty"`
 	Instruments        []json.RawMessage                        `json:"instruments"`
 }
 
 // CreateBeneficiaryRequestBusinessAddress is CreateBeneficiaryRequestBusiness.address in openapi/openapi.json. Required (line1, city, postalCode, country) when a bank instrument is outside the US
 type CreateBeneficiaryRequestBusinessAddress struct {
-	Line1      string  `json:"line1"`
-	Line2      *string `json:"line2,omitempty"`
-	City       string  `json:"city"`
-	Region     *string `json:"region,omitempty"`
-	PostalCode string  `json:"postalCode"`
-	Country    string  `json:"country"`
+	Line1      string                                       `json:"line1"`
+	Line2      *string                                      `json:"line2,omitempty"`
+	City       string                                       `json:"city"`
+	Region     *string                                      `json:"region,omitempty"`
+	PostalCode string                                       `json:"postalCode"`
+	Country    CreateBeneficiaryRequestPersonAddressCountry `json:"country"`
 }
 
 // CreateBeneficiaryRequestInstrumentsBankAccount is CreateBeneficiaryRequestInstrumentsBankAccount in openapi/openapi.json.
 type CreateBeneficiaryRequestInstrumentsBankAccount struct {
-	Type              string  `json:"type"`
-	Currency          string  `json:"currency"`
-	Country           string  `json:"country"`
-	AccountHolderName string  `json:"accountHolderName"`
-	AccountNumber     *string `json:"accountNumber,omitempty"`
-	RoutingNumber     *string `json:"routingNumber,omitempty"`
-	IBAN              *string `json:"iban,omitempty"`
-	BIC               *string `json:"bic,omitempty"`
+	Type              string                                       `json:"type"`
+	Currency          string                                       `json:"currency"`
+	Country           CreateBeneficiaryRequestPersonAddressCountry `json:"country"`
+	AccountHolderName string                                       `json:"accountHolderName"`
+	AccountNumber     *string                                      `json:"accountNumber,omitempty"`
+	RoutingNumber     *string                                      `json:"routingNumber,omitempty"`
+	IBAN              *string                                      `json:"iban,omitempty"`
+	BIC               *string                                      `json:"bic,omitempty"`
 }
 
 // CreateBeneficiaryRequestInstrumentsWallet is CreateBeneficiaryRequestInstrumentsWallet in openapi/openapi.json.
 type CreateBeneficiaryRequestInstrumentsWallet struct {
-	Type     string `json:"type"`
-	Network  string `json:"network"`
-	Address  string `json:"address"`
-	Currency string `json:"currency"`
+	Type     string                             `json:"type"`
+	Network  BeneficiaryInstrumentWalletNetwork `json:"network"`
+	Address  string                             `json:"address"`
+	Currency string                             `json:"currency"`
 }
 
 // CreateBeneficiaryRequestPerson is CreateBeneficiaryRequestPerson in openapi/openapi.json.
@@ -216,18 +216,18 @@ type CreateBeneficiaryRequestPerson struct {
 	Email              *string                                `json:"email,omitempty"`
 	PhoneNumber        *string                                `json:"phoneNumber,omitempty"`
 	Address            *CreateBeneficiaryRequestPersonAddress `json:"address,omitempty"`
-	RelationshipToUser *string                                `json:"relationshipToUser,omitempty"`
+	RelationshipToUser *BeneficiaryRelationshipToUser         `json:"relationshipToUser,omitempty"`
 	Instruments        []json.RawMessage                      `json:"instruments"`
 }
 
 // CreateBeneficiaryRequestPersonAddress is CreateBeneficiaryRequestPerson.address in openapi/openapi.json. Required (line1, city, postalCode, country) when a bank instrument is outside the US
 type CreateBeneficiaryRequestPersonAddress struct {
-	Line1      string  `json:"line1"`
-	Line2      *string `json:"line2,omitempty"`
-	City       string  `json:"city"`
-	Region     *string `json:"region,omitempty"`
-	PostalCode string  `json:"postalCode"`
-	Country    string  `json:"country"`
+	Line1      string                                       `json:"line1"`
+	Line2      *string                                      `json:"line2,omitempty"`
+	City       string                                       `json:"city"`
+	Region     *string                                      `json:"region,omitempty"`
+	PostalCode string                                       `json:"postalCode"`
+	Country    CreateBeneficiaryRequestPersonAddressCountry `json:"country"`
 }
 
 // CreateTransactionIntentRequest is CreateTransactionIntentRequest in openapi/openapi.json. A priced preview of a movement of funds
@@ -240,8 +240,8 @@ type CreateTransactionIntentRequest struct {
 	DebitAmount    *string                              `json:"debitAmount,omitempty"`
 	CreditAmount   *string                              `json:"creditAmount,omitempty"`
 	CreditCurrency *string                              `json:"creditCurrency,omitempty"`
-	CreditRail     *string                              `json:"creditRail,omitempty"`
-	Purpose        *string                              `json:"purpose,omitempty"`
+	CreditRail     *TransactionIntentCreditRail         `json:"creditRail,omitempty"`
+	Purpose        *TransactionPurpose                  `json:"purpose,omitempty"`
 	DebitMemo      *string                              `json:"debitMemo,omitempty"`
 }
 
@@ -304,7 +304,7 @@ type DepositInstruction struct {
 	ID                  string                              `json:"id"`
 	CreatedAt           string                              `json:"createdAt"`
 	UpdatedAt           string                              `json:"updatedAt"`
-	Status              string                              `json:"status"`
+	Status              DepositInstructionStatus            `json:"status"`
 	Rail                DepositInstructionRail              `json:"rail"`
 	SupportedCurrencies []string                            `json:"supportedCurrencies"`
 	Fields              []DepositInstructionFieldsItem      `json:"fields"`
@@ -347,20 +347,20 @@ type DepositInstructionResponse struct {
 
 // EmulatorForcedDecision is EmulatorForcedDecision in openapi/openapi.json.
 type EmulatorForcedDecision struct {
-	Decision string `json:"decision"`
+	Decision EmulatorForcedDecisionDecision `json:"decision"`
 }
 
 // EmulatorJob is EmulatorJob in openapi/openapi.json.
 type EmulatorJob struct {
-	ID            int64          `json:"id"`
-	Type          string         `json:"type"`
-	Status        string         `json:"status"`
-	DueAt         string         `json:"dueAt"`
-	CreatedAt     string         `json:"createdAt"`
-	Attempts      int64          `json:"attempts"`
-	LastError     *string        `json:"lastError,omitempty"`
-	TransactionID *string        `json:"transactionId,omitempty"`
-	Payload       map[string]any `json:"payload"`
+	ID            int64             `json:"id"`
+	Type          string            `json:"type"`
+	Status        EmulatorJobStatus `json:"status"`
+	DueAt         string            `json:"dueAt"`
+	CreatedAt     string            `json:"createdAt"`
+	Attempts      int64             `json:"attempts"`
+	LastError     *string           `json:"lastError,omitempty"`
+	TransactionID *string           `json:"transactionId,omitempty"`
+	Payload       map[string]any    `json:"payload"`
 }
 
 // EmulatorJobList is EmulatorJobList in openapi/openapi.json.
@@ -390,8 +390,8 @@ type EmulatorOverviewProgrammesItemUsersItem struct {
 	ID                     string                                                `json:"id"`
 	ExternalID             string                                                `json:"externalId"`
 	Name                   string                                                `json:"name"`
-	Type                   string                                                `json:"type"`
-	EnrollmentStatus       string                                                `json:"enrollmentStatus"`
+	Type                   UserType                                              `json:"type"`
+	EnrollmentStatus       UserEnrollmentStatus                                  `json:"enrollmentStatus"`
 	EnrollmentStatusReason *string                                               `json:"enrollmentStatusReason,omitempty"`
 	EnrollmentStarted      bool                                                  `json:"enrollmentStarted"`
 	Accounts               []EmulatorOverviewProgrammesItemUsersItemAccountsItem `json:"accounts"`
@@ -402,7 +402,7 @@ type EmulatorOverviewProgrammesItemUsersItemAccountsItem struct {
 	ID                  string                                                                       `json:"id"`
 	DisplayName         *string                                                                      `json:"displayName,omitempty"`
 	Currency            string                                                                       `json:"currency"`
-	Kind                string                                                                       `json:"kind"`
+	Kind                EmulatorOverviewProgrammesItemUsersItemAccountsItemKind                      `json:"kind"`
 	Status              string                                                                       `json:"status"`
 	ProviderReady       bool                                                                         `json:"providerReady"`
 	Balances            EmulatorOverviewProgrammesItemUsersItemAccountsItemBalances                  `json:"balances"`
@@ -419,7 +419,7 @@ type EmulatorOverviewProgrammesItemUsersItemAccountsItemBalances struct {
 type EmulatorOverviewProgrammesItemUsersItemAccountsItemDepositInstructionsItem struct {
 	ID     string                                                                         `json:"id"`
 	Name   string                                                                         `json:"name"`
-	Status string                                                                         `json:"status"`
+	Status DepositInstructionStatus                                                       `json:"status"`
 	Rail   EmulatorOverviewProgrammesItemUsersItemAccountsItemDepositInstructionsItemRail `json:"rail"`
 }
 
@@ -431,42 +431,42 @@ type EmulatorOverviewProgrammesItemUsersItemAccountsItemDepositInstructionsItemR
 
 // EmulatorTransaction is EmulatorTransaction in openapi/openapi.json.
 type EmulatorTransaction struct {
-	ID                      string            `json:"id"`
-	Type                    string            `json:"type"`
-	Status                  string            `json:"status"`
-	ReferenceNumber         string            `json:"referenceNumber"`
-	CreatedAt               string            `json:"createdAt"`
-	UpdatedAt               string            `json:"updatedAt"`
-	CompletedAt             *string           `json:"completedAt,omitempty"`
-	StatusReason            *string           `json:"statusReason,omitempty"`
-	StatusCode              *string           `json:"statusCode,omitempty"`
-	Category                *string           `json:"category,omitempty"`
-	ExternalID              *string           `json:"externalId,omitempty"`
-	DepositReconciliationID *string           `json:"depositReconciliationId,omitempty"`
-	RelatedTransactionID    *string           `json:"relatedTransactionId,omitempty"`
-	DebitAmount             string            `json:"debitAmount"`
-	NetDebitAmount          *string           `json:"netDebitAmount,omitempty"`
-	DebitCurrency           string            `json:"debitCurrency"`
-	DebitParty              Party             `json:"debitParty,omitempty"`
-	DebitRail               string            `json:"debitRail"`
-	DebitMemo               *string           `json:"debitMemo,omitempty"`
-	DebitReference          *string           `json:"debitReference,omitempty"`
-	DebitEntryDescriptor    *string           `json:"debitEntryDescriptor,omitempty"`
-	DebitInstrument         Instrument        `json:"debitInstrument,omitempty"`
-	CreditAmount            string            `json:"creditAmount"`
-	CreditCurrency          string            `json:"creditCurrency"`
-	CreditParty             Party             `json:"creditParty,omitempty"`
-	CreditRail              *string           `json:"creditRail,omitempty"`
-	CreditInstrument        Instrument        `json:"creditInstrument,omitempty"`
-	Fees                    []Fee             `json:"fees"`
-	ExchangeRate            *string           `json:"exchangeRate,omitempty"`
-	BaseExchangeRate        *string           `json:"baseExchangeRate,omitempty"`
-	FxSpread                *string           `json:"fxSpread,omitempty"`
-	Tags                    []json.RawMessage `json:"tags"`
-	Purpose                 *string           `json:"purpose,omitempty"`
-	UserID                  string            `json:"userId"`
-	ProgrammeID             string            `json:"programmeId"`
-	AccountID               string            `json:"accountId"`
+	ID                      string               `json:"id"`
+	Type                    TransactionType      `json:"type"`
+	Status                  TransactionStatus    `json:"status"`
+	ReferenceNumber         string               `json:"referenceNumber"`
+	CreatedAt               string               `json:"createdAt"`
+	UpdatedAt               string               `json:"updatedAt"`
+	CompletedAt             *string              `json:"completedAt,omitempty"`
+	StatusReason            *string              `json:"statusReason,omitempty"`
+	StatusCode              *string              `json:"statusCode,omitempty"`
+	Category                *TransactionCategory `json:"category,omitempty"`
+	ExternalID              *string              `json:"externalId,omitempty"`
+	DepositReconciliationID *string              `json:"depositReconciliationId,omitempty"`
+	RelatedTransactionID    *string              `json:"relatedTransactionId,omitempty"`
+	DebitAmount             string               `json:"debitAmount"`
+	NetDebitAmount          *string              `json:"netDebitAmount,omitempty"`
+	DebitCurrency           string               `json:"debitCurrency"`
+	DebitParty              Party                `json:"debitParty,omitempty"`
+	DebitRail               string               `json:"debitRail"`
+	DebitMemo               *string              `json:"debitMemo,omitempty"`
+	DebitReference          *string              `json:"debitReference,omitempty"`
+	DebitEntryDescriptor    *string              `json:"debitEntryDescriptor,omitempty"`
+	DebitInstrument         Instrument           `json:"debitInstrument,omitempty"`
+	CreditAmount            string               `json:"creditAmount"`
+	CreditCurrency          string               `json:"creditCurrency"`
+	CreditParty             Party                `json:"creditParty,omitempty"`
+	CreditRail              *string              `json:"creditRail,omitempty"`
+	CreditInstrument        Instrument           `json:"creditInstrument,omitempty"`
+	Fees                    []Fee                `json:"fees"`
+	ExchangeRate            *string              `json:"exchangeRate,omitempty"`
+	BaseExchangeRate        *string              `json:"baseExchangeRate,omitempty"`
+	FxSpread                *string              `json:"fxSpread,omitempty"`
+	Tags                    []json.RawMessage    `json:"tags"`
+	Purpose                 *TransactionPurpose  `json:"purpose,omitempty"`
+	UserID                  string               `json:"userId"`
+	ProgrammeID             string               `json:"programmeId"`
+	AccountID               string               `json:"accountId"`
 }
 
 // EmulatorTransactionDetail is EmulatorTransactionDetail in openapi/openapi.json.
@@ -487,18 +487,18 @@ type Enrollment struct {
 	ID                 string                              `json:"id"`
 	CreatedAt          string                              `json:"createdAt"`
 	UpdatedAt          string                              `json:"updatedAt"`
-	Status             string                              `json:"status"`
-	Reason             *string                             `json:"reason,omitempty"`
+	Status             EnrollmentStatus                    `json:"status"`
+	Reason             *EnrollmentReason                   `json:"reason,omitempty"`
 	ReasonDetail       *string                             `json:"reasonDetail,omitempty"`
 	InformationRequest EnrollmentInformationRequestSummary `json:"informationRequest"`
 }
 
 // EnrollmentInformationRequestSummary is EnrollmentInformationRequestSummary in openapi/openapi.json.
 type EnrollmentInformationRequestSummary struct {
-	ID               string  `json:"id"`
-	Status           string  `json:"status"`
-	ValidationStatus string  `json:"validationStatus"`
-	Decision         *string `json:"decision,omitempty"`
+	ID               string                             `json:"id"`
+	Status           InformationRequestStatus           `json:"status"`
+	ValidationStatus InformationRequestValidationStatus `json:"validationStatus"`
+	Decision         *InformationRequestDecision        `json:"decision,omitempty"`
 }
 
 // FaultEffect is FaultEffect in openapi/openapi.json: one of several shapes, kept as raw JSON. What a fault rule does to a request it fires on
@@ -570,42 +570,42 @@ type Fee struct {
 
 // FiredFault is FiredFault in openapi/openapi.json.
 type FiredFault struct {
-	RuleID string `json:"ruleId"`
-	Type   string `json:"type"`
-	Detail string `json:"detail"`
+	RuleID string         `json:"ruleId"`
+	Type   FiredFaultType `json:"type"`
+	Detail string         `json:"detail"`
 }
 
 // ForceTransactionStatus is ForceTransactionStatus in openapi/openapi.json.
 type ForceTransactionStatus struct {
-	Status       string  `json:"status"`
-	StatusCode   *string `json:"statusCode,omitempty"`
-	StatusReason *string `json:"statusReason,omitempty"`
+	Status       TransactionStatus `json:"status"`
+	StatusCode   *string           `json:"statusCode,omitempty"`
+	StatusReason *string           `json:"statusReason,omitempty"`
 }
 
 // InformationRequest is InformationRequest in openapi/openapi.json.
 type InformationRequest struct {
-	ID               string  `json:"id"`
-	Status           string  `json:"status"`
-	SubjectType      string  `json:"subjectType"`
-	SubjectID        string  `json:"subjectId"`
-	ValidationStatus string  `json:"validationStatus"`
-	CreatedAt        string  `json:"createdAt"`
-	UpdatedAt        string  `json:"updatedAt"`
-	Decision         *string `json:"decision,omitempty"`
+	ID               string                             `json:"id"`
+	Status           InformationRequestStatus           `json:"status"`
+	SubjectType      string                             `json:"subjectType"`
+	SubjectID        string                             `json:"subjectId"`
+	ValidationStatus InformationRequestValidationStatus `json:"validationStatus"`
+	CreatedAt        string                             `json:"createdAt"`
+	UpdatedAt        string                             `json:"updatedAt"`
+	Decision         *InformationRequestDecision        `json:"decision,omitempty"`
 }
 
 // InformationRequestDetail is InformationRequestDetail in openapi/openapi.json.
 type InformationRequestDetail struct {
-	ID               string                   `json:"id"`
-	Status           string                   `json:"status"`
-	SubjectType      string                   `json:"subjectType"`
-	SubjectID        string                   `json:"subjectId"`
-	ValidationStatus string                   `json:"validationStatus"`
-	CreatedAt        string                   `json:"createdAt"`
-	UpdatedAt        string                   `json:"updatedAt"`
-	Decision         *string                  `json:"decision,omitempty"`
-	Title            *string                  `json:"title,omitempty"`
-	Requirements     []InformationRequirement `json:"requirements"`
+	ID               string                             `json:"id"`
+	Status           InformationRequestStatus           `json:"status"`
+	SubjectType      string                             `json:"subjectType"`
+	SubjectID        string                             `json:"subjectId"`
+	ValidationStatus InformationRequestValidationStatus `json:"validationStatus"`
+	CreatedAt        string                             `json:"createdAt"`
+	UpdatedAt        string                             `json:"updatedAt"`
+	Decision         *InformationRequestDecision        `json:"decision,omitempty"`
+	Title            *string                            `json:"title,omitempty"`
+	Requirements     []InformationRequirement           `json:"requirements"`
 }
 
 // InformationRequestEntriesWrite is InformationRequestEntriesWrite in openapi/openapi.json.
@@ -621,9 +621,9 @@ type InformationRequestEntriesWriteEntriesItem struct {
 
 // InformationRequestEntry is InformationRequestEntry in openapi/openapi.json.
 type InformationRequestEntry struct {
-	Value     json.RawMessage `json:"value"`
-	Source    string          `json:"source"`
-	Confirmed bool            `json:"confirmed"`
+	Value     json.RawMessage               `json:"value"`
+	Source    InformationRequestEntrySource `json:"source"`
+	Confirmed bool                          `json:"confirmed"`
 }
 
 // InformationRequestList is InformationRequestList in openapi/openapi.json.
@@ -633,41 +633,41 @@ type InformationRequestList struct {
 
 // InformationRequirement is InformationRequirement in openapi/openapi.json.
 type InformationRequirement struct {
-	Key      string                   `json:"key"`
-	Label    string                   `json:"label"`
-	Kind     string                   `json:"kind"`
-	Required bool                     `json:"required"`
-	Status   string                   `json:"status"`
-	Entry    *InformationRequestEntry `json:"entry,omitempty"`
-	Errors   []ValidationError        `json:"errors"`
+	Key      string                       `json:"key"`
+	Label    string                       `json:"label"`
+	Kind     InformationRequirementKind   `json:"kind"`
+	Required bool                         `json:"required"`
+	Status   InformationRequirementStatus `json:"status"`
+	Entry    *InformationRequestEntry     `json:"entry,omitempty"`
+	Errors   []ValidationError            `json:"errors"`
 }
 
 // InjectTransaction is InjectTransaction in openapi/openapi.json.
 type InjectTransaction struct {
-	Type                 string     `json:"type"`
-	Direction            string     `json:"direction"`
-	Category             *string    `json:"category,omitempty"`
-	DebitAmount          *string    `json:"debitAmount,omitempty"`
-	DebitCurrency        *string    `json:"debitCurrency,omitempty"`
-	CreditAmount         *string    `json:"creditAmount,omitempty"`
-	CreditCurrency       *string    `json:"creditCurrency,omitempty"`
-	ExchangeRate         *string    `json:"exchangeRate,omitempty"`
-	DebitParty           Party      `json:"debitParty,omitempty"`
-	CreditParty          Party      `json:"creditParty,omitempty"`
-	DebitRail            *string    `json:"debitRail,omitempty"`
-	CreditRail           *string    `json:"creditRail,omitempty"`
-	DebitInstrument      Instrument `json:"debitInstrument,omitempty"`
-	CreditInstrument     Instrument `json:"creditInstrument,omitempty"`
-	DepositInstructionID *string    `json:"depositInstructionId,omitempty"`
-	Purpose              *string    `json:"purpose,omitempty"`
-	DebitMemo            *string    `json:"debitMemo,omitempty"`
-	DebitReference       *string    `json:"debitReference,omitempty"`
-	DebitEntryDescriptor *string    `json:"debitEntryDescriptor,omitempty"`
-	ExternalID           *string    `json:"externalId,omitempty"`
-	RelatedTransactionID *string    `json:"relatedTransactionId,omitempty"`
-	Status               *string    `json:"status,omitempty"`
-	StatusCode           *string    `json:"statusCode,omitempty"`
-	StatusReason         *string    `json:"statusReason,omitempty"`
+	Type                 TransactionType            `json:"type"`
+	Direction            InjectTransactionDirection `json:"direction"`
+	Category             *TransactionCategory       `json:"category,omitempty"`
+	DebitAmount          *string                    `json:"debitAmount,omitempty"`
+	DebitCurrency        *string                    `json:"debitCurrency,omitempty"`
+	CreditAmount         *string                    `json:"creditAmount,omitempty"`
+	CreditCurrency       *string                    `json:"creditCurrency,omitempty"`
+	ExchangeRate         *string                    `json:"exchangeRate,omitempty"`
+	DebitParty           Party                      `json:"debitParty,omitempty"`
+	CreditParty          Party                      `json:"creditParty,omitempty"`
+	DebitRail            *string                    `json:"debitRail,omitempty"`
+	CreditRail           *string                    `json:"creditRail,omitempty"`
+	DebitInstrument      Instrument                 `json:"debitInstrument,omitempty"`
+	CreditInstrument     Instrument                 `json:"creditInstrument,omitempty"`
+	DepositInstructionID *string                    `json:"depositInstructionId,omitempty"`
+	Purpose              *TransactionPurpose        `json:"purpose,omitempty"`
+	DebitMemo            *string                    `json:"debitMemo,omitempty"`
+	DebitReference       *string                    `json:"debitReference,omitempty"`
+	DebitEntryDescriptor *string                    `json:"debitEntryDescriptor,omitempty"`
+	ExternalID           *string                    `json:"externalId,omitempty"`
+	RelatedTransactionID *string                    `json:"relatedTransactionId,omitempty"`
+	Status               *TransactionStatus         `json:"status,omitempty"`
+	StatusCode           *string                    `json:"statusCode,omitempty"`
+	StatusReason         *string                    `json:"statusReason,omitempty"`
 }
 
 // Instrument is Instrument in openapi/openapi.json: one of several shapes, kept as raw JSON.
@@ -693,20 +693,20 @@ type JournalEntry struct {
 
 // JourneyItem is JourneyItem in openapi/openapi.json.
 type JourneyItem struct {
-	At              string  `json:"at"`
-	Phase           string  `json:"phase"`
-	Kind            string  `json:"kind"`
-	Status          *string `json:"status,omitempty"`
-	Title           string  `json:"title"`
-	ResourceID      string  `json:"resourceId"`
-	AccountID       *string `json:"accountId,omitempty"`
-	TransactionID   *string `json:"transactionId,omitempty"`
-	TransactionType *string `json:"transactionType,omitempty"`
-	Amount          *string `json:"amount,omitempty"`
-	Currency        *string `json:"currency,omitempty"`
-	Fees            []Fee   `json:"fees,omitempty"`
-	StatusCode      *string `json:"statusCode,omitempty"`
-	Detail          *string `json:"detail,omitempty"`
+	At              string           `json:"at"`
+	Phase           JourneyItemPhase `json:"phase"`
+	Kind            JourneyItemKind  `json:"kind"`
+	Status          *string          `json:"status,omitempty"`
+	Title           string           `json:"title"`
+	ResourceID      string           `json:"resourceId"`
+	AccountID       *string          `json:"accountId,omitempty"`
+	TransactionID   *string          `json:"transactionId,omitempty"`
+	TransactionType *string          `json:"transactionType,omitempty"`
+	Amount          *string          `json:"amount,omitempty"`
+	Currency        *string          `json:"currency,omitempty"`
+	Fees            []Fee            `json:"fees,omitempty"`
+	StatusCode      *string          `json:"statusCode,omitempty"`
+	Detail          *string          `json:"detail,omitempty"`
 }
 
 // ListenAttemptResult is ListenAttemptResult in openapi/openapi.json.
@@ -745,14 +745,14 @@ type Party = json.RawMessage
 
 // PayoutJSONPayload is PayoutJsonPayload in openapi/openapi.json. The decoded payload of POST /v1/payout-origination/json
 type PayoutJSONPayload struct {
-	EntityID      string  `json:"entityId"`
-	BeneficiaryID string  `json:"beneficiaryId"`
-	Amount        string  `json:"amount"`
-	Currency      string  `json:"currency"`
-	Reference     string  `json:"reference"`
-	InstrumentID  *string `json:"instrumentId,omitempty"`
-	Purpose       *string `json:"purpose,omitempty"`
-	MessageID     *string `json:"messageId,omitempty"`
+	EntityID      string              `json:"entityId"`
+	BeneficiaryID string              `json:"beneficiaryId"`
+	Amount        string              `json:"amount"`
+	Currency      string              `json:"currency"`
+	Reference     string              `json:"reference"`
+	InstrumentID  *string             `json:"instrumentId,omitempty"`
+	Purpose       *TransactionPurpose `json:"purpose,omitempty"`
+	MessageID     *string             `json:"messageId,omitempty"`
 }
 
 // PayoutSubmissionResponse is PayoutSubmissionResponse in openapi/openapi.json. Interface 2.15
@@ -777,14 +777,14 @@ type ProviderReady struct {
 
 // ReceiverCheckCase is ReceiverCheckCase in openapi/openapi.json.
 type ReceiverCheckCase struct {
-	Number   int64                 `json:"number"`
-	Name     string                `json:"name"`
-	Title    string                `json:"title"`
-	Expected string                `json:"expected"`
-	Sent     ReceiverCheckCaseSent `json:"sent"`
-	Got      ReceiverCheckCaseGot  `json:"got"`
-	Passed   bool                  `json:"passed"`
-	Reason   string                `json:"reason"`
+	Number   int64                     `json:"number"`
+	Name     ReceiverCheckCaseName     `json:"name"`
+	Title    string                    `json:"title"`
+	Expected ReceiverCheckCaseExpected `json:"expected"`
+	Sent     ReceiverCheckCaseSent     `json:"sent"`
+	Got      ReceiverCheckCaseGot      `json:"got"`
+	Passed   bool                      `json:"passed"`
+	Reason   string                    `json:"reason"`
 }
 
 // ReceiverCheckCaseSent is ReceiverCheckCase.sent in openapi/openapi.json. What this delivery carried that differs between cases
@@ -845,10 +845,10 @@ type Session struct {
 
 // SessionStartedFrom is Session.startedFrom in openapi/openapi.json.
 type SessionStartedFrom struct {
-	Fixtures string  `json:"fixtures"`
-	Snapshot *string `json:"snapshot,omitempty"`
-	Clock    string  `json:"clock"`
-	Seed     *string `json:"seed,omitempty"`
+	Fixtures SessionStartedFromFixtures `json:"fixtures"`
+	Snapshot *string                    `json:"snapshot,omitempty"`
+	Clock    string                     `json:"clock"`
+	Seed     *string                    `json:"seed,omitempty"`
 }
 
 // SessionCredentials is Session.credentials in openapi/openapi.json. The first programme's keys, as in the fixtures
@@ -897,26 +897,26 @@ type SettleReportWaiting struct {
 
 // SettleReportWaitingItemsItem is SettleReport.waiting.items[] in openapi/openapi.json.
 type SettleReportWaitingItemsItem struct {
-	ID            string  `json:"id"`
-	EventID       string  `json:"eventId"`
-	EventType     string  `json:"eventType"`
-	TransactionID string  `json:"transactionId"`
-	Status        string  `json:"status"`
-	Attempts      int64   `json:"attempts"`
-	NextAttemptAt *string `json:"nextAttemptAt,omitempty"`
-	Behind        *string `json:"behind,omitempty"`
-	OnTheWire     bool    `json:"onTheWire"`
+	ID            string                             `json:"id"`
+	EventID       string                             `json:"eventId"`
+	EventType     string                             `json:"eventType"`
+	TransactionID string                             `json:"transactionId"`
+	Status        SettleReportWaitingItemsItemStatus `json:"status"`
+	Attempts      int64                              `json:"attempts"`
+	NextAttemptAt *string                            `json:"nextAttemptAt,omitempty"`
+	Behind        *string                            `json:"behind,omitempty"`
+	OnTheWire     bool                               `json:"onTheWire"`
 }
 
 // Snapshot is Snapshot in openapi/openapi.json.
 type Snapshot struct {
-	Name          string `json:"name"`
-	Clock         string `json:"clock"`
-	ClockMode     string `json:"clockMode"`
-	SchemaVersion int64  `json:"schemaVersion"`
-	SavedAt       string `json:"savedAt"`
-	Tables        int64  `json:"tables"`
-	Rows          int64  `json:"rows"`
+	Name          string            `json:"name"`
+	Clock         string            `json:"clock"`
+	ClockMode     SnapshotClockMode `json:"clockMode"`
+	SchemaVersion int64             `json:"schemaVersion"`
+	SavedAt       string            `json:"savedAt"`
+	Tables        int64             `json:"tables"`
+	Rows          int64             `json:"rows"`
 }
 
 // Statement is Statement in openapi/openapi.json. Account statement of interface 2.8
@@ -947,15 +947,15 @@ type StatementDay struct {
 
 // StatementEntry is StatementEntry in openapi/openapi.json.
 type StatementEntry struct {
-	OccurredAt          string `json:"occurredAt"`
-	Description         string `json:"description"`
-	Reference           string `json:"reference"`
-	Direction           string `json:"direction"`
-	Amount              string `json:"amount"`
-	BalanceBefore       string `json:"balanceBefore"`
-	BalanceAfter        string `json:"balanceAfter"`
-	IsFee               bool   `json:"isFee"`
-	StatusAsOfPeriodEnd string `json:"statusAsOfPeriodEnd"`
+	OccurredAt          string                            `json:"occurredAt"`
+	Description         string                            `json:"description"`
+	Reference           string                            `json:"reference"`
+	Direction           StatementEntryDirection           `json:"direction"`
+	Amount              string                            `json:"amount"`
+	BalanceBefore       string                            `json:"balanceBefore"`
+	BalanceAfter        string                            `json:"balanceAfter"`
+	IsFee               bool                              `json:"isFee"`
+	StatusAsOfPeriodEnd StatementEntryStatusAsOfPeriodEnd `json:"statusAsOfPeriodEnd"`
 }
 
 // StatementLink is StatementLink in openapi/openapi.json. Statement link of interface 2.8 (csv and pdf)
@@ -973,83 +973,83 @@ type StatementSummaryLine struct {
 
 // StoryLedgerEntry is StoryLedgerEntry in openapi/openapi.json.
 type StoryLedgerEntry struct {
-	ID          int64  `json:"id"`
-	AccountID   string `json:"accountId"`
-	Kind        string `json:"kind"`
-	Amount      string `json:"amount"`
-	Currency    string `json:"currency"`
-	Fee         bool   `json:"fee"`
-	Description string `json:"description"`
-	PostedAt    string `json:"postedAt"`
+	ID          int64                `json:"id"`
+	AccountID   string               `json:"accountId"`
+	Kind        StoryLedgerEntryKind `json:"kind"`
+	Amount      string               `json:"amount"`
+	Currency    string               `json:"currency"`
+	Fee         bool                 `json:"fee"`
+	Description string               `json:"description"`
+	PostedAt    string               `json:"postedAt"`
 }
 
 // StoryStep is StoryStep in openapi/openapi.json.
 type StoryStep struct {
-	At         string  `json:"at"`
-	Kind       string  `json:"kind"`
-	Status     string  `json:"status"`
-	StatusCode *string `json:"statusCode,omitempty"`
-	EventID    *string `json:"eventId,omitempty"`
+	At         string        `json:"at"`
+	Kind       StoryStepKind `json:"kind"`
+	Status     string        `json:"status"`
+	StatusCode *string       `json:"statusCode,omitempty"`
+	EventID    *string       `json:"eventId,omitempty"`
 }
 
 // Transaction is Transaction in openapi/openapi.json.
 type Transaction struct {
-	ID                      string            `json:"id"`
-	Type                    string            `json:"type"`
-	Status                  string            `json:"status"`
-	ReferenceNumber         string            `json:"referenceNumber"`
-	CreatedAt               string            `json:"createdAt"`
-	UpdatedAt               string            `json:"updatedAt"`
-	CompletedAt             *string           `json:"completedAt,omitempty"`
-	StatusReason            *string           `json:"statusReason,omitempty"`
-	StatusCode              *string           `json:"statusCode,omitempty"`
-	Category                *string           `json:"category,omitempty"`
-	ExternalID              *string           `json:"externalId,omitempty"`
-	DepositReconciliationID *string           `json:"depositReconciliationId,omitempty"`
-	RelatedTransactionID    *string           `json:"relatedTransactionId,omitempty"`
-	DebitAmount             string            `json:"debitAmount"`
-	NetDebitAmount          *string           `json:"netDebitAmount,omitempty"`
-	DebitCurrency           string            `json:"debitCurrency"`
-	DebitParty              Party             `json:"debitParty,omitempty"`
-	DebitRail               string            `json:"debitRail"`
-	DebitMemo               *string           `json:"debitMemo,omitempty"`
-	DebitReference          *string           `json:"debitReference,omitempty"`
-	DebitEntryDescriptor    *string           `json:"debitEntryDescriptor,omitempty"`
-	DebitInstrument         Instrument        `json:"debitInstrument,omitempty"`
-	CreditAmount            string            `json:"creditAmount"`
-	CreditCurrency          string            `json:"creditCurrency"`
-	CreditParty             Party             `json:"creditParty,omitempty"`
-	CreditRail              *string           `json:"creditRail,omitempty"`
-	CreditInstrument        Instrument        `json:"creditInstrument,omitempty"`
-	Fees                    []Fee             `json:"fees"`
-	ExchangeRate            *string           `json:"exchangeRate,omitempty"`
-	BaseExchangeRate        *string           `json:"baseExchangeRate,omitempty"`
-	FxSpread                *string           `json:"fxSpread,omitempty"`
-	Tags                    []json.RawMessage `json:"tags"`
-	Purpose                 *string           `json:"purpose,omitempty"`
+	ID                      string               `json:"id"`
+	Type                    TransactionType      `json:"type"`
+	Status                  TransactionStatus    `json:"status"`
+	ReferenceNumber         string               `json:"referenceNumber"`
+	CreatedAt               string               `json:"createdAt"`
+	UpdatedAt               string               `json:"updatedAt"`
+	CompletedAt             *string              `json:"completedAt,omitempty"`
+	StatusReason            *string              `json:"statusReason,omitempty"`
+	StatusCode              *string              `json:"statusCode,omitempty"`
+	Category                *TransactionCategory `json:"category,omitempty"`
+	ExternalID              *string              `json:"externalId,omitempty"`
+	DepositReconciliationID *string              `json:"depositReconciliationId,omitempty"`
+	RelatedTransactionID    *string              `json:"relatedTransactionId,omitempty"`
+	DebitAmount             string               `json:"debitAmount"`
+	NetDebitAmount          *string              `json:"netDebitAmount,omitempty"`
+	DebitCurrency           string               `json:"debitCurrency"`
+	DebitParty              Party                `json:"debitParty,omitempty"`
+	DebitRail               string               `json:"debitRail"`
+	DebitMemo               *string              `json:"debitMemo,omitempty"`
+	DebitReference          *string              `json:"debitReference,omitempty"`
+	DebitEntryDescriptor    *string              `json:"debitEntryDescriptor,omitempty"`
+	DebitInstrument         Instrument           `json:"debitInstrument,omitempty"`
+	CreditAmount            string               `json:"creditAmount"`
+	CreditCurrency          string               `json:"creditCurrency"`
+	CreditParty             Party                `json:"creditParty,omitempty"`
+	CreditRail              *string              `json:"creditRail,omitempty"`
+	CreditInstrument        Instrument           `json:"creditInstrument,omitempty"`
+	Fees                    []Fee                `json:"fees"`
+	ExchangeRate            *string              `json:"exchangeRate,omitempty"`
+	BaseExchangeRate        *string              `json:"baseExchangeRate,omitempty"`
+	FxSpread                *string              `json:"fxSpread,omitempty"`
+	Tags                    []json.RawMessage    `json:"tags"`
+	Purpose                 *TransactionPurpose  `json:"purpose,omitempty"`
 }
 
 // TransactionIntent is TransactionIntent in openapi/openapi.json. Interface 2.3 plus expiresAt
 type TransactionIntent struct {
-	ID                   string     `json:"id"`
-	Type                 string     `json:"type"`
-	CreatedAt            string     `json:"createdAt"`
-	UpdatedAt            string     `json:"updatedAt"`
-	Status               string     `json:"status"`
-	DebitAmount          string     `json:"debitAmount"`
-	CreditAmount         string     `json:"creditAmount"`
-	DebitCurrency        string     `json:"debitCurrency"`
-	CreditCurrency       string     `json:"creditCurrency"`
-	DebitInstrument      Instrument `json:"debitInstrument"`
-	CreditInstrument     Instrument `json:"creditInstrument"`
-	Fees                 []Fee      `json:"fees"`
-	ExchangeRate         string     `json:"exchangeRate"`
-	StatusReason         string     `json:"statusReason"`
-	RelatedTransactionID *string    `json:"relatedTransactionId,omitempty"`
-	DebitMemo            *string    `json:"debitMemo,omitempty"`
-	Purpose              *string    `json:"purpose,omitempty"`
-	CreditRail           *string    `json:"creditRail,omitempty"`
-	ExpiresAt            string     `json:"expiresAt"`
+	ID                   string                       `json:"id"`
+	Type                 TransactionType              `json:"type"`
+	CreatedAt            string                       `json:"createdAt"`
+	UpdatedAt            string                       `json:"updatedAt"`
+	Status               TransactionIntentStatus      `json:"status"`
+	DebitAmount          string                       `json:"debitAmount"`
+	CreditAmount         string                       `json:"creditAmount"`
+	DebitCurrency        string                       `json:"debitCurrency"`
+	CreditCurrency       string                       `json:"creditCurrency"`
+	DebitInstrument      Instrument                   `json:"debitInstrument"`
+	CreditInstrument     Instrument                   `json:"creditInstrument"`
+	Fees                 []Fee                        `json:"fees"`
+	ExchangeRate         string                       `json:"exchangeRate"`
+	StatusReason         string                       `json:"statusReason"`
+	RelatedTransactionID *string                      `json:"relatedTransactionId,omitempty"`
+	DebitMemo            *string                      `json:"debitMemo,omitempty"`
+	Purpose              *TransactionPurpose          `json:"purpose,omitempty"`
+	CreditRail           *TransactionIntentCreditRail `json:"creditRail,omitempty"`
+	ExpiresAt            string                       `json:"expiresAt"`
 }
 
 // TransactionStory is TransactionStory in openapi/openapi.json.
@@ -1070,15 +1070,15 @@ type TransactionWebhookEvent struct {
 
 // User is User in openapi/openapi.json.
 type User struct {
-	UserID                 string  `json:"userId"`
-	ExternalID             string  `json:"externalId"`
-	Type                   string  `json:"type"`
-	Name                   string  `json:"name"`
-	Email                  *string `json:"email,omitempty"`
-	EnrollmentStatus       string  `json:"enrollmentStatus"`
-	EnrollmentStatusReason *string `json:"enrollmentStatusReason,omitempty"`
-	CreatedAt              string  `json:"createdAt"`
-	UpdatedAt              string  `json:"updatedAt"`
+	UserID                 string               `json:"userId"`
+	ExternalID             string               `json:"externalId"`
+	Type                   UserType             `json:"type"`
+	Name                   string               `json:"name"`
+	Email                  *string              `json:"email,omitempty"`
+	EnrollmentStatus       UserEnrollmentStatus `json:"enrollmentStatus"`
+	EnrollmentStatusReason *string              `json:"enrollmentStatusReason,omitempty"`
+	CreatedAt              string               `json:"createdAt"`
+	UpdatedAt              string               `json:"updatedAt"`
 }
 
 // UserJourney is UserJourney in openapi/openapi.json.
@@ -1086,7 +1086,7 @@ type UserJourney struct {
 	UserID                 string        `json:"userId"`
 	ProgrammeID            string        `json:"programmeId"`
 	Name                   string        `json:"name"`
-	Type                   string        `json:"type"`
+	Type                   UserType      `json:"type"`
 	EnrollmentStatus       string        `json:"enrollmentStatus"`
 	EnrollmentStatusReason *string       `json:"enrollmentStatusReason,omitempty"`
 	Now                    string        `json:"now"`
@@ -1096,19 +1096,19 @@ type UserJourney struct {
 
 // ValidationError is ValidationError in openapi/openapi.json.
 type ValidationError struct {
-	Type     string  `json:"type"`
-	FieldRef *string `json:"fieldRef,omitempty"`
-	Message  string  `json:"message"`
+	Type     ValidationErrorType `json:"type"`
+	FieldRef *string             `json:"fieldRef,omitempty"`
+	Message  string              `json:"message"`
 }
 
 // WebhookAttempt is WebhookAttempt in openapi/openapi.json.
 type WebhookAttempt struct {
 	Number         int64                     `json:"number"`
-	Kind           string                    `json:"kind"`
+	Kind           WebhookAttemptKind        `json:"kind"`
 	URL            string                    `json:"url"`
 	AttemptedAt    string                    `json:"attemptedAt"`
 	SignedAt       string                    `json:"signedAt"`
-	Outcome        string                    `json:"outcome"`
+	Outcome        WebhookAttemptOutcome     `json:"outcome"`
 	ResponseStatus *int64                    `json:"responseStatus,omitempty"`
 	ResponseBody   *string                   `json:"responseBody,omitempty"`
 	Error          *string                   `json:"error,omitempty"`
@@ -1120,8 +1120,8 @@ type WebhookAttempt struct {
 
 // WebhookAttemptChaosItem is WebhookAttempt.chaos[] in openapi/openapi.json.
 type WebhookAttemptChaosItem struct {
-	Type   string `json:"type"`
-	Detail string `json:"detail"`
+	Type   WebhookAttemptChaosItemType `json:"type"`
+	Detail string                      `json:"detail"`
 }
 
 // WebhookChaos is WebhookChaos in openapi/openapi.json.
@@ -1203,25 +1203,25 @@ type WebhookChaosBurst struct {
 
 // WebhookDelivery is WebhookDelivery in openapi/openapi.json.
 type WebhookDelivery struct {
-	ID                 string              `json:"id"`
-	EventID            string              `json:"eventId"`
-	EventType          string              `json:"eventType"`
-	ResourceType       string              `json:"resourceType"`
-	TransactionID      string              `json:"transactionId"`
-	ProgramID          string              `json:"programId"`
-	UserID             *string             `json:"userId,omitempty"`
-	OccurredAt         string              `json:"occurredAt"`
-	Status             string              `json:"status"`
-	AttemptCount       int64               `json:"attemptCount"`
-	NextAttemptAt      *string             `json:"nextAttemptAt,omitempty"`
-	LastAttemptAt      *string             `json:"lastAttemptAt,omitempty"`
-	LastResponseStatus *int64              `json:"lastResponseStatus,omitempty"`
-	LastError          *string             `json:"lastError,omitempty"`
-	DeliveredAt        *string             `json:"deliveredAt,omitempty"`
-	CreatedAt          string              `json:"createdAt"`
-	UpdatedAt          string              `json:"updatedAt"`
-	Body               WebhookDeliveryBody `json:"body"`
-	Attempts           []WebhookAttempt    `json:"attempts"`
+	ID                 string                `json:"id"`
+	EventID            string                `json:"eventId"`
+	EventType          string                `json:"eventType"`
+	ResourceType       string                `json:"resourceType"`
+	TransactionID      string                `json:"transactionId"`
+	ProgramID          string                `json:"programId"`
+	UserID             *string               `json:"userId,omitempty"`
+	OccurredAt         string                `json:"occurredAt"`
+	Status             WebhookDeliveryStatus `json:"status"`
+	AttemptCount       int64                 `json:"attemptCount"`
+	NextAttemptAt      *string               `json:"nextAttemptAt,omitempty"`
+	LastAttemptAt      *string               `json:"lastAttemptAt,omitempty"`
+	LastResponseStatus *int64                `json:"lastResponseStatus,omitempty"`
+	LastError          *string               `json:"lastError,omitempty"`
+	DeliveredAt        *string               `json:"deliveredAt,omitempty"`
+	CreatedAt          string                `json:"createdAt"`
+	UpdatedAt          string                `json:"updatedAt"`
+	Body               WebhookDeliveryBody   `json:"body"`
+	Attempts           []WebhookAttempt      `json:"attempts"`
 }
 
 // WebhookDeliveryBody is WebhookDelivery.body in openapi/openapi.json. The webhook body of interface 6.1, as every attempt sends it
@@ -1252,46 +1252,818 @@ type WebhookEndpointsEndpointsItem struct {
 
 // WebhookMetadata is WebhookMetadata in openapi/openapi.json. Identifies the event, its programme and user.
 type WebhookMetadata struct {
-	EventID    string  `json:"eventId"`
-	EventType  string  `json:"eventType"`
-	ProgramID  string  `json:"programId"`
-	UserID     *string `json:"userId,omitempty"`
-	OccurredAt string  `json:"occurredAt"`
+	EventID    string                   `json:"eventId"`
+	EventType  WebhookMetadataEventType `json:"eventType"`
+	ProgramID  string                   `json:"programId"`
+	UserID     *string                  `json:"userId,omitempty"`
+	OccurredAt string                   `json:"occurredAt"`
 }
 
 // WebhookTransaction is WebhookTransaction in openapi/openapi.json. The transaction as GET /v1/transactions/{transactionId} returned it when the event happened, with the fields that had no value (null) omitted.
 type WebhookTransaction struct {
-	ID                      string            `json:"id"`
-	Type                    string            `json:"type"`
-	Status                  string            `json:"status"`
-	ReferenceNumber         string            `json:"referenceNumber"`
-	CreatedAt               string            `json:"createdAt"`
-	UpdatedAt               string            `json:"updatedAt"`
-	CompletedAt             *string           `json:"completedAt,omitempty"`
-	StatusReason            *string           `json:"statusReason,omitempty"`
-	StatusCode              *string           `json:"statusCode,omitempty"`
-	Category                *string           `json:"category,omitempty"`
-	ExternalID              *string           `json:"externalId,omitempty"`
-	DepositReconciliationID *string           `json:"depositReconciliationId,omitempty"`
-	RelatedTransactionID    *string           `json:"relatedTransactionId,omitempty"`
-	DebitAmount             string            `json:"debitAmount"`
-	NetDebitAmount          *string           `json:"netDebitAmount,omitempty"`
-	DebitCurrency           string            `json:"debitCurrency"`
-	DebitParty              Party             `json:"debitParty,omitempty"`
-	DebitRail               string            `json:"debitRail"`
-	DebitMemo               *string           `json:"debitMemo,omitempty"`
-	DebitReference          *string           `json:"debitReference,omitempty"`
-	DebitEntryDescriptor    *string           `json:"debitEntryDescriptor,omitempty"`
-	DebitInstrument         Instrument        `json:"debitInstrument,omitempty"`
-	CreditAmount            string            `json:"creditAmount"`
-	CreditCurrency          string            `json:"creditCurrency"`
-	CreditParty             Party             `json:"creditParty,omitempty"`
-	CreditRail              *string           `json:"creditRail,omitempty"`
-	CreditInstrument        Instrument        `json:"creditInstrument,omitempty"`
-	Fees                    []Fee             `json:"fees"`
-	ExchangeRate            *string           `json:"exchangeRate,omitempty"`
-	BaseExchangeRate        *string           `json:"baseExchangeRate,omitempty"`
-	FxSpread                *string           `json:"fxSpread,omitempty"`
-	Tags                    []json.RawMessage `json:"tags"`
-	Purpose                 *string           `json:"purpose,omitempty"`
+	ID                      string               `json:"id"`
+	Type                    TransactionType      `json:"type"`
+	Status                  TransactionStatus    `json:"status"`
+	ReferenceNumber         string               `json:"referenceNumber"`
+	CreatedAt               string               `json:"createdAt"`
+	UpdatedAt               string               `json:"updatedAt"`
+	CompletedAt             *string              `json:"completedAt,omitempty"`
+	StatusReason            *string              `json:"statusReason,omitempty"`
+	StatusCode              *string              `json:"statusCode,omitempty"`
+	Category                *TransactionCategory `json:"category,omitempty"`
+	ExternalID              *string              `json:"externalId,omitempty"`
+	DepositReconciliationID *string              `json:"depositReconciliationId,omitempty"`
+	RelatedTransactionID    *string              `json:"relatedTransactionId,omitempty"`
+	DebitAmount             string               `json:"debitAmount"`
+	NetDebitAmount          *string              `json:"netDebitAmount,omitempty"`
+	DebitCurrency           string               `json:"debitCurrency"`
+	DebitParty              Party                `json:"debitParty,omitempty"`
+	DebitRail               string               `json:"debitRail"`
+	DebitMemo               *string              `json:"debitMemo,omitempty"`
+	DebitReference          *string              `json:"debitReference,omitempty"`
+	DebitEntryDescriptor    *string              `json:"debitEntryDescriptor,omitempty"`
+	DebitInstrument         Instrument           `json:"debitInstrument,omitempty"`
+	CreditAmount            string               `json:"creditAmount"`
+	CreditCurrency          string               `json:"creditCurrency"`
+	CreditParty             Party                `json:"creditParty,omitempty"`
+	CreditRail              *string              `json:"creditRail,omitempty"`
+	CreditInstrument        Instrument           `json:"creditInstrument,omitempty"`
+	Fees                    []Fee                `json:"fees"`
+	ExchangeRate            *string              `json:"exchangeRate,omitempty"`
+	BaseExchangeRate        *string              `json:"baseExchangeRate,omitempty"`
+	FxSpread                *string              `json:"fxSpread,omitempty"`
+	Tags                    []json.RawMessage    `json:"tags"`
+	Purpose                 *TransactionPurpose  `json:"purpose,omitempty"`
 }
+
+// AccessTokenScopes is the values of AccessToken.scopes[] in openapi/openapi.json.
+type AccessTokenScopes string
+
+// The values of AccessTokenScopes.
+const (
+	AccessTokenScopesAccountsRead       AccessTokenScopes = "accounts:read"
+	AccessTokenScopesAccountsWrite      AccessTokenScopes = "accounts:write"
+	AccessTokenScopesTransactionsRead   AccessTokenScopes = "transactions:read"
+	AccessTokenScopesTransactionsWrite  AccessTokenScopes = "transactions:write"
+	AccessTokenScopesEnrollmentRead     AccessTokenScopes = "enrollment:read"
+	AccessTokenScopesEnrollmentWrite    AccessTokenScopes = "enrollment:write"
+	AccessTokenScopesBeneficiariesRead  AccessTokenScopes = "beneficiaries:read"
+	AccessTokenScopesBeneficiariesWrite AccessTokenScopes = "beneficiaries:write"
+	AccessTokenScopesStatementsRead     AccessTokenScopes = "statements:read"
+)
+
+// ActAsResultActedAsIntegrationType is the values of ActAsResult.actedAs.integrationType in openapi/openapi.json.
+type ActAsResultActedAsIntegrationType string
+
+// The values of ActAsResultActedAsIntegrationType.
+const (
+	ActAsResultActedAsIntegrationTypeSingleUser ActAsResultActedAsIntegrationType = "SINGLE_USER"
+	ActAsResultActedAsIntegrationTypeMultiUser  ActAsResultActedAsIntegrationType = "MULTI_USER"
+)
+
+// UserType is the values of Beneficiary.type (and 3 more) in openapi/openapi.json.
+type UserType string
+
+// The values of UserType.
+const (
+	UserTypePerson   UserType = "PERSON"
+	UserTypeBusiness UserType = "BUSINESS"
+)
+
+// BeneficiaryRelationshipToUser is the values of Beneficiary.relationshipToUser (and 2 more) in openapi/openapi.json.
+type BeneficiaryRelationshipToUser string
+
+// The values of BeneficiaryRelationshipToUser.
+const (
+	BeneficiaryRelationshipToUserSelf       BeneficiaryRelationshipToUser = "SELF"
+	BeneficiaryRelationshipToUserThirdParty BeneficiaryRelationshipToUser = "THIRD_PARTY"
+)
+
+// BeneficiaryInstrumentBankAccountAccountNumberType is the values of BeneficiaryInstrumentBankAccount.accountNumberType in openapi/openapi.json.
+type BeneficiaryInstrumentBankAccountAccountNumberType string
+
+// The values of BeneficiaryInstrumentBankAccountAccountNumberType.
+const (
+	BeneficiaryInstrumentBankAccountAccountNumberTypeIBAN          BeneficiaryInstrumentBankAccountAccountNumberType = "IBAN"
+	BeneficiaryInstrumentBankAccountAccountNumberTypeAccountNumber BeneficiaryInstrumentBankAccountAccountNumberType = "ACCOUNT_NUMBER"
+)
+
+// BeneficiaryInstrumentWalletNetwork is the values of BeneficiaryInstrumentWallet.network (and 1 more) in openapi/openapi.json.
+type BeneficiaryInstrumentWalletNetwork string
+
+// The values of BeneficiaryInstrumentWalletNetwork.
+const (
+	BeneficiaryInstrumentWalletNetworkEthereum BeneficiaryInstrumentWalletNetwork = "ETHEREUM"
+	BeneficiaryInstrumentWalletNetworkBase     BeneficiaryInstrumentWalletNetwork = "BASE"
+	BeneficiaryInstrumentWalletNetworkPolygon  BeneficiaryInstrumentWalletNetwork = "POLYGON"
+)
+
+// ClockMode is the values of Clock.mode in openapi/openapi.json.
+type ClockMode string
+
+// The values of ClockMode.
+const (
+	ClockModeRealtime ClockMode = "realtime"
+	ClockModeFrozen   ClockMode = "frozen"
+)
+
+// CreateBeneficiaryRequestPersonAddressCountry is the values of CreateBeneficiaryRequestBusiness.address.country (and 2 more) in openapi/openapi.json.
+type CreateBeneficiaryRequestPersonAddressCountry string
+
+// The values of CreateBeneficiaryRequestPersonAddressCountry.
+const (
+	CreateBeneficiaryRequestPersonAddressCountryAd CreateBeneficiaryRequestPersonAddressCountry = "AD"
+	CreateBeneficiaryRequestPersonAddressCountryAe CreateBeneficiaryRequestPersonAddressCountry = "AE"
+	CreateBeneficiaryRequestPersonAddressCountryAf CreateBeneficiaryRequestPersonAddressCountry = "AF"
+	CreateBeneficiaryRequestPersonAddressCountryAg CreateBeneficiaryRequestPersonAddressCountry = "AG"
+	CreateBeneficiaryRequestPersonAddressCountryAi CreateBeneficiaryRequestPersonAddressCountry = "AI"
+	CreateBeneficiaryRequestPersonAddressCountryAl CreateBeneficiaryRequestPersonAddressCountry = "AL"
+	CreateBeneficiaryRequestPersonAddressCountryAm CreateBeneficiaryRequestPersonAddressCountry = "AM"
+	CreateBeneficiaryRequestPersonAddressCountryAo CreateBeneficiaryRequestPersonAddressCountry = "AO"
+	CreateBeneficiaryRequestPersonAddressCountryAq CreateBeneficiaryRequestPersonAddressCountry = "AQ"
+	CreateBeneficiaryRequestPersonAddressCountryAr CreateBeneficiaryRequestPersonAddressCountry = "AR"
+	CreateBeneficiaryRequestPersonAddressCountryAs CreateBeneficiaryRequestPersonAddressCountry = "AS"
+	CreateBeneficiaryRequestPersonAddressCountryAt CreateBeneficiaryRequestPersonAddressCountry = "AT"
+	CreateBeneficiaryRequestPersonAddressCountryAu CreateBeneficiaryRequestPersonAddressCountry = "AU"
+	CreateBeneficiaryRequestPersonAddressCountryAw CreateBeneficiaryRequestPersonAddressCountry = "AW"
+	CreateBeneficiaryRequestPersonAddressCountryAx CreateBeneficiaryRequestPersonAddressCountry = "AX"
+	CreateBeneficiaryRequestPersonAddressCountryAz CreateBeneficiaryRequestPersonAddressCountry = "AZ"
+	CreateBeneficiaryRequestPersonAddressCountryBa CreateBeneficiaryRequestPersonAddressCountry = "BA"
+	CreateBeneficiaryRequestPersonAddressCountryBb CreateBeneficiaryRequestPersonAddressCountry = "BB"
+	CreateBeneficiaryRequestPersonAddressCountryBd CreateBeneficiaryRequestPersonAddressCountry = "BD"
+	CreateBeneficiaryRequestPersonAddressCountryBe CreateBeneficiaryRequestPersonAddressCountry = "BE"
+	CreateBeneficiaryRequestPersonAddressCountryBf CreateBeneficiaryRequestPersonAddressCountry = "BF"
+	CreateBeneficiaryRequestPersonAddressCountryBg CreateBeneficiaryRequestPersonAddressCountry = "BG"
+	CreateBeneficiaryRequestPersonAddressCountryBh CreateBeneficiaryRequestPersonAddressCountry = "BH"
+	CreateBeneficiaryRequestPersonAddressCountryBi CreateBeneficiaryRequestPersonAddressCountry = "BI"
+	CreateBeneficiaryRequestPersonAddressCountryBj CreateBeneficiaryRequestPersonAddressCountry = "BJ"
+	CreateBeneficiaryRequestPersonAddressCountryBl CreateBeneficiaryRequestPersonAddressCountry = "BL"
+	CreateBeneficiaryRequestPersonAddressCountryBm CreateBeneficiaryRequestPersonAddressCountry = "BM"
+	CreateBeneficiaryRequestPersonAddressCountryBn CreateBeneficiaryRequestPersonAddressCountry = "BN"
+	CreateBeneficiaryRequestPersonAddressCountryBo CreateBeneficiaryRequestPersonAddressCountry = "BO"
+	CreateBeneficiaryRequestPersonAddressCountryBq CreateBeneficiaryRequestPersonAddressCountry = "BQ"
+	CreateBeneficiaryRequestPersonAddressCountryBr CreateBeneficiaryRequestPersonAddressCountry = "BR"
+	CreateBeneficiaryRequestPersonAddressCountryBs CreateBeneficiaryRequestPersonAddressCountry = "BS"
+	CreateBeneficiaryRequestPersonAddressCountryBt CreateBeneficiaryRequestPersonAddressCountry = "BT"
+	CreateBeneficiaryRequestPersonAddressCountryBv CreateBeneficiaryRequestPersonAddressCountry = "BV"
+	CreateBeneficiaryRequestPersonAddressCountryBw CreateBeneficiaryRequestPersonAddressCountry = "BW"
+	CreateBeneficiaryRequestPersonAddressCountryBy CreateBeneficiaryRequestPersonAddressCountry = "BY"
+	CreateBeneficiaryRequestPersonAddressCountryBz CreateBeneficiaryRequestPersonAddressCountry = "BZ"
+	CreateBeneficiaryRequestPersonAddressCountryCa CreateBeneficiaryRequestPersonAddressCountry = "CA"
+	CreateBeneficiaryRequestPersonAddressCountryCc CreateBeneficiaryRequestPersonAddressCountry = "CC"
+	CreateBeneficiaryRequestPersonAddressCountryCd CreateBeneficiaryRequestPersonAddressCountry = "CD"
+	CreateBeneficiaryRequestPersonAddressCountryCf CreateBeneficiaryRequestPersonAddressCountry = "CF"
+	CreateBeneficiaryRequestPersonAddressCountryCg CreateBeneficiaryRequestPersonAddressCountry = "CG"
+	CreateBeneficiaryRequestPersonAddressCountryCh CreateBeneficiaryRequestPersonAddressCountry = "CH"
+	CreateBeneficiaryRequestPersonAddressCountryCi CreateBeneficiaryRequestPersonAddressCountry = "CI"
+	CreateBeneficiaryRequestPersonAddressCountryCk CreateBeneficiaryRequestPersonAddressCountry = "CK"
+	CreateBeneficiaryRequestPersonAddressCountryCl CreateBeneficiaryRequestPersonAddressCountry = "CL"
+	CreateBeneficiaryRequestPersonAddressCountryCm CreateBeneficiaryRequestPersonAddressCountry = "CM"
+	CreateBeneficiaryRequestPersonAddressCountryCn CreateBeneficiaryRequestPersonAddressCountry = "CN"
+	CreateBeneficiaryRequestPersonAddressCountryCo CreateBeneficiaryRequestPersonAddressCountry = "CO"
+	CreateBeneficiaryRequestPersonAddressCountryCr CreateBeneficiaryRequestPersonAddressCountry = "CR"
+	CreateBeneficiaryRequestPersonAddressCountryCu CreateBeneficiaryRequestPersonAddressCountry = "CU"
+	CreateBeneficiaryRequestPersonAddressCountryCv CreateBeneficiaryRequestPersonAddressCountry = "CV"
+	CreateBeneficiaryRequestPersonAddressCountryCw CreateBeneficiaryRequestPersonAddressCountry = "CW"
+	CreateBeneficiaryRequestPersonAddressCountryCx CreateBeneficiaryRequestPersonAddressCountry = "CX"
+	CreateBeneficiaryRequestPersonAddressCountryCy CreateBeneficiaryRequestPersonAddressCountry = "CY"
+	CreateBeneficiaryRequestPersonAddressCountryCz CreateBeneficiaryRequestPersonAddressCountry = "CZ"
+	CreateBeneficiaryRequestPersonAddressCountryDe CreateBeneficiaryRequestPersonAddressCountry = "DE"
+	CreateBeneficiaryRequestPersonAddressCountryDj CreateBeneficiaryRequestPersonAddressCountry = "DJ"
+	CreateBeneficiaryRequestPersonAddressCountryDk CreateBeneficiaryRequestPersonAddressCountry = "DK"
+	CreateBeneficiaryRequestPersonAddressCountryDm CreateBeneficiaryRequestPersonAddressCountry = "DM"
+	CreateBeneficiaryRequestPersonAddressCountryDo CreateBeneficiaryRequestPersonAddressCountry = "DO"
+	CreateBeneficiaryRequestPersonAddressCountryDz CreateBeneficiaryRequestPersonAddressCountry = "DZ"
+	CreateBeneficiaryRequestPersonAddressCountryEc CreateBeneficiaryRequestPersonAddressCountry = "EC"
+	CreateBeneficiaryRequestPersonAddressCountryEe CreateBeneficiaryRequestPersonAddressCountry = "EE"
+	CreateBeneficiaryRequestPersonAddressCountryEg CreateBeneficiaryRequestPersonAddressCountry = "EG"
+	CreateBeneficiaryRequestPersonAddressCountryEh CreateBeneficiaryRequestPersonAddressCountry = "EH"
+	CreateBeneficiaryRequestPersonAddressCountryEr CreateBeneficiaryRequestPersonAddressCountry = "ER"
+	CreateBeneficiaryRequestPersonAddressCountryEs CreateBeneficiaryRequestPersonAddressCountry = "ES"
+	CreateBeneficiaryRequestPersonAddressCountryEt CreateBeneficiaryRequestPersonAddressCountry = "ET"
+	CreateBeneficiaryRequestPersonAddressCountryFi CreateBeneficiaryRequestPersonAddressCountry = "FI"
+	CreateBeneficiaryRequestPersonAddressCountryFj CreateBeneficiaryRequestPersonAddressCountry = "FJ"
+	CreateBeneficiaryRequestPersonAddressCountryFk CreateBeneficiaryRequestPersonAddressCountry = "FK"
+	CreateBeneficiaryRequestPersonAddressCountryFm CreateBeneficiaryRequestPersonAddressCountry = "FM"
+	CreateBeneficiaryRequestPersonAddressCountryFo CreateBeneficiaryRequestPersonAddressCountry = "FO"
+	CreateBeneficiaryRequestPersonAddressCountryFr CreateBeneficiaryRequestPersonAddressCountry = "FR"
+	CreateBeneficiaryRequestPersonAddressCountryGa CreateBeneficiaryRequestPersonAddressCountry = "GA"
+	CreateBeneficiaryRequestPersonAddressCountryGb CreateBeneficiaryRequestPersonAddressCountry = "GB"
+	CreateBeneficiaryRequestPersonAddressCountryGd CreateBeneficiaryRequestPersonAddressCountry = "GD"
+	CreateBeneficiaryRequestPersonAddressCountryGe CreateBeneficiaryRequestPersonAddressCountry = "GE"
+	CreateBeneficiaryRequestPersonAddressCountryGf CreateBeneficiaryRequestPersonAddressCountry = "GF"
+	CreateBeneficiaryRequestPersonAddressCountryGg CreateBeneficiaryRequestPersonAddressCountry = "GG"
+	CreateBeneficiaryRequestPersonAddressCountryGh CreateBeneficiaryRequestPersonAddressCountry = "GH"
+	CreateBeneficiaryRequestPersonAddressCountryGi CreateBeneficiaryRequestPersonAddressCountry = "GI"
+	CreateBeneficiaryRequestPersonAddressCountryGl CreateBeneficiaryRequestPersonAddressCountry = "GL"
+	CreateBeneficiaryRequestPersonAddressCountryGm CreateBeneficiaryRequestPersonAddressCountry = "GM"
+	CreateBeneficiaryRequestPersonAddressCountryGn CreateBeneficiaryRequestPersonAddressCountry = "GN"
+	CreateBeneficiaryRequestPersonAddressCountryGp CreateBeneficiaryRequestPersonAddressCountry = "GP"
+	CreateBeneficiaryRequestPersonAddressCountryGq CreateBeneficiaryRequestPersonAddressCountry = "GQ"
+	CreateBeneficiaryRequestPersonAddressCountryGr CreateBeneficiaryRequestPersonAddressCountry = "GR"
+	CreateBeneficiaryRequestPersonAddressCountryGs CreateBeneficiaryRequestPersonAddressCountry = "GS"
+	CreateBeneficiaryRequestPersonAddressCountryGt CreateBeneficiaryRequestPersonAddressCountry = "GT"
+	CreateBeneficiaryRequestPersonAddressCountryGu CreateBeneficiaryRequestPersonAddressCountry = "GU"
+	CreateBeneficiaryRequestPersonAddressCountryGw CreateBeneficiaryRequestPersonAddressCountry = "GW"
+	CreateBeneficiaryRequestPersonAddressCountryGy CreateBeneficiaryRequestPersonAddressCountry = "GY"
+	CreateBeneficiaryRequestPersonAddressCountryHk CreateBeneficiaryRequestPersonAddressCountry = "HK"
+	CreateBeneficiaryRequestPersonAddressCountryHm CreateBeneficiaryRequestPersonAddressCountry = "HM"
+	CreateBeneficiaryRequestPersonAddressCountryHn CreateBeneficiaryRequestPersonAddressCountry = "HN"
+	CreateBeneficiaryRequestPersonAddressCountryHr CreateBeneficiaryRequestPersonAddressCountry = "HR"
+	CreateBeneficiaryRequestPersonAddressCountryHt CreateBeneficiaryRequestPersonAddressCountry = "HT"
+	CreateBeneficiaryRequestPersonAddressCountryHu CreateBeneficiaryRequestPersonAddressCountry = "HU"
+	CreateBeneficiaryRequestPersonAddressCountryID CreateBeneficiaryRequestPersonAddressCountry = "ID"
+	CreateBeneficiaryRequestPersonAddressCountryIe CreateBeneficiaryRequestPersonAddressCountry = "IE"
+	CreateBeneficiaryRequestPersonAddressCountryIl CreateBeneficiaryRequestPersonAddressCountry = "IL"
+	CreateBeneficiaryRequestPersonAddressCountryIm CreateBeneficiaryRequestPersonAddressCountry = "IM"
+	CreateBeneficiaryRequestPersonAddressCountryIn CreateBeneficiaryRequestPersonAddressCountry = "IN"
+	CreateBeneficiaryRequestPersonAddressCountryIo CreateBeneficiaryRequestPersonAddressCountry = "IO"
+	CreateBeneficiaryRequestPersonAddressCountryIq CreateBeneficiaryRequestPersonAddressCountry = "IQ"
+	CreateBeneficiaryRequestPersonAddressCountryIr CreateBeneficiaryRequestPersonAddressCountry = "IR"
+	CreateBeneficiaryRequestPersonAddressCountryIs CreateBeneficiaryRequestPersonAddressCountry = "IS"
+	CreateBeneficiaryRequestPersonAddressCountryIt CreateBeneficiaryRequestPersonAddressCountry = "IT"
+	CreateBeneficiaryRequestPersonAddressCountryJe CreateBeneficiaryRequestPersonAddressCountry = "JE"
+	CreateBeneficiaryRequestPersonAddressCountryJm CreateBeneficiaryRequestPersonAddressCountry = "JM"
+	CreateBeneficiaryRequestPersonAddressCountryJo CreateBeneficiaryRequestPersonAddressCountry = "JO"
+	CreateBeneficiaryRequestPersonAddressCountryJp CreateBeneficiaryRequestPersonAddressCountry = "JP"
+	CreateBeneficiaryRequestPersonAddressCountryKe CreateBeneficiaryRequestPersonAddressCountry = "KE"
+	CreateBeneficiaryRequestPersonAddressCountryKg CreateBeneficiaryRequestPersonAddressCountry = "KG"
+	CreateBeneficiaryRequestPersonAddressCountryKh CreateBeneficiaryRequestPersonAddressCountry = "KH"
+	CreateBeneficiaryRequestPersonAddressCountryKi CreateBeneficiaryRequestPersonAddressCountry = "KI"
+	CreateBeneficiaryRequestPersonAddressCountryKm CreateBeneficiaryRequestPersonAddressCountry = "KM"
+	CreateBeneficiaryRequestPersonAddressCountryKn CreateBeneficiaryRequestPersonAddressCountry = "KN"
+	CreateBeneficiaryRequestPersonAddressCountryKp CreateBeneficiaryRequestPersonAddressCountry = "KP"
+	CreateBeneficiaryRequestPersonAddressCountryKr CreateBeneficiaryRequestPersonAddressCountry = "KR"
+	CreateBeneficiaryRequestPersonAddressCountryKw CreateBeneficiaryRequestPersonAddressCountry = "KW"
+	CreateBeneficiaryRequestPersonAddressCountryKy CreateBeneficiaryRequestPersonAddressCountry = "KY"
+	CreateBeneficiaryRequestPersonAddressCountryKz CreateBeneficiaryRequestPersonAddressCountry = "KZ"
+	CreateBeneficiaryRequestPersonAddressCountryLa CreateBeneficiaryRequestPersonAddressCountry = "LA"
+	CreateBeneficiaryRequestPersonAddressCountryLb CreateBeneficiaryRequestPersonAddressCountry = "LB"
+	CreateBeneficiaryRequestPersonAddressCountryLc CreateBeneficiaryRequestPersonAddressCountry = "LC"
+	CreateBeneficiaryRequestPersonAddressCountryLi CreateBeneficiaryRequestPersonAddressCountry = "LI"
+	CreateBeneficiaryRequestPersonAddressCountryLk CreateBeneficiaryRequestPersonAddressCountry = "LK"
+	CreateBeneficiaryRequestPersonAddressCountryLr CreateBeneficiaryRequestPersonAddressCountry = "LR"
+	CreateBeneficiaryRequestPersonAddressCountryLs CreateBeneficiaryRequestPersonAddressCountry = "LS"
+	CreateBeneficiaryRequestPersonAddressCountryLt CreateBeneficiaryRequestPersonAddressCountry = "LT"
+	CreateBeneficiaryRequestPersonAddressCountryLu CreateBeneficiaryRequestPersonAddressCountry = "LU"
+	CreateBeneficiaryRequestPersonAddressCountryLv CreateBeneficiaryRequestPersonAddressCountry = "LV"
+	CreateBeneficiaryRequestPersonAddressCountryLy CreateBeneficiaryRequestPersonAddressCountry = "LY"
+	CreateBeneficiaryRequestPersonAddressCountryMa CreateBeneficiaryRequestPersonAddressCountry = "MA"
+	CreateBeneficiaryRequestPersonAddressCountryMc CreateBeneficiaryRequestPersonAddressCountry = "MC"
+	CreateBeneficiaryRequestPersonAddressCountryMd CreateBeneficiaryRequestPersonAddressCountry = "MD"
+	CreateBeneficiaryRequestPersonAddressCountryMe CreateBeneficiaryRequestPersonAddressCountry = "ME"
+	CreateBeneficiaryRequestPersonAddressCountryMf CreateBeneficiaryRequestPersonAddressCountry = "MF"
+	CreateBeneficiaryRequestPersonAddressCountryMg CreateBeneficiaryRequestPersonAddressCountry = "MG"
+	CreateBeneficiaryRequestPersonAddressCountryMh CreateBeneficiaryRequestPersonAddressCountry = "MH"
+	CreateBeneficiaryRequestPersonAddressCountryMk CreateBeneficiaryRequestPersonAddressCountry = "MK"
+	CreateBeneficiaryRequestPersonAddressCountryMl CreateBeneficiaryRequestPersonAddressCountry = "ML"
+	CreateBeneficiaryRequestPersonAddressCountryMm CreateBeneficiaryRequestPersonAddressCountry = "MM"
+	CreateBeneficiaryRequestPersonAddressCountryMn CreateBeneficiaryRequestPersonAddressCountry = "MN"
+	CreateBeneficiaryRequestPersonAddressCountryMo CreateBeneficiaryRequestPersonAddressCountry = "MO"
+	CreateBeneficiaryRequestPersonAddressCountryMp CreateBeneficiaryRequestPersonAddressCountry = "MP"
+	CreateBeneficiaryRequestPersonAddressCountryMq CreateBeneficiaryRequestPersonAddressCountry = "MQ"
+	CreateBeneficiaryRequestPersonAddressCountryMr CreateBeneficiaryRequestPersonAddressCountry = "MR"
+	CreateBeneficiaryRequestPersonAddressCountryMs CreateBeneficiaryRequestPersonAddressCountry = "MS"
+	CreateBeneficiaryRequestPersonAddressCountryMt CreateBeneficiaryRequestPersonAddressCountry = "MT"
+	CreateBeneficiaryRequestPersonAddressCountryMu CreateBeneficiaryRequestPersonAddressCountry = "MU"
+	CreateBeneficiaryRequestPersonAddressCountryMv CreateBeneficiaryRequestPersonAddressCountry = "MV"
+	CreateBeneficiaryRequestPersonAddressCountryMw CreateBeneficiaryRequestPersonAddressCountry = "MW"
+	CreateBeneficiaryRequestPersonAddressCountryMx CreateBeneficiaryRequestPersonAddressCountry = "MX"
+	CreateBeneficiaryRequestPersonAddressCountryMy CreateBeneficiaryRequestPersonAddressCountry = "MY"
+	CreateBeneficiaryRequestPersonAddressCountryMz CreateBeneficiaryRequestPersonAddressCountry = "MZ"
+	CreateBeneficiaryRequestPersonAddressCountryNa CreateBeneficiaryRequestPersonAddressCountry = "NA"
+	CreateBeneficiaryRequestPersonAddressCountryNc CreateBeneficiaryRequestPersonAddressCountry = "NC"
+	CreateBeneficiaryRequestPersonAddressCountryNe CreateBeneficiaryRequestPersonAddressCountry = "NE"
+	CreateBeneficiaryRequestPersonAddressCountryNf CreateBeneficiaryRequestPersonAddressCountry = "NF"
+	CreateBeneficiaryRequestPersonAddressCountryNg CreateBeneficiaryRequestPersonAddressCountry = "NG"
+	CreateBeneficiaryRequestPersonAddressCountryNi CreateBeneficiaryRequestPersonAddressCountry = "NI"
+	CreateBeneficiaryRequestPersonAddressCountryNl CreateBeneficiaryRequestPersonAddressCountry = "NL"
+	CreateBeneficiaryRequestPersonAddressCountryNo CreateBeneficiaryRequestPersonAddressCountry = "NO"
+	CreateBeneficiaryRequestPersonAddressCountryNp CreateBeneficiaryRequestPersonAddressCountry = "NP"
+	CreateBeneficiaryRequestPersonAddressCountryNr CreateBeneficiaryRequestPersonAddressCountry = "NR"
+	CreateBeneficiaryRequestPersonAddressCountryNu CreateBeneficiaryRequestPersonAddressCountry = "NU"
+	CreateBeneficiaryRequestPersonAddressCountryNz CreateBeneficiaryRequestPersonAddressCountry = "NZ"
+	CreateBeneficiaryRequestPersonAddressCountryOm CreateBeneficiaryRequestPersonAddressCountry = "OM"
+	CreateBeneficiaryRequestPersonAddressCountryPa CreateBeneficiaryRequestPersonAddressCountry = "PA"
+	CreateBeneficiaryRequestPersonAddressCountryPe CreateBeneficiaryRequestPersonAddressCountry = "PE"
+	CreateBeneficiaryRequestPersonAddressCountryPf CreateBeneficiaryRequestPersonAddressCountry = "PF"
+	CreateBeneficiaryRequestPersonAddressCountryPg CreateBeneficiaryRequestPersonAddressCountry = "PG"
+	CreateBeneficiaryRequestPersonAddressCountryPh CreateBeneficiaryRequestPersonAddressCountry = "PH"
+	CreateBeneficiaryRequestPersonAddressCountryPk CreateBeneficiaryRequestPersonAddressCountry = "PK"
+	CreateBeneficiaryRequestPersonAddressCountryPl CreateBeneficiaryRequestPersonAddressCountry = "PL"
+	CreateBeneficiaryRequestPersonAddressCountryPm CreateBeneficiaryRequestPersonAddressCountry = "PM"
+	CreateBeneficiaryRequestPersonAddressCountryPn CreateBeneficiaryRequestPersonAddressCountry = "PN"
+	CreateBeneficiaryRequestPersonAddressCountryPr CreateBeneficiaryRequestPersonAddressCountry = "PR"
+	CreateBeneficiaryRequestPersonAddressCountryPs CreateBeneficiaryRequestPersonAddressCountry = "PS"
+	CreateBeneficiaryRequestPersonAddressCountryPt CreateBeneficiaryRequestPersonAddressCountry = "PT"
+	CreateBeneficiaryRequestPersonAddressCountryPw CreateBeneficiaryRequestPersonAddressCountry = "PW"
+	CreateBeneficiaryRequestPersonAddressCountryPy CreateBeneficiaryRequestPersonAddressCountry = "PY"
+	CreateBeneficiaryRequestPersonAddressCountryQa CreateBeneficiaryRequestPersonAddressCountry = "QA"
+	CreateBeneficiaryRequestPersonAddressCountryRe CreateBeneficiaryRequestPersonAddressCountry = "RE"
+	CreateBeneficiaryRequestPersonAddressCountryRo CreateBeneficiaryRequestPersonAddressCountry = "RO"
+	CreateBeneficiaryRequestPersonAddressCountryRs CreateBeneficiaryRequestPersonAddressCountry = "RS"
+	CreateBeneficiaryRequestPersonAddressCountryRu CreateBeneficiaryRequestPersonAddressCountry = "RU"
+	CreateBeneficiaryRequestPersonAddressCountryRw CreateBeneficiaryRequestPersonAddressCountry = "RW"
+	CreateBeneficiaryRequestPersonAddressCountrySa CreateBeneficiaryRequestPersonAddressCountry = "SA"
+	CreateBeneficiaryRequestPersonAddressCountrySb CreateBeneficiaryRequestPersonAddressCountry = "SB"
+	CreateBeneficiaryRequestPersonAddressCountrySc CreateBeneficiaryRequestPersonAddressCountry = "SC"
+	CreateBeneficiaryRequestPersonAddressCountrySd CreateBeneficiaryRequestPersonAddressCountry = "SD"
+	CreateBeneficiaryRequestPersonAddressCountrySe CreateBeneficiaryRequestPersonAddressCountry = "SE"
+	CreateBeneficiaryRequestPersonAddressCountrySg CreateBeneficiaryRequestPersonAddressCountry = "SG"
+	CreateBeneficiaryRequestPersonAddressCountrySh CreateBeneficiaryRequestPersonAddressCountry = "SH"
+	CreateBeneficiaryRequestPersonAddressCountrySi CreateBeneficiaryRequestPersonAddressCountry = "SI"
+	CreateBeneficiaryRequestPersonAddressCountrySj CreateBeneficiaryRequestPersonAddressCountry = "SJ"
+	CreateBeneficiaryRequestPersonAddressCountrySk CreateBeneficiaryRequestPersonAddressCountry = "SK"
+	CreateBeneficiaryRequestPersonAddressCountrySl CreateBeneficiaryRequestPersonAddressCountry = "SL"
+	CreateBeneficiaryRequestPersonAddressCountrySm CreateBeneficiaryRequestPersonAddressCountry = "SM"
+	CreateBeneficiaryRequestPersonAddressCountrySn CreateBeneficiaryRequestPersonAddressCountry = "SN"
+	CreateBeneficiaryRequestPersonAddressCountrySo CreateBeneficiaryRequestPersonAddressCountry = "SO"
+	CreateBeneficiaryRequestPersonAddressCountrySr CreateBeneficiaryRequestPersonAddressCountry = "SR"
+	CreateBeneficiaryRequestPersonAddressCountrySs CreateBeneficiaryRequestPersonAddressCountry = "SS"
+	CreateBeneficiaryRequestPersonAddressCountrySt CreateBeneficiaryRequestPersonAddressCountry = "ST"
+	CreateBeneficiaryRequestPersonAddressCountrySv CreateBeneficiaryRequestPersonAddressCountry = "SV"
+	CreateBeneficiaryRequestPersonAddressCountrySx CreateBeneficiaryRequestPersonAddressCountry = "SX"
+	CreateBeneficiaryRequestPersonAddressCountrySy CreateBeneficiaryRequestPersonAddressCountry = "SY"
+	CreateBeneficiaryRequestPersonAddressCountrySz CreateBeneficiaryRequestPersonAddressCountry = "SZ"
+	CreateBeneficiaryRequestPersonAddressCountryTc CreateBeneficiaryRequestPersonAddressCountry = "TC"
+	CreateBeneficiaryRequestPersonAddressCountryTd CreateBeneficiaryRequestPersonAddressCountry = "TD"
+	CreateBeneficiaryRequestPersonAddressCountryTf CreateBeneficiaryRequestPersonAddressCountry = "TF"
+	CreateBeneficiaryRequestPersonAddressCountryTg CreateBeneficiaryRequestPersonAddressCountry = "TG"
+	CreateBeneficiaryRequestPersonAddressCountryTh CreateBeneficiaryRequestPersonAddressCountry = "TH"
+	CreateBeneficiaryRequestPersonAddressCountryTj CreateBeneficiaryRequestPersonAddressCountry = "TJ"
+	CreateBeneficiaryRequestPersonAddressCountryTk CreateBeneficiaryRequestPersonAddressCountry = "TK"
+	CreateBeneficiaryRequestPersonAddressCountryTl CreateBeneficiaryRequestPersonAddressCountry = "TL"
+	CreateBeneficiaryRequestPersonAddressCountryTm CreateBeneficiaryRequestPersonAddressCountry = "TM"
+	CreateBeneficiaryRequestPersonAddressCountryTn CreateBeneficiaryRequestPersonAddressCountry = "TN"
+	CreateBeneficiaryRequestPersonAddressCountryTo CreateBeneficiaryRequestPersonAddressCountry = "TO"
+	CreateBeneficiaryRequestPersonAddressCountryTr CreateBeneficiaryRequestPersonAddressCountry = "TR"
+	CreateBeneficiaryRequestPersonAddressCountryTt CreateBeneficiaryRequestPersonAddressCountry = "TT"
+	CreateBeneficiaryRequestPersonAddressCountryTv CreateBeneficiaryRequestPersonAddressCountry = "TV"
+	CreateBeneficiaryRequestPersonAddressCountryTw CreateBeneficiaryRequestPersonAddressCountry = "TW"
+	CreateBeneficiaryRequestPersonAddressCountryTz CreateBeneficiaryRequestPersonAddressCountry = "TZ"
+	CreateBeneficiaryRequestPersonAddressCountryUa CreateBeneficiaryRequestPersonAddressCountry = "UA"
+	CreateBeneficiaryRequestPersonAddressCountryUg CreateBeneficiaryRequestPersonAddressCountry = "UG"
+	CreateBeneficiaryRequestPersonAddressCountryUm CreateBeneficiaryRequestPersonAddressCountry = "UM"
+	CreateBeneficiaryRequestPersonAddressCountryUs CreateBeneficiaryRequestPersonAddressCountry = "US"
+	CreateBeneficiaryRequestPersonAddressCountryUy CreateBeneficiaryRequestPersonAddressCountry = "UY"
+	CreateBeneficiaryRequestPersonAddressCountryUz CreateBeneficiaryRequestPersonAddressCountry = "UZ"
+	CreateBeneficiaryRequestPersonAddressCountryVa CreateBeneficiaryRequestPersonAddressCountry = "VA"
+	CreateBeneficiaryRequestPersonAddressCountryVc CreateBeneficiaryRequestPersonAddressCountry = "VC"
+	CreateBeneficiaryRequestPersonAddressCountryVe CreateBeneficiaryRequestPersonAddressCountry = "VE"
+	CreateBeneficiaryRequestPersonAddressCountryVg CreateBeneficiaryRequestPersonAddressCountry = "VG"
+	CreateBeneficiaryRequestPersonAddressCountryVi CreateBeneficiaryRequestPersonAddressCountry = "VI"
+	CreateBeneficiaryRequestPersonAddressCountryVn CreateBeneficiaryRequestPersonAddressCountry = "VN"
+	CreateBeneficiaryRequestPersonAddressCountryVu CreateBeneficiaryRequestPersonAddressCountry = "VU"
+	CreateBeneficiaryRequestPersonAddressCountryWf CreateBeneficiaryRequestPersonAddressCountry = "WF"
+	CreateBeneficiaryRequestPersonAddressCountryWs CreateBeneficiaryRequestPersonAddressCountry = "WS"
+	CreateBeneficiaryRequestPersonAddressCountryYe CreateBeneficiaryRequestPersonAddressCountry = "YE"
+	CreateBeneficiaryRequestPersonAddressCountryYt CreateBeneficiaryRequestPersonAddressCountry = "YT"
+	CreateBeneficiaryRequestPersonAddressCountryZa CreateBeneficiaryRequestPersonAddressCountry = "ZA"
+	CreateBeneficiaryRequestPersonAddressCountryZm CreateBeneficiaryRequestPersonAddressCountry = "ZM"
+	CreateBeneficiaryRequestPersonAddressCountryZw CreateBeneficiaryRequestPersonAddressCountry = "ZW"
+)
+
+// TransactionIntentCreditRail is the values of CreateTransactionIntentRequest.creditRail (and 1 more) in openapi/openapi.json.
+type TransactionIntentCreditRail string
+
+// The values of TransactionIntentCreditRail.
+const (
+	TransactionIntentCreditRailWire           TransactionIntentCreditRail = "WIRE"
+	TransactionIntentCreditRailAch            TransactionIntentCreditRail = "ACH"
+	TransactionIntentCreditRailRtp            TransactionIntentCreditRail = "RTP"
+	TransactionIntentCreditRailSepa           TransactionIntentCreditRail = "SEPA"
+	TransactionIntentCreditRailSepaInstant    TransactionIntentCreditRail = "SEPA_INSTANT"
+	TransactionIntentCreditRailSwift          TransactionIntentCreditRail = "SWIFT"
+	TransactionIntentCreditRailExternalWallet TransactionIntentCreditRail = "EXTERNAL_WALLET"
+	TransactionIntentCreditRailEthereum       TransactionIntentCreditRail = "ETHEREUM"
+	TransactionIntentCreditRailBase           TransactionIntentCreditRail = "BASE"
+	TransactionIntentCreditRailPolygon        TransactionIntentCreditRail = "POLYGON"
+)
+
+// TransactionPurpose is the values of CreateTransactionIntentRequest.purpose (and 6 more) in openapi/openapi.json.
+type TransactionPurpose string
+
+// The values of TransactionPurpose.
+const (
+	TransactionPurposePaymentForServices                         TransactionPurpose = "PAYMENT_FOR_SERVICES"
+	TransactionPurposePaymentForSoftware                         TransactionPurpose = "PAYMENT_FOR_SOFTWARE"
+	TransactionPurposePaymentForImportedGoods                    TransactionPurpose = "PAYMENT_FOR_IMPORTED_GOODS"
+	TransactionPurposeTravelServices                             TransactionPurpose = "TRAVEL_SERVICES"
+	TransactionPurposeVendorContractorPayouts                    TransactionPurpose = "VENDOR_CONTRACTOR_PAYOUTS"
+	TransactionPurposeTransferToOwnAccount                       TransactionPurpose = "TRANSFER_TO_OWN_ACCOUNT"
+	TransactionPurposeInvestmentInShares                         TransactionPurpose = "INVESTMENT_IN_SHARES"
+	TransactionPurposePurchaseOfProperty                         TransactionPurpose = "PURCHASE_OF_PROPERTY"
+	TransactionPurposeRepaymentOfLoans                           TransactionPurpose = "REPAYMENT_OF_LOANS"
+	TransactionPurposeSalary                                     TransactionPurpose = "SALARY"
+	TransactionPurposePaymentOfPropertyRental                    TransactionPurpose = "PAYMENT_OF_PROPERTY_RENTAL"
+	TransactionPurposeInformationServiceCharges                  TransactionPurpose = "INFORMATION_SERVICE_CHARGES"
+	TransactionPurposeAdvertisingAndPublicRelationsExpenses      TransactionPurpose = "ADVERTISING_AND_PUBLIC_RELATIONS_EXPENSES"
+	TransactionPurposeRoyaltyTrademarkPatentAndCopyrightFees     TransactionPurpose = "ROYALTY_TRADEMARK_PATENT_AND_COPYRIGHT_FEES"
+	TransactionPurposeBrokerFrontendGuaranteeAndCustodianFees    TransactionPurpose = "BROKER_FRONTEND_GUARANTEE_AND_CUSTODIAN_FEES"
+	TransactionPurposeAdvisorTechnicalAndAcademicFees            TransactionPurpose = "ADVISOR_TECHNICAL_AND_ACADEMIC_FEES"
+	TransactionPurposeRepresentativeOfficeExpenses               TransactionPurpose = "REPRESENTATIVE_OFFICE_EXPENSES"
+	TransactionPurposeTaxPayment                                 TransactionPurpose = "TAX_PAYMENT"
+	TransactionPurposeTransportationFeesForGoods                 TransactionPurpose = "TRANSPORTATION_FEES_FOR_GOODS"
+	TransactionPurposeConstructionCosts                          TransactionPurpose = "CONSTRUCTION_COSTS"
+	TransactionPurposeInsurancePremium                           TransactionPurpose = "INSURANCE_PREMIUM"
+	TransactionPurposeGeneralGoodsTradesOffline                  TransactionPurpose = "GENERAL_GOODS_TRADES_OFFLINE"
+	TransactionPurposeInsuranceClaimsPayment                     TransactionPurpose = "INSURANCE_CLAIMS_PAYMENT"
+	TransactionPurposeFamilyMaintenance                          TransactionPurpose = "FAMILY_MAINTENANCE"
+	TransactionPurposeEducationRelatedExpenses                   TransactionPurpose = "EDUCATION_RELATED_EXPENSES"
+	TransactionPurposeMedicalTreatment                           TransactionPurpose = "MEDICAL_TREATMENT"
+	TransactionPurposeDonations                                  TransactionPurpose = "DONATIONS"
+	TransactionPurposeMutualFundInvestment                       TransactionPurpose = "MUTUAL_FUND_INVESTMENT"
+	TransactionPurposeCurrencyExchange                           TransactionPurpose = "CURRENCY_EXCHANGE"
+	TransactionPurposeUserWithdrawal                             TransactionPurpose = "USER_WITHDRAWAL"
+	TransactionPurposeAdvancePaymentsForGoods                    TransactionPurpose = "ADVANCE_PAYMENTS_FOR_GOODS"
+	TransactionPurposeVendorContractorPayoutsSoftwareDevelopment TransactionPurpose = "VENDOR_CONTRACTOR_PAYOUTS_SOFTWARE_DEVELOPMENT"
+	TransactionPurposeMerchantSettlement                         TransactionPurpose = "MERCHANT_SETTLEMENT"
+	TransactionPurposeRepatriationFundSettlement                 TransactionPurpose = "REPATRIATION_FUND_SETTLEMENT"
+	TransactionPurposePersonalRemittance                         TransactionPurpose = "PERSONAL_REMITTANCE"
+	TransactionPurposeReturnOfFunds                              TransactionPurpose = "RETURN_OF_FUNDS"
+)
+
+// DepositInstructionStatus is the values of DepositInstruction.status (and 1 more) in openapi/openapi.json.
+type DepositInstructionStatus string
+
+// The values of DepositInstructionStatus.
+const (
+	DepositInstructionStatusPending DepositInstructionStatus = "PENDING"
+	DepositInstructionStatusActive  DepositInstructionStatus = "ACTIVE"
+)
+
+// EmulatorForcedDecisionDecision is the values of EmulatorForcedDecision.decision in openapi/openapi.json.
+type EmulatorForcedDecisionDecision string
+
+// The values of EmulatorForcedDecisionDecision.
+const (
+	EmulatorForcedDecisionDecisionApproved EmulatorForcedDecisionDecision = "APPROVED"
+	EmulatorForcedDecisionDecisionRejected EmulatorForcedDecisionDecision = "REJECTED"
+)
+
+// EmulatorJobStatus is the values of EmulatorJob.status in openapi/openapi.json.
+type EmulatorJobStatus string
+
+// The values of EmulatorJobStatus.
+const (
+	EmulatorJobStatusPending  EmulatorJobStatus = "PENDING"
+	EmulatorJobStatusDone     EmulatorJobStatus = "DONE"
+	EmulatorJobStatusFailed   EmulatorJobStatus = "FAILED"
+	EmulatorJobStatusCanceled EmulatorJobStatus = "CANCELED"
+)
+
+// UserEnrollmentStatus is the values of EmulatorOverview.programmes[].users[].enrollmentStatus (and 1 more) in openapi/openapi.json.
+type UserEnrollmentStatus string
+
+// The values of UserEnrollmentStatus.
+const (
+	UserEnrollmentStatusActive   UserEnrollmentStatus = "ACTIVE"
+	UserEnrollmentStatusInactive UserEnrollmentStatus = "INACTIVE"
+)
+
+// EmulatorOverviewProgrammesItemUsersItemAccountsItemKind is the values of EmulatorOverview.programmes[].users[].accounts[].kind in openapi/openapi.json.
+type EmulatorOverviewProgrammesItemUsersItemAccountsItemKind string
+
+// The values of EmulatorOverviewProgrammesItemUsersItemAccountsItemKind.
+const (
+	EmulatorOverviewProgrammesItemUsersItemAccountsItemKindFiat       EmulatorOverviewProgrammesItemUsersItemAccountsItemKind = "FIAT"
+	EmulatorOverviewProgrammesItemUsersItemAccountsItemKindStablecoin EmulatorOverviewProgrammesItemUsersItemAccountsItemKind = "STABLECOIN"
+)
+
+// TransactionType is the values of EmulatorTransaction.type (and 4 more) in openapi/openapi.json.
+type TransactionType string
+
+// The values of TransactionType.
+const (
+	TransactionTypeTransfer      TransactionType = "TRANSFER"
+	TransactionTypeDeposit       TransactionType = "DEPOSIT"
+	TransactionTypeWithdrawal    TransactionType = "WITHDRAWAL"
+	TransactionTypeRefund        TransactionType = "REFUND"
+	TransactionTypePartialRefund TransactionType = "PARTIAL_REFUND"
+)
+
+// TransactionStatus is the values of EmulatorTransaction.status (and 4 more) in openapi/openapi.json.
+type TransactionStatus string
+
+// The values of TransactionStatus.
+const (
+	TransactionStatusPending    TransactionStatus = "PENDING"
+	TransactionStatusProcessing TransactionStatus = "PROCESSING"
+	TransactionStatusCompleted  TransactionStatus = "COMPLETED"
+	TransactionStatusFailed     TransactionStatus = "FAILED"
+)
+
+// TransactionCategory is the values of EmulatorTransaction.category (and 3 more) in openapi/openapi.json.
+type TransactionCategory string
+
+// The values of TransactionCategory.
+const (
+	TransactionCategoryAutosweep     TransactionCategory = "AUTOSWEEP"
+	TransactionCategoryCashIn        TransactionCategory = "CASH_IN"
+	TransactionCategoryP2p           TransactionCategory = "P2P"
+	TransactionCategoryMerchant      TransactionCategory = "MERCHANT"
+	TransactionCategoryManual        TransactionCategory = "MANUAL"
+	TransactionCategoryAutopay       TransactionCategory = "AUTOPAY"
+	TransactionCategoryDirectDebit   TransactionCategory = "DIRECT_DEBIT"
+	TransactionCategoryInternalSweep TransactionCategory = "INTERNAL_SWEEP"
+	TransactionCategoryReward        TransactionCategory = "REWARD"
+	TransactionCategoryYieldFunding  TransactionCategory = "YIELD_FUNDING"
+	TransactionCategoryYieldPayout   TransactionCategory = "YIELD_PAYOUT"
+)
+
+// EnrollmentStatus is the values of Enrollment.status in openapi/openapi.json.
+type EnrollmentStatus string
+
+// The values of EnrollmentStatus.
+const (
+	EnrollmentStatusInactive EnrollmentStatus = "INACTIVE"
+	EnrollmentStatusActive   EnrollmentStatus = "ACTIVE"
+)
+
+// EnrollmentReason is the values of Enrollment.reason in openapi/openapi.json.
+type EnrollmentReason string
+
+// The values of EnrollmentReason.
+const (
+	EnrollmentReasonRevoked            EnrollmentReason = "REVOKED"
+	EnrollmentReasonActivationRejected EnrollmentReason = "ACTIVATION_REJECTED"
+)
+
+// InformationRequestStatus is the values of EnrollmentInformationRequestSummary.status (and 2 more) in openapi/openapi.json.
+type InformationRequestStatus string
+
+// The values of InformationRequestStatus.
+const (
+	InformationRequestStatusDraft                InformationRequestStatus = "DRAFT"
+	InformationRequestStatusProcessingSubmission InformationRequestStatus = "PROCESSING_SUBMISSION"
+	InformationRequestStatusPendingReview        InformationRequestStatus = "PENDING_REVIEW"
+	InformationRequestStatusCompleted            InformationRequestStatus = "COMPLETED"
+	InformationRequestStatusCanceled             InformationRequestStatus = "CANCELED"
+)
+
+// InformationRequestValidationStatus is the values of EnrollmentInformationRequestSummary.validationStatus (and 2 more) in openapi/openapi.json.
+type InformationRequestValidationStatus string
+
+// The values of InformationRequestValidationStatus.
+const (
+	InformationRequestValidationStatusMissing InformationRequestValidationStatus = "MISSING"
+	InformationRequestValidationStatusValid   InformationRequestValidationStatus = "VALID"
+	InformationRequestValidationStatusInvalid InformationRequestValidationStatus = "INVALID"
+)
+
+// InformationRequestDecision is the values of EnrollmentInformationRequestSummary.decision (and 2 more) in openapi/openapi.json.
+type InformationRequestDecision string
+
+// The values of InformationRequestDecision.
+const (
+	InformationRequestDecisionPending  InformationRequestDecision = "PENDING"
+	InformationRequestDecisionApproved InformationRequestDecision = "APPROVED"
+	InformationRequestDecisionRejected InformationRequestDecision = "REJECTED"
+)
+
+// FiredFaultType is the values of FiredFault.type in openapi/openapi.json.
+type FiredFaultType string
+
+// The values of FiredFaultType.
+const (
+	FiredFaultTypeLatency   FiredFaultType = "latency"
+	FiredFaultTypeStatus    FiredFaultType = "status"
+	FiredFaultTypeDrop      FiredFaultType = "drop"
+	FiredFaultTypeAmbiguous FiredFaultType = "ambiguous"
+)
+
+// InformationRequestEntrySource is the values of InformationRequestEntry.source in openapi/openapi.json.
+type InformationRequestEntrySource string
+
+// The values of InformationRequestEntrySource.
+const (
+	InformationRequestEntrySourceCaller  InformationRequestEntrySource = "CALLER"
+	InformationRequestEntrySourcePrefill InformationRequestEntrySource = "PREFILL"
+)
+
+// InformationRequirementKind is the values of InformationRequirement.kind in openapi/openapi.json.
+type InformationRequirementKind string
+
+// The values of InformationRequirementKind.
+const (
+	InformationRequirementKindText       InformationRequirementKind = "TEXT"
+	InformationRequirementKindDate       InformationRequirementKind = "DATE"
+	InformationRequirementKindAddress    InformationRequirementKind = "ADDRESS"
+	InformationRequirementKindTaxID      InformationRequirementKind = "TAX_ID"
+	InformationRequirementKindPersonList InformationRequirementKind = "PERSON_LIST"
+	InformationRequirementKindDocument   InformationRequirementKind = "DOCUMENT"
+)
+
+// InformationRequirementStatus is the values of InformationRequirement.status in openapi/openapi.json.
+type InformationRequirementStatus string
+
+// The values of InformationRequirementStatus.
+const (
+	InformationRequirementStatusMissing InformationRequirementStatus = "MISSING"
+	InformationRequirementStatusValid   InformationRequirementStatus = "VALID"
+	InformationRequirementStatusInvalid InformationRequirementStatus = "INVALID"
+)
+
+// InjectTransactionDirection is the values of InjectTransaction.direction in openapi/openapi.json.
+type InjectTransactionDirection string
+
+// The values of InjectTransactionDirection.
+const (
+	InjectTransactionDirectionIncoming InjectTransactionDirection = "INCOMING"
+	InjectTransactionDirectionOutgoing InjectTransactionDirection = "OUTGOING"
+)
+
+// JourneyItemPhase is the values of JourneyItem.phase in openapi/openapi.json.
+type JourneyItemPhase string
+
+// The values of JourneyItemPhase.
+const (
+	JourneyItemPhaseOnboarding JourneyItemPhase = "ONBOARDING"
+	JourneyItemPhaseAccounts   JourneyItemPhase = "ACCOUNTS"
+	JourneyItemPhaseMoney      JourneyItemPhase = "MONEY"
+)
+
+// JourneyItemKind is the values of JourneyItem.kind in openapi/openapi.json.
+type JourneyItemKind string
+
+// The values of JourneyItemKind.
+const (
+	JourneyItemKindUserCreated        JourneyItemKind = "USER_CREATED"
+	JourneyItemKindInformationRequest JourneyItemKind = "INFORMATION_REQUEST"
+	JourneyItemKindEnrollment         JourneyItemKind = "ENROLLMENT"
+	JourneyItemKindAccountOpened      JourneyItemKind = "ACCOUNT_OPENED"
+	JourneyItemKindDepositInstruction JourneyItemKind = "DEPOSIT_INSTRUCTION"
+	JourneyItemKindMoneyIn            JourneyItemKind = "MONEY_IN"
+	JourneyItemKindMoneyOut           JourneyItemKind = "MONEY_OUT"
+)
+
+// ReceiverCheckCaseName is the values of ReceiverCheckCase.name in openapi/openapi.json.
+type ReceiverCheckCaseName string
+
+// The values of ReceiverCheckCaseName.
+const (
+	ReceiverCheckCaseNameValid           ReceiverCheckCaseName = "valid"
+	ReceiverCheckCaseNameBadSignature    ReceiverCheckCaseName = "bad-signature"
+	ReceiverCheckCaseNameTamperedBody    ReceiverCheckCaseName = "tampered-body"
+	ReceiverCheckCaseNameStaleTimestamp  ReceiverCheckCaseName = "stale-timestamp"
+	ReceiverCheckCaseNameFutureTimestamp ReceiverCheckCaseName = "future-timestamp"
+	ReceiverCheckCaseNameUnknownAPIKey   ReceiverCheckCaseName = "unknown-api-key"
+	ReceiverCheckCaseNameDuplicate       ReceiverCheckCaseName = "duplicate"
+	ReceiverCheckCaseNameQueryString     ReceiverCheckCaseName = "query-string"
+)
+
+// ReceiverCheckCaseExpected is the values of ReceiverCheckCase.expected in openapi/openapi.json.
+type ReceiverCheckCaseExpected string
+
+// The values of ReceiverCheckCaseExpected.
+const (
+	ReceiverCheckCaseExpectedAcknowledged ReceiverCheckCaseExpected = "ACKNOWLEDGED"
+	ReceiverCheckCaseExpectedRefused      ReceiverCheckCaseExpected = "REFUSED"
+)
+
+// SessionStartedFromFixtures is the values of Session.startedFrom.fixtures in openapi/openapi.json.
+type SessionStartedFromFixtures string
+
+// The values of SessionStartedFromFixtures.
+const (
+	SessionStartedFromFixturesServer SessionStartedFromFixtures = "server"
+	SessionStartedFromFixturesGiven  SessionStartedFromFixtures = "given"
+)
+
+// SettleReportWaitingItemsItemStatus is the values of SettleReport.waiting.items[].status in openapi/openapi.json.
+type SettleReportWaitingItemsItemStatus string
+
+// The values of SettleReportWaitingItemsItemStatus.
+const (
+	SettleReportWaitingItemsItemStatusPending  SettleReportWaitingItemsItemStatus = "PENDING"
+	SettleReportWaitingItemsItemStatusRetrying SettleReportWaitingItemsItemStatus = "RETRYING"
+)
+
+// SnapshotClockMode is the values of Snapshot.clockMode in openapi/openapi.json.
+type SnapshotClockMode string
+
+// The values of SnapshotClockMode.
+const (
+	SnapshotClockModeFrozen   SnapshotClockMode = "frozen"
+	SnapshotClockModeRealtime SnapshotClockMode = "realtime"
+)
+
+// StatementEntryDirection is the values of StatementEntry.direction in openapi/openapi.json.
+type StatementEntryDirection string
+
+// The values of StatementEntryDirection.
+const (
+	StatementEntryDirectionCredit StatementEntryDirection = "CREDIT"
+	StatementEntryDirectionDebit  StatementEntryDirection = "DEBIT"
+)
+
+// StatementEntryStatusAsOfPeriodEnd is the values of StatementEntry.statusAsOfPeriodEnd in openapi/openapi.json.
+type StatementEntryStatusAsOfPeriodEnd string
+
+// The values of StatementEntryStatusAsOfPeriodEnd.
+const (
+	StatementEntryStatusAsOfPeriodEndSettled  StatementEntryStatusAsOfPeriodEnd = "SETTLED"
+	StatementEntryStatusAsOfPeriodEndInFlight StatementEntryStatusAsOfPeriodEnd = "IN_FLIGHT"
+)
+
+// StoryLedgerEntryKind is the values of StoryLedgerEntry.kind in openapi/openapi.json.
+type StoryLedgerEntryKind string
+
+// The values of StoryLedgerEntryKind.
+const (
+	StoryLedgerEntryKindPrincipal StoryLedgerEntryKind = "PRINCIPAL"
+	StoryLedgerEntryKindFee       StoryLedgerEntryKind = "FEE"
+	StoryLedgerEntryKindReversal  StoryLedgerEntryKind = "REVERSAL"
+)
+
+// StoryStepKind is the values of StoryStep.kind in openapi/openapi.json.
+type StoryStepKind string
+
+// The values of StoryStepKind.
+const (
+	StoryStepKindCreated StoryStepKind = "CREATED"
+	StoryStepKindStatus  StoryStepKind = "STATUS"
+)
+
+// TransactionIntentStatus is the values of TransactionIntent.status in openapi/openapi.json.
+type TransactionIntentStatus string
+
+// The values of TransactionIntentStatus.
+const (
+	TransactionIntentStatusCreated   TransactionIntentStatus = "CREATED"
+	TransactionIntentStatusExpired   TransactionIntentStatus = "EXPIRED"
+	TransactionIntentStatusCanceled  TransactionIntentStatus = "CANCELED"
+	TransactionIntentStatusCommitted TransactionIntentStatus = "COMMITTED"
+	TransactionIntentStatusFailed    TransactionIntentStatus = "FAILED"
+)
+
+// ValidationErrorType is the values of ValidationError.type in openapi/openapi.json.
+type ValidationErrorType string
+
+// The values of ValidationErrorType.
+const (
+	ValidationErrorTypeInvalidFormat               ValidationErrorType = "InvalidFormat"
+	ValidationErrorTypeInvalidValue                ValidationErrorType = "InvalidValue"
+	ValidationErrorTypeMissingPathParameter        ValidationErrorType = "MissingPathParameter"
+	ValidationErrorTypeMissingQueryParameter       ValidationErrorType = "MissingQueryParameter"
+	ValidationErrorTypeMissingRequestBody          ValidationErrorType = "MissingRequestBody"
+	ValidationErrorTypeMissingValue                ValidationErrorType = "MissingValue"
+	ValidationErrorTypeNotFound                    ValidationErrorType = "NotFound"
+	ValidationErrorTypeUnexpectedVerificationError ValidationErrorType = "UnexpectedVerificationError"
+	ValidationErrorTypeUnknown                     ValidationErrorType = "Unknown"
+	ValidationErrorTypeUnprocessableValue          ValidationErrorType = "UnprocessableValue"
+)
+
+// WebhookAttemptKind is the values of WebhookAttempt.kind in openapi/openapi.json.
+type WebhookAttemptKind string
+
+// The values of WebhookAttemptKind.
+const (
+	WebhookAttemptKindScheduled WebhookAttemptKind = "SCHEDULED"
+	WebhookAttemptKindReplay    WebhookAttemptKind = "REPLAY"
+	WebhookAttemptKindDuplicate WebhookAttemptKind = "DUPLICATE"
+)
+
+// WebhookAttemptOutcome is the values of WebhookAttempt.outcome in openapi/openapi.json.
+type WebhookAttemptOutcome string
+
+// The values of WebhookAttemptOutcome.
+const (
+	WebhookAttemptOutcomeSucceeded WebhookAttemptOutcome = "SUCCEEDED"
+	WebhookAttemptOutcomeFailed    WebhookAttemptOutcome = "FAILED"
+)
+
+// WebhookAttemptChaosItemType is the values of WebhookAttempt.chaos[].type in openapi/openapi.json.
+type WebhookAttemptChaosItemType string
+
+// The values of WebhookAttemptChaosItemType.
+const (
+	WebhookAttemptChaosItemTypeDuplicate       WebhookAttemptChaosItemType = "duplicate"
+	WebhookAttemptChaosItemTypeReorder         WebhookAttemptChaosItemType = "reorder"
+	WebhookAttemptChaosItemTypeDelay           WebhookAttemptChaosItemType = "delay"
+	WebhookAttemptChaosItemTypeStaleTimestamp  WebhookAttemptChaosItemType = "staleTimestamp"
+	WebhookAttemptChaosItemTypeFutureTimestamp WebhookAttemptChaosItemType = "futureTimestamp"
+	WebhookAttemptChaosItemTypeBadSignature    WebhookAttemptChaosItemType = "badSignature"
+	WebhookAttemptChaosItemTypeBurst           WebhookAttemptChaosItemType = "burst"
+)
+
+// WebhookDeliveryStatus is the values of WebhookDelivery.status in openapi/openapi.json.
+type WebhookDeliveryStatus string
+
+// The values of WebhookDeliveryStatus.
+const (
+	WebhookDeliveryStatusPending   WebhookDeliveryStatus = "PENDING"
+	WebhookDeliveryStatusRetrying  WebhookDeliveryStatus = "RETRYING"
+	WebhookDeliveryStatusDelivered WebhookDeliveryStatus = "DELIVERED"
+	WebhookDeliveryStatusFailed    WebhookDeliveryStatus = "FAILED"
+	WebhookDeliveryStatusSkipped   WebhookDeliveryStatus = "SKIPPED"
+)
+
+// WebhookMetadataEventType is the values of WebhookMetadata.eventType in openapi/openapi.json.
+type WebhookMetadataEventType string
+
+// The values of WebhookMetadataEventType.
+const (
+	WebhookMetadataEventTypeTransactionCreated       WebhookMetadataEventType = "transaction_created"
+	WebhookMetadataEventTypeTransactionStatusUpdated WebhookMetadataEventType = "transaction_status_updated"
+)

@@ -22,14 +22,14 @@ type Event struct {
 // Rejection is a delivery the receiver refused (401): a bad key, signature or timestamp, or an unreadable body.
 type Rejection struct {
 	EventType string
-	Reason    string
+	Reason    string // the VerifyError's text, or what else was wrong
 	Header    http.Header
 }
 
 // Receiver is a webhook endpoint that does what an application's should (docs/webhooks.md#verifying-deliveries-in-your-app):
 // it verifies each delivery (VerifyWebhook), answers 401 to a bad one, deduplicates on metadata.eventId
 // (delivery is at least once: a repeat is acknowledged and counted, nothing more), and records what it got.
-// Give its URL to a session as webhookUrl, or to `service-sandbox listen --forward-to`. Use it as an
+// Give its URL to a session as webhookUrl, or forward a session's webhooks to it (ForwardWebhooks). Use it as an
 // http.Handler in a server of your own, or start one on a loopback port with StartReceiver.
 type Receiver struct {
 	mu         sync.Mutex
@@ -102,8 +102,12 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.rejected = append(r.rejected, Rejection{EventType: eventType, Reason: reason, Header: req.Header.Clone()})
 		w.WriteHeader(http.StatusUnauthorized)
 	}
-	if req.Method != http.MethodPost || !VerifyWebhook(*r.key, req.Header, r.path, raw, r.now()) {
-		reject("key, signature or timestamp does not verify")
+	if req.Method != http.MethodPost {
+		reject("method " + req.Method)
+		return
+	}
+	if err := (WebhookVerifier{Key: *r.key, Now: r.now}).Verify(req.Header, r.path, raw); err != nil {
+		reject(err.Error())
 		return
 	}
 	e := Event{EventType: eventType, Raw: raw}
@@ -119,7 +123,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	r.seen[e.Metadata.EventID] = true
 	r.events = append(r.events, e)
-	w.WriteHeader(http.StatusNoContent)
+	w.WriteHeader(http.StatusOK) // every kit's receiver answers 200, a duplicate too (docs/clients.md#go)
 }
 
 // Events is the distinct events received so far, each once, in arrival order.
@@ -156,6 +160,6 @@ func (r *Receiver) Find(match func(Event) bool) (Event, bool) {
 // Of is a match for Find: the events of one transaction, with the given status when status is not "".
 func Of(transactionID, status string) func(Event) bool {
 	return func(e Event) bool {
-		return e.Transaction.ID == transactionID && (status == "" || e.Transaction.Status == status)
+		return e.Transaction.ID == transactionID && (status == "" || string(e.Transaction.Status) == status)
 	}
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -26,24 +27,38 @@ func NewServer(url string) *Server {
 	return &Server{Client: NewClient(url, DefaultCredentials()), LimitWait: 2 * time.Minute}
 }
 
-// Healthy says whether GET /_emulator/health answers 200 within 2 s.
-func (s *Server) Healthy() bool {
-	c := http.Client{Timeout: 2 * time.Second}
-	res, err := c.Get(s.BaseURL + "/_emulator/health")
-	if err != nil {
-		return false
+// Health is GET /_emulator/health (status, the emulated clock's now, the server's version). The first answer
+// of a server is also its version check (docs/clients.md#go-defaults).
+func (s *Server) Health(ctx context.Context) (Health, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	health, err := s.fetchHealth(ctx, s.BaseURL)
+	if err == nil {
+		noteVersion(s.BaseURL, health)
 	}
-	res.Body.Close()
-	return res.StatusCode == http.StatusOK
+	return health, err
 }
+
+// Healthy says whether GET /_emulator/health answers 200 within 2 s.
+func (s *Server) Healthy(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := s.Health(ctx)
+	return err == nil
+}
+
+// DefaultClock is the instant a session starts frozen at unless SessionOptions.Clock (or a snapshot) says
+// otherwise, the same in every kit, so dates in answers do not depend on the day a suite runs
+// (docs/clients.md#go-defaults).
+const DefaultClock = "2026-03-01T12:00:00.000Z"
 
 // SessionOptions are what a session starts from (docs/sessions.md#what-a-session-starts-from); all optional.
 type SessionOptions struct {
 	Label      string // names the run's sessions, to end them together (EndLabel)
 	Seed       string // the session's ids follow this seed: the same seed and requests give the same answers
-	Clock      string // "realtime" or an instant to start frozen at, e.g. "2026-03-01T12:00:00.000Z"
+	Clock      string // "realtime" or an instant to start frozen at; "" is DefaultClock (or the snapshot's clock)
 	Snapshot   string // a snapshot of the root sandbox to start from (not with Clock or Fixtures)
-	WebhookURL string // where the session sends its webhooks (default: nowhere; see Receiver and listen)
+	WebhookURL string // where the session sends its webhooks (default: nowhere; see Receiver and ForwardWebhooks)
 	Fixtures   any    // a fixtures object (docs/configuration.md#fixtures-file-format)
 }
 
@@ -56,9 +71,13 @@ type Sandbox struct {
 	server  *Server
 }
 
-// CreateSession is POST /_emulator/sessions. At the server's session limit (429) it asks again after the
-// answer's Retry-After for up to LimitWait (docs/sessions.md#limits).
-func (s *Server) CreateSession(opts SessionOptions) (*Sandbox, error) {
+// CreateSession is POST /_emulator/sessions, frozen at DefaultClock unless opts say otherwise. At the server's
+// session limit (429) it asks again after the answer's Retry-After for up to LimitWait (docs/sessions.md#limits);
+// cancelling ctx ends that wait at once.
+func (s *Server) CreateSession(ctx context.Context, opts SessionOptions) (*Sandbox, error) {
+	if opts.Clock == "" && opts.Snapshot == "" {
+		opts.Clock = DefaultClock
+	}
 	body := map[string]any{}
 	for name, value := range map[string]string{"label": opts.Label, "seed": opts.Seed, "clock": opts.Clock, "snapshot": opts.Snapshot, "webhookUrl": opts.WebhookURL} {
 		if value != "" {
@@ -70,7 +89,7 @@ func (s *Server) CreateSession(opts SessionOptions) (*Sandbox, error) {
 	}
 	deadline := time.Now().Add(s.LimitWait)
 	for {
-		res, err := s.Control("POST", "/sessions", body)
+		res, err := s.Control(ctx, "POST", "/sessions", body)
 		if err != nil {
 			return nil, fmt.Errorf("cannot reach the emulator at %s: %w", s.BaseURL, err)
 		}
@@ -79,7 +98,13 @@ func (s *Server) CreateSession(opts SessionOptions) (*Sandbox, error) {
 			if err != nil || wait < 1 {
 				wait = 1
 			}
-			time.Sleep(time.Duration(wait) * time.Second) // the server's own figure for when a slot frees up
+			timer := time.NewTimer(time.Duration(wait) * time.Second) // the server's own figure for when a slot frees up
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return nil, fmt.Errorf("waiting for a session slot at %s: %w", s.BaseURL, ctx.Err())
+			case <-timer.C:
+			}
 			continue
 		}
 		var answer struct {
@@ -91,17 +116,17 @@ func (s *Server) CreateSession(opts SessionOptions) (*Sandbox, error) {
 		}
 		json.Unmarshal(res.Body, &answer.Session)
 		client := NewClient(answer.BaseURL, answer.Credentials)
-		client.AdminToken, client.HTTP = s.AdminToken, s.HTTP
+		client.AdminToken, client.HTTP, client.Timeout = s.AdminToken, s.HTTP, s.Timeout
 		return &Sandbox{Client: client, Session: answer.Session, ID: answer.ID, server: s}, nil
 	}
 }
 
 // End deletes the session (DELETE /_emulator/sessions/{id}); a session already gone (idle timeout) is no error.
-func (sb *Sandbox) End() error { return sb.server.EndSession(sb.ID) }
+func (sb *Sandbox) End(ctx context.Context) error { return sb.server.EndSession(ctx, sb.ID) }
 
 // EndSession deletes a session by id; 404 (already ended) is no error.
-func (s *Server) EndSession(id string) error {
-	res, err := s.Control("DELETE", "/sessions/"+url.PathEscape(id), nil)
+func (s *Server) EndSession(ctx context.Context, id string) error {
+	res, err := s.Control(ctx, "DELETE", "/sessions/"+url.PathEscape(id), nil)
 	if err != nil {
 		return err
 	}
@@ -112,8 +137,8 @@ func (s *Server) EndSession(id string) error {
 }
 
 // EndLabel ends every session with the label (docs/sessions.md#labels) and returns their ids.
-func (s *Server) EndLabel(label string) ([]string, error) {
-	res, err := s.Control("DELETE", "/sessions?label="+url.QueryEscape(label), nil)
+func (s *Server) EndLabel(ctx context.Context, label string) ([]string, error) {
+	res, err := s.Control(ctx, "DELETE", "/sessions?label="+url.QueryEscape(label), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -125,13 +150,13 @@ func (s *Server) EndLabel(label string) ([]string, error) {
 }
 
 // Sessions lists the live sessions, those of label only when it is not "".
-func (s *Server) Sessions(label string) ([]Session, error) {
+func (s *Server) Sessions(ctx context.Context, label string) ([]Session, error) {
 	path := "/sessions"
 	if label != "" {
 		path += "?label=" + url.QueryEscape(label)
 	}
 	var answer struct{ Data []Session }
-	res, err := s.Control("GET", path, nil)
+	res, err := s.Control(ctx, "GET", path, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -62,7 +64,7 @@ func signBytes(secret, head string, body []byte) string {
 // X-Service-Api-Key, -Timestamp, -Program-Id and -Signature over apiKey + timestamp + METHOD + target + body.
 // target is the request target as sent (url.URL.RequestURI(): a session's /_sessions/ses_... prefix and the
 // ?query included). A target under /v1/payout-origination/ gets the payout variant (docs/payouts.md#signing-the-payout-variant):
-// an RFC 3339 UTC timestamp and "sha256=<hex>"; any other, epoch milliseconds and bare hex.
+// an RFC 3339 UTC timestamp with milliseconds and "sha256=<hex>"; any other, epoch milliseconds and bare hex.
 func SignHeaders(key Key, programmeID, method, target string, body []byte, now time.Time) http.Header {
 	path := target
 	if i := strings.IndexByte(path, '?'); i >= 0 {
@@ -77,7 +79,7 @@ func SignHeaders(key Key, programmeID, method, target string, body []byte, now t
 	payout := strings.HasPrefix(path, PayoutPrefix)
 	var ts, prefix string
 	if payout {
-		ts, prefix = now.UTC().Format("2006-01-02T15:04:05Z"), "sha256="
+		ts, prefix = now.UTC().Format("2006-01-02T15:04:05.000Z"), "sha256="
 	} else {
 		ts = strconv.FormatInt(now.UnixMilli(), 10)
 	}
@@ -89,26 +91,103 @@ func SignHeaders(key Key, programmeID, method, target string, body []byte, now t
 	return h
 }
 
-// WebhookTolerance is how far a delivery's real-clock timestamp may be from the receiver's clock (the emulator's
-// own verifier's default, docs/webhooks.md#verifying-deliveries-in-your-app).
+// WebhookTolerance is how far a delivery's real-clock timestamp may be from the receiver's clock, both ways,
+// inclusive (the emulator's own verifier's default, docs/webhooks.md#verifying-deliveries-in-your-app).
 const WebhookTolerance = 5 * time.Minute
 
-// VerifyWebhook checks a delivery as docs/webhooks.md#what-a-delivery-looks-like says: the key is the webhook
-// key, the signature is the lower-case hex HMAC-SHA256 (keyed with the webhook secret) of apiKey + timestamp +
-// "POST" + path of the webhook URL (no query) + the raw body, and the timestamp (real wall clock, even when the
-// sandbox's clock is frozen) is within WebhookTolerance of now. The comparison is constant time.
-func VerifyWebhook(key Key, header http.Header, path string, rawBody []byte, now time.Time) bool {
-	apiKey, timestamp := header.Get("X-Service-Api-Key"), header.Get("X-Service-Timestamp")
-	if apiKey != key.APIKey {
-		return false
+// WebhookReason is why a delivery does not verify: one of the reason codes every kit answers
+// (clients/signing-vectors.json, docs/webhooks.md#verifying-deliveries-in-your-app).
+type WebhookReason string
+
+// The reasons, in the order the checks run.
+const (
+	ReasonMissingHeader           WebhookReason = "MISSING_HEADER"             // X-Service-Api-Key, -Timestamp or -Signature absent or empty
+	ReasonMalformedTimestamp      WebhookReason = "MALFORMED_TIMESTAMP"        // not epoch milliseconds (digits only)
+	ReasonTimestampOutOfTolerance WebhookReason = "TIMESTAMP_OUT_OF_TOLERANCE" // further than the tolerance from now
+	ReasonMalformedSignature      WebhookReason = "MALFORMED_SIGNATURE"        // not 64 hex digits
+	ReasonSignatureMismatch       WebhookReason = "SIGNATURE_MISMATCH"         // another key, secret, path or body
+)
+
+// ErrInvalidWebhook is what every VerifyError matches with errors.Is.
+var ErrInvalidWebhook = errors.New("the webhook delivery does not verify")
+
+// VerifyError is why a delivery was refused; Reason is one of the WebhookReason codes.
+type VerifyError struct {
+	Reason WebhookReason
+	Detail string
+}
+
+func (e *VerifyError) Error() string {
+	return fmt.Sprintf("webhook refused: %s (%s)", e.Reason, e.Detail)
+}
+
+// Is makes errors.Is(err, ErrInvalidWebhook) true.
+func (e *VerifyError) Is(target error) bool { return target == ErrInvalidWebhook }
+
+// WebhookVerifier checks deliveries signed with one webhook key.
+type WebhookVerifier struct {
+	Key       Key
+	Tolerance time.Duration    // 0: WebhookTolerance
+	Now       func() time.Time // nil: time.Now (deliveries carry the real clock, even when a sandbox's is frozen)
+}
+
+// Verify checks a delivery as docs/webhooks.md#what-a-delivery-looks-like says: the three headers are there,
+// the timestamp is epoch milliseconds within the tolerance of now, the signature is the hex HMAC-SHA256 (keyed
+// with the webhook secret; either case) of apiKey + timestamp + "POST" + path (its query, if any, dropped) + the
+// raw body, with the webhook key's apiKey. The comparison is constant time. nil, or a *VerifyError.
+func (v WebhookVerifier) Verify(header http.Header, path string, rawBody []byte) error {
+	apiKey, timestamp, signature := header.Get("X-Service-Api-Key"), header.Get("X-Service-Timestamp"), header.Get("X-Service-Signature")
+	if apiKey == "" || timestamp == "" || signature == "" {
+		return &VerifyError{ReasonMissingHeader, "X-Service-Api-Key, X-Service-Timestamp and X-Service-Signature are required"}
 	}
-	sent, err := strconv.ParseInt(timestamp, 10, 64)
+	if len(timestamp) > 16 || strings.Trim(timestamp, "0123456789") != "" {
+		return &VerifyError{ReasonMalformedTimestamp, fmt.Sprintf("timestamp %q is not epoch milliseconds", timestamp)}
+	}
+	sent, _ := strconv.ParseInt(timestamp, 10, 64)
+	now := time.Now
+	if v.Now != nil {
+		now = v.Now
+	}
+	tolerance := v.Tolerance
+	if tolerance <= 0 {
+		tolerance = WebhookTolerance
+	}
+	if d := now().UnixMilli() - sent; d > tolerance.Milliseconds() || -d > tolerance.Milliseconds() {
+		return &VerifyError{ReasonTimestampOutOfTolerance, fmt.Sprintf("sent %d ms from now; the tolerance is %d ms", d, tolerance.Milliseconds())}
+	}
+	given, err := hex.DecodeString(signature)
+	if err != nil || len(given) != sha256.Size {
+		return &VerifyError{ReasonMalformedSignature, "the signature is not 64 hex digits"}
+	}
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	mac := hmac.New(sha256.New, []byte(v.Key.Secret))
+	io.WriteString(mac, apiKey+timestamp+"POST"+path)
+	mac.Write(rawBody)
+	if !hmac.Equal(mac.Sum(nil), given) || (v.Key.APIKey != "" && apiKey != v.Key.APIKey) {
+		return &VerifyError{ReasonSignatureMismatch, "not signed with this webhook key over this path and body"}
+	}
+	return nil
+}
+
+// VerifyRequest reads an incoming delivery's body and verifies it against the request's path. It returns the
+// raw body (parse it only after it verified) and nil, or a *VerifyError (or the read's error).
+func (v WebhookVerifier) VerifyRequest(req *http.Request) ([]byte, error) {
+	raw, err := io.ReadAll(req.Body)
 	if err != nil {
-		return false
+		return nil, err
 	}
-	if d := now.Sub(time.UnixMilli(sent)); d > WebhookTolerance || d < -WebhookTolerance {
-		return false
-	}
-	want := signBytes(key.Secret, apiKey+timestamp+"POST"+path, rawBody)
-	return hmac.Equal([]byte(want), []byte(header.Get("X-Service-Signature")))
+	return raw, v.Verify(req.Header, req.URL.Path, raw)
+}
+
+// VerifyWebhook is WebhookVerifier{Key: key}.Verify at the instant now: nil, or a *VerifyError whose Reason
+// says why not.
+func VerifyWebhook(key Key, header http.Header, path string, rawBody []byte, now time.Time) error {
+	return WebhookVerifier{Key: key, Now: func() time.Time { return now }}.Verify(header, path, rawBody)
+}
+
+// ValidWebhook is VerifyWebhook as a bool.
+func ValidWebhook(key Key, header http.Header, path string, rawBody []byte, now time.Time) bool {
+	return VerifyWebhook(key, header, path, rawBody, now) == nil
 }

@@ -11,5 +11,3 @@ func stopProcessGroup(cmd *exec.Cmd, exited <-chan struct{}) {
 	cmd.Process.Kill()
 	<-exited
 }
-
-func interruptProcessGroup(cmd *exec.Cmd, exited <-chan struct{}) { stopProcessGroup(cmd, exited) }

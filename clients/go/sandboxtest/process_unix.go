@@ -16,16 +16,7 @@ func ownProcessGroup(cmd *exec.Cmd) {
 
 // stopProcessGroup ends the group politely, then for good after 10 s.
 func stopProcessGroup(cmd *exec.Cmd, exited <-chan struct{}) {
-	signalGroup(cmd, exited, syscall.SIGTERM)
-}
-
-// interruptProcessGroup is Ctrl+C for the group (a listener's way to stop), then SIGKILL after 10 s.
-func interruptProcessGroup(cmd *exec.Cmd, exited <-chan struct{}) {
-	signalGroup(cmd, exited, syscall.SIGINT)
-}
-
-func signalGroup(cmd *exec.Cmd, exited <-chan struct{}, sig syscall.Signal) {
-	syscall.Kill(-cmd.Process.Pid, sig)
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 	select {
 	case <-exited:
 	case <-time.After(10 * time.Second):

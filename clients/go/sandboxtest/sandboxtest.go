@@ -11,22 +11,19 @@
 //	}
 //
 // The server is the one at SANDBOX_URL (default http://127.0.0.1:4010) when it answers, else one Main starts
-// with the CLI (SANDBOX_CLI). Webhooks reach a verifying, deduplicating sandbox.Receiver through the CLI's
-// `listen` (Listen) or as the session's webhookUrl (Options.WebhookURL); Settle waits for them.
+// with the CLI (SANDBOX_CLI). Webhooks reach the app under test through the kit's own forwarding
+// (ForwardWebhooks: no other process), or a verifying, deduplicating sandbox.Receiver (Listen, or the session's
+// webhookUrl with Options.WebhookURL); Settle waits for them.
 package sandboxtest
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
-	"service-sandbox/clients/go/sandbox"
+	"service-sandbox.dev/go/sandbox"
 )
-
-// StartClock is the instant every session starts frozen at (unless it starts from a snapshot), so dates in
-// answers do not depend on the day the suite runs. Move it with AdvanceClock.
-const StartClock = "2026-03-01T12:00:00.000Z"
 
 // SettleTimeout is how long Settle lets the server wait for due jobs and deliveries.
 var SettleTimeout = 10 * time.Second
@@ -35,7 +32,7 @@ var SettleTimeout = 10 * time.Second
 type Options struct {
 	Seed       string // reproducible ids (docs/sessions.md#ids)
 	Snapshot   string // a snapshot of the root sandbox (Server().UploadSnapshot) to start from, with its clock
-	Clock      string // default StartClock; "realtime" for a flowing clock
+	Clock      string // default sandbox.DefaultClock; "realtime" for a flowing clock
 	WebhookURL bool   // start a Receiver and give its URL as the session's webhookUrl (the server must reach the test)
 }
 
@@ -47,7 +44,7 @@ type Sandbox struct {
 	t        testing.TB
 }
 
-// New creates a session for the test, labelled with the run's label, on a frozen clock at StartClock;
+// New creates a session for the test, labelled with the run's label, on a frozen clock at sandbox.DefaultClock;
 // t.Cleanup ends it. Call it more than once for independent sandboxes.
 func New(t testing.TB) *Sandbox { t.Helper(); return NewWith(t, Options{}) }
 
@@ -55,9 +52,6 @@ func New(t testing.TB) *Sandbox { t.Helper(); return NewWith(t, Options{}) }
 func NewWith(t testing.TB, opts Options) *Sandbox {
 	t.Helper()
 	session := sandbox.SessionOptions{Label: Label(), Seed: opts.Seed, Snapshot: opts.Snapshot, Clock: opts.Clock}
-	if session.Clock == "" && opts.Snapshot == "" {
-		session.Clock = StartClock
-	}
 	sb := &Sandbox{t: t}
 	if opts.WebhookURL {
 		receiver, err := sandbox.StartReceiver(nil)
@@ -67,7 +61,7 @@ func NewWith(t testing.TB, opts Options) *Sandbox {
 		t.Cleanup(func() { receiver.Close() }) // registered first, so it runs after the session has ended
 		sb.Webhooks, session.WebhookURL = receiver, receiver.URL()
 	}
-	created, err := Server().CreateSession(session)
+	created, err := Server().CreateSession(context.Background(), session)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,16 +70,36 @@ func NewWith(t testing.TB, opts Options) *Sandbox {
 		sb.Webhooks.Expect(created.Credentials.Webhook)
 	}
 	t.Cleanup(func() {
-		if err := created.End(); err != nil {
+		if err := created.End(context.Background()); err != nil {
 			t.Errorf("ending session %s: %v", created.ID, err)
 		}
 	})
 	return sb
 }
 
-// Listen gives the session a receiver (sb.Webhooks) fed by `service-sandbox listen --forward-to <receiver>
-// --url <server> --session <id>` (docs/webhooks.md#listen), which runs until the test ends: the emulator never
-// connects to the test, so this works with the emulator in a container.
+// ForwardWebhooks relays the session's webhooks to url (the app under test's own endpoint, e.g.
+// http://127.0.0.1:3000/webhooks) until t ends: t.Cleanup stops it, before the session ends. Deliveries are
+// signed for url's path; the app verifies them with the session's Credentials.Webhook (sandbox.WebhookVerifier).
+// The kit speaks the relay's protocol itself (docs/webhooks.md#listen): no CLI process, and the emulator never
+// connects to the test, so this works with the emulator in a container. It returns once forwarding is
+// connected; when the session ends first, the forwarder stops with sandbox.ErrSessionGone, reported by t.
+func (sb *Sandbox) ForwardWebhooks(t testing.TB, url string) *sandbox.Forwarder {
+	t.Helper()
+	f, err := sb.Client.ForwardWebhooks(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		f.Stop()
+		if err := f.Err(); err != nil {
+			t.Errorf("webhook forwarding ended before the test did: %v", err)
+		}
+	})
+	return f
+}
+
+// Listen gives the session a receiver (sb.Webhooks) on a loopback port, fed by ForwardWebhooks until the test
+// ends: the receiver verifies, deduplicates and records, for tests of the emulator's webhooks themselves.
 func (sb *Sandbox) Listen() *sandbox.Receiver {
 	sb.t.Helper()
 	if sb.Webhooks != nil {
@@ -96,12 +110,8 @@ func (sb *Sandbox) Listen() *sandbox.Receiver {
 	if err != nil {
 		sb.t.Fatal(err)
 	}
-	sb.t.Cleanup(func() { receiver.Close() }) // runs after the listener stopped and the session ended
-	listener, err := startListener(receiver.URL(), Server().BaseURL, sb.ID)
-	if err != nil {
-		sb.t.Fatal(err)
-	}
-	sb.t.Cleanup(listener.Stop) // runs first: Ctrl+C while the session still exists
+	sb.t.Cleanup(func() { receiver.Close() }) // runs after forwarding stopped and the session ended
+	sb.ForwardWebhooks(sb.t, receiver.URL())
 	sb.Webhooks = receiver
 	return receiver
 }
@@ -109,10 +119,10 @@ func (sb *Sandbox) Listen() *sandbox.Receiver {
 // Do is sb.Call (a signed API call, sandbox.Client.Call) that fails the test on a transport error.
 func (sb *Sandbox) Do(method, path string, body any, opts ...sandbox.Option) *Response {
 	sb.t.Helper()
-	return sb.Must(sb.Call(method, path, body, opts...))
+	return sb.Must(sb.Call(context.Background(), method, path, body, opts...))
 }
 
-// Must fails the test on a transport error and returns the answer, e.g. sb.Must(sb.Payout("json", p, key)).
+// Must fails the test on a transport error and returns the answer, e.g. sb.Must(sb.Payout(ctx, "json", p, key)).
 func (sb *Sandbox) Must(res *sandbox.Response, err error) *Response {
 	sb.t.Helper()
 	if err != nil {
@@ -139,7 +149,7 @@ func (r *Response) Expect(want int, v any) *Response {
 // AdvanceClock moves the session's clock on by ms; due jobs have run when it returns.
 func (sb *Sandbox) AdvanceClock(ms int64) sandbox.Clock {
 	sb.t.Helper()
-	clock, err := sb.Client.AdvanceClock(ms)
+	clock, err := sb.Client.AdvanceClock(context.Background(), ms)
 	if err != nil {
 		sb.t.Fatal(err)
 	}
@@ -150,7 +160,18 @@ func (sb *Sandbox) AdvanceClock(ms int64) sandbox.Clock {
 // (docs/control-plane.md#settle), or fails the test after SettleTimeout.
 func (sb *Sandbox) Settle() sandbox.SettleReport {
 	sb.t.Helper()
-	report, err := sb.Client.Settle(SettleTimeout)
+	report, err := sb.Client.Settle(context.Background(), SettleTimeout)
+	if err != nil {
+		sb.t.Fatal(err)
+	}
+	return report
+}
+
+// SettleUntilIdle is sandbox.Client.SettleUntilIdle (settle; while deliveries wait for a retry, move the clock
+// to it and settle again) with SettleTimeout, failing the test on an error.
+func (sb *Sandbox) SettleUntilIdle() sandbox.SettleReport {
+	sb.t.Helper()
+	report, err := sb.Client.SettleUntilIdle(context.Background(), SettleTimeout, 0)
 	if err != nil {
 		sb.t.Fatal(err)
 	}
@@ -181,10 +202,4 @@ func Summary(events []sandbox.Event) string {
 		s += fmt.Sprintf("%s %s %s", e.EventType, e.Transaction.ID, e.Transaction.Status)
 	}
 	return s + "]"
-}
-
-// IsNotSettled says whether err is a Settle that timed out.
-func IsNotSettled(err error) bool {
-	var e *sandbox.ErrNotSettled
-	return errors.As(err, &e)
 }

@@ -1,6 +1,7 @@
 package sandboxtest
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -14,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"service-sandbox/clients/go/sandbox"
+	"service-sandbox.dev/go/sandbox"
 )
 
 // StartTimeout is how long a server started by Main may take to answer its health check.
@@ -58,7 +59,7 @@ func URL() string {
 //	func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
 func Main(m *testing.M) int {
 	s := newServer(URL())
-	if !s.Healthy() {
+	if !s.Healthy(context.Background()) {
 		started, stop, err := startServer(s.BaseURL)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -71,7 +72,7 @@ func Main(m *testing.M) int {
 	server = s
 	serverMu.Unlock()
 	code := m.Run()
-	if ended, err := s.EndLabel(Label()); err != nil || len(ended) > 0 {
+	if ended, err := s.EndLabel(context.Background(), Label()); err != nil || len(ended) > 0 {
 		fmt.Fprintf(os.Stderr, "ended sessions the run left behind: %v %v\n", ended, err)
 	}
 	return code
@@ -152,7 +153,7 @@ func startServer(triedURL string) (string, func(), error) {
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	started := sandbox.NewServer(url)
 	deadline := time.Now().Add(StartTimeout)
-	for !started.Healthy() {
+	for !started.Healthy(context.Background()) {
 		select {
 		case <-exited:
 		default:

@@ -5,8 +5,8 @@ import (
 	"net/url"
 	"testing"
 
-	"service-sandbox/clients/go/sandbox"
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandbox"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 func withdrawals(t *testing.T, sb *sandboxtest.Sandbox) []sandbox.Transaction {
@@ -29,7 +29,7 @@ func TestAnAmbiguousCommitRetriedWithTheSameKeyGivesOneTransaction(t *testing.T)
 	sb := sandboxtest.New(t)
 	before := len(withdrawals(t, sb))
 
-	rule, err := sb.AddFault(sandbox.Fault{
+	rule, err := sb.AddFault(ctx, sandbox.Fault{
 		Match:  sandbox.FaultMatch{Method: sandbox.Ptr("POST"), Path: sandbox.Ptr("/v1/transaction-intents/*/commit")},
 		Effect: sandbox.FaultEffectAmbiguous{Type: "ambiguous", Status: sandbox.Ptr[int64](502)},
 		Times:  1,
@@ -67,7 +67,7 @@ func TestAnAmbiguousCommitRetriedWithTheSameKeyGivesOneTransaction(t *testing.T)
 	if len(after) != before+1 || after[0].ID != *retried.RelatedTransactionID {
 		t.Errorf("withdrawals: %d before, %d after; want one more, %s", before, len(after), *retried.RelatedTransactionID)
 	}
-	if rule, err = sb.FaultRule(rule.ID); err != nil || rule.Fired != 1 || rule.Active {
+	if rule, err = sb.FaultRule(ctx, rule.ID); err != nil || rule.Fired != 1 || rule.Active {
 		t.Errorf("the rule after firing: %+v %v", rule, err)
 	}
 }
@@ -77,7 +77,7 @@ func TestAnAmbiguousPayoutRetriedWithTheSameKeyGivesOneTransaction(t *testing.T)
 	t.Parallel()
 	sb := sandboxtest.New(t)
 	before := len(withdrawals(t, sb))
-	if _, err := sb.AddFault(sandbox.Fault{
+	if _, err := sb.AddFault(ctx, sandbox.Fault{
 		Match:  sandbox.FaultMatch{Method: sandbox.Ptr("POST"), Path: sandbox.Ptr("/v1/payout-origination/*")},
 		Effect: sandbox.FaultEffectAmbiguous{Type: "ambiguous", Status: sandbox.Ptr[int64](504)},
 		Times:  1,
@@ -85,12 +85,12 @@ func TestAnAmbiguousPayoutRetriedWithTheSameKeyGivesOneTransaction(t *testing.T)
 		t.Fatal(err)
 	}
 	payload := sandbox.PayoutJSONPayload{EntityID: "acct_acme_usd", BeneficiaryID: "ben_globex", Amount: "75.00", Currency: "USD", Reference: "INV-2002"}
-	lost := sb.Must(sb.Payout("json", payload, "acme-json-2002"))
+	lost := sb.Must(sb.Payout(ctx, "json", payload, "acme-json-2002"))
 	if lost.Status != 504 {
 		t.Fatalf("the lost answer: %v", lost)
 	}
-	first := sb.Must(sb.Payout("json", payload, "acme-json-2002")).Expect(202, nil)
-	second := sb.Must(sb.Payout("json", payload, "acme-json-2002")).Expect(202, nil)
+	first := sb.Must(sb.Payout(ctx, "json", payload, "acme-json-2002")).Expect(202, nil)
+	second := sb.Must(sb.Payout(ctx, "json", payload, "acme-json-2002")).Expect(202, nil)
 	if string(first.Body) != string(second.Body) {
 		t.Errorf("replays differ: %s / %s", first.Body, second.Body)
 	}
@@ -104,7 +104,7 @@ func TestAnAmbiguousPayoutRetriedWithTheSameKeyGivesOneTransaction(t *testing.T)
 func TestUnderWebhookChaosTheReceiverKeepsExactlyTheRightEvents(t *testing.T) {
 	t.Parallel()
 	sb := sandboxtest.NewWith(t, sandboxtest.Options{WebhookURL: true})
-	chaos, err := sb.SetWebhookChaos(map[string]any{
+	chaos, err := sb.SetWebhookChaos(ctx, map[string]any{
 		"seed":         "go-kit",
 		"badSignature": map[string]any{"times": 1},
 		"duplicate":    map[string]any{"times": 1},
@@ -135,19 +135,41 @@ func TestUnderWebhookChaosTheReceiverKeepsExactlyTheRightEvents(t *testing.T) {
 	}
 
 	// The delivery log says what chaos did: the created event's attempts are refused, delivered, duplicated.
-	log, err := sb.Deliveries(url.Values{"transactionId": {id}, "eventType": {"transaction_created"}})
+	log, err := sb.Deliveries(ctx, url.Values{"transactionId": {id}, "eventType": {"transaction_created"}})
 	if err != nil || len(log.Data) != 1 {
 		t.Fatalf("delivery log: %+v %v", log, err)
 	}
 	var kinds []string
 	for _, a := range log.Data[0].Attempts {
-		kind := a.Kind
+		kind := string(a.Kind)
 		for _, c := range a.Chaos {
-			kind += "/" + c.Type
+			kind += "/" + string(c.Type)
 		}
 		kinds = append(kinds, kind)
 	}
 	if log.Data[0].Status != "DELIVERED" || !equal(kinds, []string{"SCHEDULED/badSignature", "SCHEDULED", "DUPLICATE/duplicate"}) {
 		t.Errorf("the created event's delivery: %s %v", log.Data[0].Status, kinds)
+	}
+}
+
+// SettleUntilIdle: a badly signed first attempt is refused; settling until idle moves the clock to its retry
+// (and past the deposit's completion at 1 s), so both events arrive without the test knowing the schedule.
+func TestSettleUntilIdleRunsTheRetrySchedule(t *testing.T) {
+	t.Parallel()
+	sb := sandboxtest.NewWith(t, sandboxtest.Options{WebhookURL: true})
+	if _, err := sb.SetWebhookChaos(ctx, map[string]any{"seed": "go-kit-idle", "badSignature": map[string]any{"times": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	id := sb.Do("POST", "/v1/sandbox/accounts/acct_acme_usd/deposits",
+		sandbox.MockDepositRequest{DepositInstructionID: "di_acme_usd_ach", Amount: "41.00"}).Expect(202, nil).LocationID()
+
+	report := sb.SettleUntilIdle()
+	if report.Waiting.Deliveries != 0 || len(sb.Webhooks.Rejected()) != 1 {
+		t.Fatalf("waiting %+v, rejected %d", report.Waiting, len(sb.Webhooks.Rejected()))
+	}
+	for _, status := range []string{"PENDING", "COMPLETED"} {
+		if _, ok := sb.Webhooks.Find(sandbox.Of(id, status)); !ok {
+			t.Errorf("no %s event of %s: %s", status, id, sandboxtest.Summary(sb.Webhooks.Events()))
+		}
 	}
 }

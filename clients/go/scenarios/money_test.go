@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"testing"
 
-	"service-sandbox/clients/go/sandbox"
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandbox"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 func account(t *testing.T, sb *sandboxtest.Sandbox, id string) sandbox.AccountDetail {
@@ -29,7 +29,7 @@ func statuses(r *sandbox.Receiver, id string) []string {
 	var got []string
 	for _, e := range r.Events() {
 		if e.Transaction.ID == id {
-			got = append(got, e.EventType+":"+e.Transaction.Status)
+			got = append(got, e.EventType+":"+string(e.Transaction.Status))
 		}
 	}
 	return got
@@ -51,7 +51,7 @@ func equal(a, b []string) bool {
 var payoutEvents = []string{"transaction_created:PENDING", "transaction_status_updated:PROCESSING", "transaction_status_updated:COMPLETED"}
 
 // docs/money-in.md#simulated-deposits: a deposit completes when the clock moves, and its webhooks arrive
-// through `service-sandbox listen`, verified, by the time settle answers.
+// through the kit's forwarding (Listen), verified, by the time settle answers.
 func TestADepositSettlesAndIsReportedByVerifiedWebhooks(t *testing.T) {
 	t.Parallel()
 	sb := sandboxtest.New(t)
@@ -95,7 +95,7 @@ func TestAPayoutByJSONCompletesWithVerifiedWebhooks(t *testing.T) {
 
 	payload := sandbox.PayoutJSONPayload{EntityID: "acct_acme_usd", BeneficiaryID: "ben_globex", Amount: "250.00", Currency: "USD", Reference: "INV-1001"}
 	var accepted sandbox.PayoutSubmissionResponse
-	sb.Must(sb.Payout("json", payload, "acme-json-0001")).Expect(202, &accepted)
+	sb.Must(sb.Payout(ctx, "json", payload, "acme-json-0001")).Expect(202, &accepted)
 	if accepted.Status != "RECEIVED" || accepted.TransactionID == "" {
 		t.Fatalf("payout answer %+v", accepted)
 	}
@@ -127,7 +127,7 @@ func TestAPayoutByPacs008CompletesWithVerifiedWebhooks(t *testing.T) {
 	webhooks := sb.Listen()
 
 	var accepted sandbox.PayoutSubmissionResponse
-	sb.Must(sb.Payout("pacs008", xml, "acme-wire-0018")).Expect(202, &accepted)
+	sb.Must(sb.Payout(ctx, "pacs008", xml, "acme-wire-0018")).Expect(202, &accepted)
 	if accepted.MessageID != "20260301SBXFW0000018" {
 		t.Errorf("messageId %q", accepted.MessageID)
 	}
@@ -145,7 +145,7 @@ func TestAPayoutByPacs008CompletesWithVerifiedWebhooks(t *testing.T) {
 		t.Errorf("webhooks of %s: %v", tx.ID, got)
 	}
 	for _, e := range webhooks.Events() {
-		if e.Metadata.EventType != e.EventType || e.Metadata.ProgramID != sb.Credentials.ProgrammeID {
+		if string(e.Metadata.EventType) != e.EventType || e.Metadata.ProgramID != sb.Credentials.ProgrammeID {
 			t.Errorf("event %s: header %s, metadata %+v", e.Metadata.EventID, e.EventType, e.Metadata)
 		}
 	}

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"testing"
 
-	"service-sandbox/clients/go/sandbox"
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandbox"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 // A one-page PDF (docs/onboarding.md's walkthrough uses the same one).

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"service-sandbox/clients/go/sandbox"
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandbox"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 // docs/sessions.md#what-a-session-starts-from: a state built once (here: a completed deposit), saved, exported
@@ -18,20 +18,20 @@ func TestASessionStartsFromASnapshot(t *testing.T) {
 	id := origin.Do("POST", "/v1/sandbox/accounts/acct_acme_usd/deposits",
 		sandbox.MockDepositRequest{DepositInstructionID: "di_acme_usd_wire", Amount: "500.00"}).Expect(202, nil).LocationID()
 	origin.AdvanceClock(1000)
-	if _, err := origin.SaveSnapshot("funded"); err != nil {
+	if _, err := origin.SaveSnapshot(ctx, "funded"); err != nil {
 		t.Fatal(err)
 	}
-	file, err := origin.ExportSnapshot("funded")
+	file, err := origin.ExportSnapshot(ctx, "funded")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A root snapshot's name is the server's, shared by every test binary using it: the run's label makes it ours.
 	name := sandboxtest.Label() + "-funded"
-	if _, err := sandboxtest.Server().UploadSnapshot(name, file); err != nil {
+	if _, err := sandboxtest.Server().UploadSnapshot(ctx, name, file); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := sandboxtest.Server().DeleteSnapshot(name); err != nil {
+		if err := sandboxtest.Server().DeleteSnapshot(ctx, name); err != nil {
 			t.Error(err)
 		}
 	})
@@ -48,7 +48,7 @@ func TestASessionStartsFromASnapshot(t *testing.T) {
 		if got := account(t, sb, "acct_acme_usd").Balances.Current; got != "88562.80" {
 			t.Errorf("balance in %s: %s, want 88562.80", sb.ID, got)
 		}
-		if clock, err := sb.Clock(); err != nil || clock.Now != "2026-03-01T12:00:01.000Z" {
+		if clock, err := sb.Clock(ctx); err != nil || clock.Now != "2026-03-01T12:00:01.000Z" {
 			t.Errorf("clock in %s: %+v %v", sb.ID, clock, err)
 		}
 	}
@@ -82,7 +82,7 @@ func TestABadSignatureIsRefusedWithTheErrorBody(t *testing.T) {
 	for name := range signed {
 		opts = append(opts, sandbox.WithHeader(name, signed.Get(name)))
 	}
-	if res := sb.Must(sb.Payout("json", payload, "wrong-variant-1", append(opts, sandbox.Unsigned())...)); res.Status != 401 {
+	if res := sb.Must(sb.Payout(ctx, "json", payload, "wrong-variant-1", append(opts, sandbox.Unsigned())...)); res.Status != 401 {
 		t.Errorf("a payout with the other variant's headers: %v", res)
 	}
 }

@@ -166,7 +166,7 @@ def test_duplicate_and_badly_signed_webhooks_under_chaos_leave_exactly_the_right
     report = sandbox.settle_until_idle()
     assert report["waiting"]["deliveries"] == 0, report
 
-    assert [r["reason"] for r in webhook_receiver.rejected] == ["signature mismatch"]
+    assert [r["reason"] for r in webhook_receiver.rejected] == ["SIGNATURE_MISMATCH"]
     assert statuses(webhook_receiver, txn) == [("transaction_created", "PENDING"), ("transaction_status_updated", "COMPLETED")]
     assert len(webhook_receiver.duplicates) == 2
     event_ids = [event["metadata"]["eventId"] for event in webhook_receiver.events]

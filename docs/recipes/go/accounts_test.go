@@ -3,8 +3,8 @@ package recipe_test
 import (
 	"testing"
 
-	"service-sandbox/clients/go/sandbox"
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandbox"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 func TestListsTheUsersAccounts(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"service-sandbox/clients/go/sandbox"
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandbox"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 // The same requests in any session: a user made by the programme, and a simulated deposit.

@@ -3,8 +3,8 @@ package recipe_test
 import (
 	"testing"
 
-	"service-sandbox/clients/go/sandbox"
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandbox"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 func TestAnotherSessionSeesNoneOfThisSessionsChanges(t *testing.T) {
@@ -26,7 +26,7 @@ func TestAnotherSessionSeesNoneOfThisSessionsChanges(t *testing.T) {
 	if a, b := balances(t, sb).Current, balances(t, other).Current; a != "88562.80" || b != "88062.80" {
 		t.Errorf("balances %s / %s", a, b)
 	}
-	if clock, _ := other.Clock(); clock.Now != sandboxtest.StartClock {
+	if clock, _ := other.Clock(ctx); clock.Now != sandbox.DefaultClock {
 		t.Errorf("the other session's clock %s", clock.Now)
 	}
 	other.Settle()

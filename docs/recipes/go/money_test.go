@@ -3,8 +3,8 @@ package recipe_test
 import (
 	"testing"
 
-	"service-sandbox/clients/go/sandbox"
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandbox"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 func transaction(t *testing.T, sb *sandboxtest.Sandbox, id string) sandbox.Transaction {
@@ -24,7 +24,7 @@ func balances(t *testing.T, sb *sandboxtest.Sandbox) sandbox.AccountDetailBalanc
 func TestASimulatedDepositCompletesWhenTheClockMovesAndIsReportedByWebhook(t *testing.T) {
 	t.Parallel()
 	sb := sandboxtest.New(t)
-	webhooks := sb.Listen() // `service-sandbox listen` forwards the session's webhooks to a verifying receiver
+	webhooks := sb.Listen() // the kit forwards the session's webhooks to a verifying receiver (no CLI process)
 
 	// docs/money-in.md#simulated-deposits: money arrives through one of the account's deposit instructions.
 	id := sb.Do("POST", "/v1/sandbox/accounts/acct_acme_usd/deposits",
@@ -56,7 +56,7 @@ func TestAnInjectedWithdrawalWalksThroughItsStatuses(t *testing.T) {
 
 	// docs/control-plane.md#transactions: the control plane writes any transaction through the ledger.
 	var created sandbox.EmulatorTransaction
-	res, err := sb.Control("POST", "/accounts/acct_acme_usd/transactions",
+	res, err := sb.Control(ctx, "POST", "/accounts/acct_acme_usd/transactions",
 		map[string]string{"type": "WITHDRAWAL", "direction": "OUTGOING", "debitAmount": "40.00"})
 	if err != nil || res.Expect(201, &created) != nil || created.Status != "PENDING" {
 		t.Fatal(res, err)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"service-sandbox/clients/go/sandbox"
-	"service-sandbox/clients/go/sandboxtest"
+	"service-sandbox.dev/go/sandbox"
+	"service-sandbox.dev/go/sandboxtest"
 )
 
 // headers signs GET /v1/accounts over target with the session's SINGLE_USER key, at the given instant.

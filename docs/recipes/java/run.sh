@@ -3,7 +3,8 @@
 # the emulator at SANDBOX_URL (default http://127.0.0.1:4010; the first test starts one with SANDBOX_CLI, else the
 # checkout's dist/service-sandbox.mjs, when nothing answers there), with nothing but a JDK (17+) and the JUnit console
 # launcher jar (Debian: apt-get install default-jdk-headless junit5).
-# The kit's jar: SANDBOX_KIT_JAR, else built from this checkout's clients/java into a temporary folder.
+# The kit's jars (the client and the JUnit 5 extension): SANDBOX_KIT_JAR (a class path), else built from this
+# checkout's clients/java into a temporary folder.
 # Extra arguments go to the JUnit console launcher (e.g. --select-class example.AccountsTest).
 # Exit codes: 0 passed, 1 failed, 77 toolchain missing (the recipes harness then skips).
 set -eu
@@ -28,7 +29,7 @@ if [ -z "$KIT_JAR" ]; then
   status=0
   BUILD_DIR="$OUT/kit" JUNIT_JAR="$JUNIT_JAR" ../../../clients/java/build.sh >/dev/null || status=$?
   [ "$status" = 0 ] || exit "$status" # 77 when the JDK is too old
-  KIT_JAR="$OUT/kit/service-sandbox-client.jar"
+  KIT_JAR="$OUT/kit/service-sandbox-client.jar:$OUT/kit/service-sandbox-junit5.jar"
 fi
 
 FAST="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto"

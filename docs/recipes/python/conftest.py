@@ -3,7 +3,7 @@
 Installed (python3 -m pip install ./clients/python, or the venv command of docs/clients.md#python), the kit's
 entry point loads the plugin; in a checkout without it, the kit's sources are used from clients/python/src.
 The plugin's fixtures: sandbox (a labelled session per test, ended after it), sandbox_factory (more of them),
-webhook_receiver (the session's webhooks through `service-sandbox listen`), sandbox_server, sandbox_label.
+webhook_receiver (the session's webhooks through the kit's own forwarding, no CLI process), sandbox_server, sandbox_label.
 """
 
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the pytest suite in this folder, 4 tests at a time, against $SANDBOX_URL (default http://127.0.0.1:4010;
 # when nothing answers there, the kit starts one with SANDBOX_CLI, default the checkout's dist/service-sandbox.mjs
-# or `service-sandbox` on PATH; the same CLI runs `listen`). SANDBOX_LABEL names the run. Extra arguments go to pytest.
+# or `service-sandbox` on PATH; webhooks come through the kit's own forwarding, no CLI process). SANDBOX_LABEL names the run. Extra arguments go to pytest.
 # The fixtures are the Python kit's pytest plugin (clients/python, loaded by conftest.py; docs/clients.md#python).
 # Exit 77: no python3 with pytest and pytest-xdist.
 set -euo pipefail

@@ -1163,7 +1163,7 @@ export interface paths {
         get: operations["emulatorGetSnapshot"];
         /**
          * Upload an exported snapshot file under a name
-         * @description The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. A file that is not a snapshot, or one exported at another schema version, is a 400 and nothing is stored. 201 for a new name, 200 when replacing.
+         * @description The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. The file is checked before anything is stored, while the server goes on answering: its schema must be one an export of this or an older version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing.
          */
         put: operations["emulatorUploadSnapshot"];
         post?: never;

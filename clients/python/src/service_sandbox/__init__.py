@@ -1,27 +1,48 @@
-"""service-sandbox for Python: client, signing, sessions, settle, control plane, webhook receiver and a pytest
-plugin, standard library only (docs/clients.md#python)."""
+"""service-sandbox for Python: client, signing, sessions, settle, control plane, webhook forwarding and receiver,
+and a pytest plugin, standard library only (docs/clients.md#python)."""
 
 from . import models
-from .client import DEFAULT_URL, START_CLOCK, Response, SandboxError, Server, Session, check_model, http_send, raw_body
-from .process import Listener, sandbox_cli, start_server, stop_process
+from ._version import __version__
+from .client import DEFAULT_URL, START_CLOCK, Response, Server, Session, VersionMismatchWarning, check_model, http_send, raw_body
+from .errors import ForwardingError, NotSettledError, SandboxError, SandboxHTTPError, WebhookVerificationError
+from .forwarding import WebhookForwarder
+from .process import sandbox_cli, start_server, stop_process
 from .receiver import WebhookReceiver
-from .signing import WEBHOOK_TOLERANCE_MS, hmac_headers, payout_headers, sign, signature_headers, verify_webhook
-
-__version__ = "0.1.0"
+from .signing import (
+    WEBHOOK_REASONS,
+    WEBHOOK_TOLERANCE_MS,
+    WebhookVerification,
+    hmac_headers,
+    is_payout_target,
+    payout_headers,
+    sign,
+    signature_headers,
+    verify_webhook,
+    verify_webhook_or_raise,
+)
 
 __all__ = [
     "DEFAULT_URL",
     "START_CLOCK",
+    "WEBHOOK_REASONS",
     "WEBHOOK_TOLERANCE_MS",
-    "Listener",
+    "ForwardingError",
+    "NotSettledError",
     "Response",
     "SandboxError",
+    "SandboxHTTPError",
     "Server",
     "Session",
+    "VersionMismatchWarning",
+    "WebhookForwarder",
     "WebhookReceiver",
+    "WebhookVerification",
+    "WebhookVerificationError",
+    "__version__",
     "check_model",
     "hmac_headers",
     "http_send",
+    "is_payout_target",
     "models",
     "payout_headers",
     "raw_body",
@@ -31,4 +52,5 @@ __all__ = [
     "start_server",
     "stop_process",
     "verify_webhook",
+    "verify_webhook_or_raise",
 ]

@@ -2,40 +2,69 @@
 
 Both request variants sign one canonical string: apiKey + timestamp + METHOD + request target (path and query
 exactly as sent, a session's /_sessions/{id} prefix included) + raw body, with no separators, keyed with the
-key's secret. HMAC mode: epoch-millisecond timestamp, bare lower-case hex. The payout variant
-(POST /v1/payout-origination/...): RFC 3339 UTC timestamp, ``sha256=<hex>``.
+key's secret. HMAC mode: epoch-millisecond timestamp, bare lower-case hex. The payout variant (a path that starts
+with /v1/payout-origination/ after an optional session prefix): RFC 3339 UTC timestamp with milliseconds,
+``sha256=<hex>``. clients/signing-vectors.json holds the cases every kit checks.
 """
+
+from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
+from email.message import Message
+from typing import Dict, Mapping, Optional, Union
 
-#: Webhook deliveries older or newer than this (real clock) are refused (docs/webhooks.md).
+from .errors import WebhookVerificationError
+
+#: Webhook deliveries older or newer than this (receiver's real clock, inclusive) are refused (docs/webhooks.md).
 WEBHOOK_TOLERANCE_MS = 5 * 60 * 1000
 PAYOUT_PREFIX = "/v1/payout-origination/"
 
+#: The reason codes of a refused delivery, in the order they are checked (clients/signing-vectors.json).
+MISSING_HEADER = "MISSING_HEADER"
+MALFORMED_TIMESTAMP = "MALFORMED_TIMESTAMP"
+TIMESTAMP_OUT_OF_TOLERANCE = "TIMESTAMP_OUT_OF_TOLERANCE"
+MALFORMED_SIGNATURE = "MALFORMED_SIGNATURE"
+SIGNATURE_MISMATCH = "SIGNATURE_MISMATCH"
+WEBHOOK_REASONS = (MISSING_HEADER, MALFORMED_TIMESTAMP, TIMESTAMP_OUT_OF_TOLERANCE, MALFORMED_SIGNATURE, SIGNATURE_MISMATCH)
 
-def _bytes(part):
+Part = Union[str, bytes, bytearray, int, None]
+#: Request headers as any mapping, or http.server's / http.client's (an email.message.Message).
+Headers = Union[Mapping[str, str], Message]
+_SESSION_PREFIX = re.compile(r"^/_sessions/[^/]+(?=/)")
+_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+def _bytes(part: Part) -> bytes:
     if part is None:
         return b""
-    return part if isinstance(part, (bytes, bytearray)) else str(part).encode()
+    return bytes(part) if isinstance(part, (bytes, bytearray)) else str(part).encode()
 
 
-def sign(secret, *parts):
+def sign(secret: Union[str, bytes], *parts: Part) -> str:
     """Lower-case hex HMAC-SHA256 of the parts concatenated with no separator (str as UTF-8, bytes as is)."""
     return hmac.new(_bytes(secret), b"".join(_bytes(part) for part in parts), hashlib.sha256).hexdigest()
 
 
-def is_payout_target(target):
-    """Whether a request target (session prefix allowed) is signed with the payout variant."""
+def is_payout_target(target: str) -> bool:
+    """Whether a request target is signed with the payout variant: its path, after an optional
+    /_sessions/{id} prefix, starts with /v1/payout-origination/."""
     path = target.split("?", 1)[0]
-    return PAYOUT_PREFIX in path
+    return _SESSION_PREFIX.sub("", path, count=1).startswith(PAYOUT_PREFIX)
 
 
-def hmac_headers(api_key, secret, programme_id, method, target, body=b"", user_id=None, timestamp=None):
-    """The X-Service-* headers of an HMAC-mode request (docs/authentication.md#hmac-headers-server-to-server)."""
-    ts = str(timestamp if timestamp is not None else int(time.time() * 1000))
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def hmac_headers(api_key: str, secret: str, programme_id: str, method: str, target: str, body: Part = b"", user_id: Optional[str] = None, timestamp: Optional[int] = None) -> Dict[str, str]:
+    """The X-Service-* headers of an HMAC-mode request (docs/authentication.md#hmac-headers-server-to-server);
+    ``timestamp`` in epoch milliseconds (default: now)."""
+    ts = str(timestamp if timestamp is not None else _now_ms())
     headers = {
         "X-Service-Api-Key": api_key,
         "X-Service-Timestamp": ts,
@@ -47,10 +76,17 @@ def hmac_headers(api_key, secret, programme_id, method, target, body=b"", user_i
     return headers
 
 
-def payout_headers(api_key, secret, programme_id, target, body, user_id=None, timestamp=None):
-    """The headers of the payout variant (docs/payouts.md#signing-the-payout-variant): RFC 3339 timestamp,
-    ``sha256=`` signature over the same canonical string; the programme and user headers are not signed."""
-    ts = timestamp or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+def rfc3339_ms(epoch_ms: int) -> str:
+    """2026-03-01T12:00:00.123Z: the payout variant's timestamp."""
+    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{epoch_ms % 1000:03d}Z"
+
+
+def payout_headers(api_key: str, secret: str, programme_id: str, target: str, body: Part, user_id: Optional[str] = None, timestamp: Union[str, int, None] = None) -> Dict[str, str]:
+    """The headers of the payout variant (docs/payouts.md#signing-the-payout-variant): RFC 3339 timestamp with
+    milliseconds, ``sha256=`` signature over the same canonical string; the programme and user headers are not
+    signed. ``timestamp``: the RFC 3339 text, or epoch milliseconds (default: now)."""
+    ts = timestamp if isinstance(timestamp, str) else rfc3339_ms(timestamp if timestamp is not None else _now_ms())
     headers = {
         "X-Service-Api-Key": api_key,
         "X-Service-Timestamp": ts,
@@ -62,34 +98,65 @@ def payout_headers(api_key, secret, programme_id, target, body, user_id=None, ti
     return headers
 
 
-def signature_headers(api_key, secret, programme_id, method, target, body=b"", user_id=None):
+def signature_headers(api_key: str, secret: str, programme_id: str, method: str, target: str, body: Part = b"", user_id: Optional[str] = None, now_ms: Optional[int] = None) -> Dict[str, str]:
     """The right variant for the target: payout for /v1/payout-origination/..., HMAC mode otherwise."""
     if is_payout_target(target):
-        return payout_headers(api_key, secret, programme_id, target, body, user_id=user_id)
-    return hmac_headers(api_key, secret, programme_id, method, target, body, user_id=user_id)
+        return payout_headers(api_key, secret, programme_id, target, body, user_id=user_id, timestamp=now_ms)
+    return hmac_headers(api_key, secret, programme_id, method, target, body, user_id=user_id, timestamp=now_ms)
 
 
-def verify_webhook(headers, raw_body, api_key, secret, path="/webhooks", tolerance_ms=WEBHOOK_TOLERANCE_MS, now_ms=None):
-    """None when a delivery is genuine, else the reason it is not (docs/webhooks.md#what-a-delivery-looks-like).
+@dataclass(frozen=True)
+class WebhookVerification:
+    """What ``verify_webhook`` found: ``valid``, and when not, ``reason`` (one of WEBHOOK_REASONS) and a
+    ``detail`` for people. True in a boolean context when valid."""
 
-    headers: any mapping with .get (case-insensitive ones such as http.client's, or a dict with the canonical
-    names); raw_body: the bytes as received, before any JSON parsing; path: the path of the webhook URL without
-    its query string."""
-    def get(name):
-        value = headers.get(name)
-        if value is None and isinstance(headers, dict):
-            value = next((v for k, v in headers.items() if k.lower() == name.lower()), None)
-        return value or ""
+    valid: bool
+    reason: Optional[str] = None
+    detail: str = ""
 
-    got_key = get("X-Service-Api-Key")
-    timestamp = get("X-Service-Timestamp")
-    signature = get("X-Service-Signature")
-    if got_key != api_key:
-        return f"unexpected api key {got_key!r}"
-    now = now_ms if now_ms is not None else time.time() * 1000
-    if not timestamp.isdigit() or abs(now - int(timestamp)) > tolerance_ms:
-        return f"timestamp {timestamp!r} outside {tolerance_ms} ms of the real clock"
-    expected = sign(secret, api_key, timestamp, "POST", path, raw_body)
-    if not hmac.compare_digest(expected, signature):
-        return "signature mismatch"
-    return None
+    def __bool__(self) -> bool:
+        return self.valid
+
+
+def _header(headers: Headers, name: str) -> Optional[str]:
+    value: Optional[str] = headers.get(name)
+    if value is None:
+        lower = name.lower()
+        value = next((v for k, v in headers.items() if k.lower() == lower), None)
+    return value
+
+
+def verify_webhook(headers: Headers, raw_body: Union[bytes, str], secret: str, *, path: str = "/webhooks", api_key: Optional[str] = None, tolerance_ms: int = WEBHOOK_TOLERANCE_MS, now_ms: Optional[int] = None) -> WebhookVerification:
+    """Checks a delivery (docs/webhooks.md#what-a-delivery-looks-like), in this order: the three headers are
+    there, the timestamp is epoch milliseconds, within ``tolerance_ms`` of the receiver's clock (both ways,
+    inclusive), the signature is 64 hex digits, and it is the HMAC of apiKey + timestamp + POST + path + raw body.
+
+    headers: any mapping (case-insensitive ones such as http.server's, or a dict with any casing); raw_body: the
+    bytes as received, before any JSON parsing; path: the path of the webhook URL (a query string is ignored);
+    api_key: when given, a delivery signed for another key is a SIGNATURE_MISMATCH."""
+    key = _header(headers, "X-Service-Api-Key")
+    timestamp = _header(headers, "X-Service-Timestamp")
+    signature = _header(headers, "X-Service-Signature")
+    missing = [name for name, value in (("X-Service-Api-Key", key), ("X-Service-Timestamp", timestamp), ("X-Service-Signature", signature)) if not value]
+    if missing or key is None or timestamp is None or signature is None:
+        return WebhookVerification(False, MISSING_HEADER, f"missing {', '.join(missing)}")
+    if not timestamp.isascii() or not timestamp.isdigit():
+        return WebhookVerification(False, MALFORMED_TIMESTAMP, f"timestamp {timestamp!r} is not epoch milliseconds")
+    now = now_ms if now_ms is not None else _now_ms()
+    if abs(now - int(timestamp)) > tolerance_ms:
+        return WebhookVerification(False, TIMESTAMP_OUT_OF_TOLERANCE, f"timestamp {timestamp} is more than {tolerance_ms} ms from now ({now})")
+    if not _HEX64.match(signature):
+        return WebhookVerification(False, MALFORMED_SIGNATURE, "the signature is not 64 hex digits")
+    if api_key is not None and key != api_key:
+        return WebhookVerification(False, SIGNATURE_MISMATCH, f"signed with key {key!r}, expected {api_key!r}")
+    expected = sign(secret, key, timestamp, "POST", path.split("?", 1)[0], raw_body)
+    if not hmac.compare_digest(expected, signature.lower()):
+        return WebhookVerification(False, SIGNATURE_MISMATCH, "the signature does not match the body, path and secret")
+    return WebhookVerification(True)
+
+
+def verify_webhook_or_raise(headers: Headers, raw_body: Union[bytes, str], secret: str, *, path: str = "/webhooks", api_key: Optional[str] = None, tolerance_ms: int = WEBHOOK_TOLERANCE_MS, now_ms: Optional[int] = None) -> None:
+    """``verify_webhook`` that raises WebhookVerificationError (``reason``, ``detail``) when not genuine."""
+    result = verify_webhook(headers, raw_body, secret, path=path, api_key=api_key, tolerance_ms=tolerance_ms, now_ms=now_ms)
+    if not result.valid:
+        raise WebhookVerificationError(result.reason or SIGNATURE_MISMATCH, result.detail)

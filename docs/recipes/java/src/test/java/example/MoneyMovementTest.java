@@ -15,7 +15,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class MoneyMovementTest {
   @Test
   void a_deposit_completes_when_the_clock_moves_and_is_reported_by_webhook(Session session) {
-    WebhookReceiver webhooks = session.listen(); // `service-sandbox listen` feeds a verifying receiver
+    WebhookReceiver webhooks = session.listen(); // the kit forwards the session's webhooks to a verifying receiver
     String id = session.client().post("/v1/sandbox/accounts/acct_acme_usd/deposits",
         Map.of("depositInstructionId", "di_acme_usd_ach", "amount", "125.00", "reference", "INV-42")).ok().locationId();
 

@@ -3,6 +3,7 @@ package dev.servicesandbox.scenarios;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.servicesandbox.Fault;
 import dev.servicesandbox.Response;
 import dev.servicesandbox.SandboxClient;
 import dev.servicesandbox.Session;
@@ -32,10 +33,7 @@ class AmbiguousCommitTest {
     assertEquals("CREATED", created.status());
 
     // The server commits, then the answer is lost: a 502 instead of the 200 (docs/faults.md#fault-rules).
-    String rule = session.addFault(Map.of(
-        "match", Map.of("method", "POST", "path", "/v1/transaction-intents/*/commit"),
-        "effect", Map.of("type", "ambiguous", "status", 502),
-        "times", 1)).string("id");
+    String rule = session.addFault(Fault.on("POST", "/v1/transaction-intents/*/commit").ambiguous(502).times(1)).string("id");
     String commit = "/v1/transaction-intents/" + created.id() + "/commit";
     Response lost = api.post(commit, Map.of("idempotencyKey", "invoice-2026-17"));
     assertEquals(502, lost.status(), lost.body());
@@ -52,8 +50,7 @@ class AmbiguousCommitTest {
   @Test
   void a_payout_whose_answer_is_lost_replays_its_202_on_the_retry(Session session) {
     SandboxClient api = session.client();
-    session.addFault(Map.of("match", Map.of("method", "POST", "path", "/v1/payout-origination/json"),
-        "effect", Map.of("type", "ambiguous", "status", 503), "times", 1));
+    session.addFault(Fault.on("POST", "/v1/payout-origination/json").ambiguous(503).times(1));
     Map<String, String> payload = Map.of("entityId", "acct_acme_usd", "beneficiaryId", "ben_globex", "amount", "75.00",
         "currency", "USD", "reference", "INV-2002");
     assertEquals(503, api.payoutJson(payload, "acme-json-lost-1").status());

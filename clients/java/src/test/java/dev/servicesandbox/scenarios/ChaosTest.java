@@ -2,12 +2,16 @@ package dev.servicesandbox.scenarios;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.servicesandbox.DeliveryQuery;
 import dev.servicesandbox.Json;
 import dev.servicesandbox.Session;
 import dev.servicesandbox.Webhook;
+import dev.servicesandbox.WebhookReason;
 import dev.servicesandbox.WebhookReceiver;
 import dev.servicesandbox.junit.SandboxExtension;
 import dev.servicesandbox.model.SettleReport;
+import dev.servicesandbox.model.WebhookAttempt;
+import dev.servicesandbox.model.WebhookDelivery;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -33,22 +37,24 @@ class ChaosTest {
         Map.of("type", "WITHDRAWAL", "direction", "OUTGOING", "debitAmount", "40.00")).ok().string("id");
     session.advanceClock(4_000);
     // The refused attempt is retried on the emulated clock: move it to each retry and settle, no sleep.
-    SettleReport report = session.settleRetries(10);
+    SettleReport report = session.settleUntilIdle(10);
     assertEquals(0L, report.waiting().deliveries(), report.toString());
 
     // The delivery log: one delivery per event, each DELIVERED; the attempts chaos made.
-    List<?> log = session.deliveries("?pageSize=100");
+    List<WebhookDelivery> log = session.deliveries(DeliveryQuery.all().page(0, 100));
     List<String> logged = new ArrayList<>();
     int duplicatesSent = 0;
     int refused = 0;
-    for (Object delivery : log) {
-      assertEquals("DELIVERED", Json.get(delivery, "status"), Json.write(delivery));
-      logged.add((String) Json.get(delivery, "eventId"));
-      for (Object attempt : (List<?>) Json.get(delivery, "attempts")) {
-        if ("DUPLICATE".equals(Json.get(attempt, "kind"))) duplicatesSent++;
-        if ("FAILED".equals(Json.get(attempt, "outcome"))) refused++;
+    for (WebhookDelivery delivery : log) {
+      assertEquals("DELIVERED", delivery.status(), Json.write(delivery));
+      logged.add(delivery.eventId());
+      for (WebhookAttempt attempt : delivery.attempts()) {
+        if ("DUPLICATE".equals(attempt.kind())) duplicatesSent++;
+        if ("FAILED".equals(attempt.outcome())) refused++;
       }
     }
+    assertEquals(logged.size(), session.deliveries(DeliveryQuery.all().status("DELIVERED").page(0, 100)).size(), "the status filter");
+    assertEquals(List.of(), session.deliveries(DeliveryQuery.all().transactionId("txn_none")), "a transaction with none: an empty page, not a 404");
     assertEquals(1, refused, "badSignature fired once");
     assertEquals(logged.size(), duplicatesSent, "every event acknowledged once and then sent again");
 
@@ -56,7 +62,7 @@ class ChaosTest {
     assertEquals(logged.stream().sorted().toList(), webhooks.eventIds().stream().sorted().toList());
     assertEquals(duplicatesSent, webhooks.duplicates().size());
     assertEquals(1, webhooks.rejected().size());
-    assertEquals("signature mismatch", webhooks.rejected().get(0).reason());
+    assertEquals(WebhookReason.SIGNATURE_MISMATCH, webhooks.rejected().get(0).reason());
     for (String id : List.of(deposit, withdrawal)) {
       List<Webhook> events = webhooks.of(id);
       assertEquals("transaction_created", events.stream().filter(w -> "PENDING".equals(w.status())).findFirst().orElseThrow().eventType());

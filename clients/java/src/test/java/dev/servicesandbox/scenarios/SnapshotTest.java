@@ -1,7 +1,9 @@
 package dev.servicesandbox.scenarios;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.servicesandbox.ApiException;
 import dev.servicesandbox.Emulator;
 import dev.servicesandbox.Json;
 import dev.servicesandbox.Session;
@@ -25,6 +27,11 @@ class SnapshotTest {
     built.advanceClock(1_000);
     built.saveSnapshot("funded");
     byte[] file = built.exportSnapshot("funded");
+    // A name is one path segment, URL-encoded: one with a slash is refused by the name rule (400, the interface's
+    // error body), never sent to another route.
+    ApiException bad = assertThrows(ApiException.class, () -> built.restoreSnapshot("a/../../clock"));
+    assertEquals(400, bad.status(), bad.getMessage());
+    assertEquals("name", bad.response().error().validationErrors().get(0).fieldRef(), bad.getMessage());
 
     String name = "funded-" + built.id(); // the root's snapshots are shared by every test of the server
     emulator.uploadSnapshot(name, file);

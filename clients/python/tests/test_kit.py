@@ -1,0 +1,90 @@
+"""The kit's own behaviour (docs/clients.md#python): its exception root, misuse as TypeError/ValueError, the
+version it carries and the once-per-server warning when the server's differs."""
+
+import http.server
+import json
+import re
+import threading
+import warnings
+from pathlib import Path
+
+import pytest
+
+import service_sandbox
+from service_sandbox import NotSettledError, SandboxError, SandboxHTTPError, Server, VersionMismatchWarning, WebhookVerificationError
+
+
+def test_the_exceptions_share_a_root_of_their_own():
+    assert issubclass(SandboxError, Exception) and not issubclass(SandboxError, AssertionError)
+    for error in (SandboxHTTPError, NotSettledError, WebhookVerificationError, service_sandbox.ForwardingError):
+        assert issubclass(error, SandboxError)
+
+
+def test_an_unexpected_answer_is_an_http_error_with_status_and_error_code(sandbox):
+    with pytest.raises(SandboxHTTPError) as raised:
+        sandbox.fault("flt_does_not_exist")
+    assert raised.value.status == 404
+    assert raised.value.error_code and raised.value.message
+    assert "404" in str(raised.value)
+
+
+def test_misuse_is_a_type_or_value_error(sandbox):
+    with pytest.raises(ValueError):
+        sandbox.advance(-1)
+    with pytest.raises(TypeError):
+        sandbox.advance("1000")
+    with pytest.raises(ValueError):
+        sandbox.get("/v1/accounts", key="other")
+    with pytest.raises(ValueError):
+        sandbox.payout("csv", b"", "key")
+    sandbox.receiver()
+    with pytest.raises(ValueError, match="has a receiver already"):
+        sandbox.listen()
+
+
+def test_the_version_is_the_packages():
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    assert re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1) == service_sandbox.__version__ == "0.2.0"
+
+
+def fake_server(version):
+    """An HTTP server whose /_emulator/health answers with ``version``; it counts the health checks."""
+    calls = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            calls.append(self.path)
+            body = json.dumps({"status": "ok", "now": "2026-03-01T12:00:00.000Z", "version": version}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}", calls
+
+
+def test_a_server_of_another_version_is_warned_about_once_per_url():
+    other, url, calls = fake_server("9.9.9")
+    same, same_url, _ = fake_server(service_sandbox.__version__)
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            Server(url).control("GET", "/clock")
+            Server(url).control("GET", "/clock")  # another client of the same URL: no second warning
+            Server(url + "/").control("GET", "/clock")
+            Server(same_url).control("GET", "/clock")
+        mismatches = [w for w in seen if issubclass(w.category, VersionMismatchWarning)]
+        assert len(mismatches) == 1, [str(w.message) for w in seen]
+        assert f"the server at {url} is version 9.9.9" in str(mismatches[0].message)
+        assert service_sandbox.__version__ in str(mismatches[0].message)
+        assert mismatches[0].filename == __file__  # attributed to the caller, not to the kit's frames
+        assert calls.count("/_emulator/health") == 1
+    finally:
+        other.shutdown()
+        same.shutdown()
