@@ -74,11 +74,24 @@ async function main(argv: string[]): Promise<void> {
     throw error;
   }
   process.stdout.write(`service-sandbox listening on ${server.url} (docs ${server.url}/docs, dashboard ${server.url}/_emulator/ui)\n`);
+  // docs/decisions.md#shutdown: open requests get SHUTDOWN_GRACE_MS, then their connections are closed; a second
+  // signal, or a close that still has not finished a few seconds later, exits at once
+  let stopping = false;
   const shutdown = () => {
-    void server.close().then(() => process.exit(0));
+    if (stopping) process.exit(1);
+    stopping = true;
+    setTimeout(() => process.exit(1), 10_000).unref();
+    void server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+  // docs/decisions.md#shutdown: started through `npx` (npm exec -> sh -> node), a SIGTERM to npm ends its shell and
+  // leaves node to init; the server stops as on SIGTERM once the process that started it is gone.
+  const parent = process.ppid;
+  if (parent > 1) setInterval(() => process.ppid !== parent && shutdown(), 1_000).unref();
 }
 
 /** A `--host` that does not resolve stops start-up naming the flag (docs/configuration.md), not with a stack. */
@@ -107,7 +120,7 @@ Usage:
   service-sandbox [serve] [--port 4010] [--host 127.0.0.1] [--db :memory:|FILE] [--fixtures FILE]
                   [--seed TEXT] [--clock realtime|ISO-INSTANT] [--webhook-url URL] [--log-level LEVEL]
                   [--admin-token TOKEN] [--journal-size N] [--webhook-timeout-ms MS] [--read-cache on|off]
-                  [--snapshot FILE] [--max-sessions N] [--session-idle-timeout SECONDS] [--session-pool N]
+                  [--snapshot FILE] [--max-sessions N] [--session-idle-timeout SECONDS]
   service-sandbox sign METHOD TARGET [--body TEXT | --body-file FILE] [--key API_KEY] [--secret SECRET]
                   [--program PRG] [--user USR] [--fixtures FILE] [--format curl|json]
                   prints curl -H arguments for an HMAC-signed request (defaults: the SINGLE_USER sandbox key);

@@ -2,11 +2,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { instant } from '../http/formats.js';
-import type { AppContext } from '../context.js';
+import type { Config } from '../config.js';
+import { ctxOf, sandboxOf } from '../http/request-sandbox.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import { errorResponses } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.auth.js';
 import { firedFaultSchema } from '../faults/fault-rules.schema.js';
+import { INTERNAL_CALL_HEADER } from '../faults/internal-call.js';
 
 // The request journal (docs/test-kit.md#request-journal, docs/decisions.md#journal): the last N requests in a ring
 // buffer (never unbounded), with secrets and signatures redacted, so a test can assert "my app called commit exactly
@@ -16,7 +18,7 @@ const MAX_BODY_CHARS = 16 * 1024;
 // Larger JSON bodies (document uploads up to 20 MiB) are kept as a size note, not parsed and stored whole.
 const MAX_PARSED_BODY_CHARS = 32 * 1024;
 const REDACTED = '[REDACTED]';
-const SECRET_HEADERS = new Set(['authorization', 'x-service-signature', 'x-admin-token', 'cookie']);
+const SECRET_HEADERS = new Set(['authorization', 'x-service-signature', 'x-admin-token', 'cookie', INTERNAL_CALL_HEADER]);
 const SECRET_FIELDS = new Set(['accessToken', 'secret', 'password', 'contentBase64', 'signature', 'apiSecret']);
 
 export const journalEntrySchema = z
@@ -297,9 +299,8 @@ export const journalSlot: StateSlot<RequestJournal> = {
  * callback-style and keep their bookkeeping on the request: they run on every request, and a promise per
  * hook and a WeakMap entry per request showed in the list's profile (docs/benchmarks.md).
  */
-export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJournal {
-  const journal = ctx.runtime.get(journalSlot);
-  if (journal.capacity === 0) return journal; // --journal-size 0: no hooks at all
+export function registerJournal(app: FastifyInstance, config: Config): void {
+  if (config.journalSize === 0) return; // --journal-size 0: no hooks at all
 
   app.addHook('onRequest', (request, _reply, done) => {
     // wall clock on purpose: the journal records when requests really arrived
@@ -313,13 +314,18 @@ export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJ
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    if (!request.journalRecorded && !skipped(request.url)) {
+    const journal = journalOf(request);
+    if (journal && !request.journalRecorded && !skipped(request.url)) {
       request.journalRecorded = true;
       journal.add(recordedOf(request, reply.statusCode, request.journalPayload ?? null, String(reply.getHeader('content-type') ?? '')));
     }
     done();
   });
-  return journal;
+}
+
+/** The journal of the request's sandbox (none: a session path whose session does not exist). */
+export function journalOf(request: FastifyRequest): RequestJournal | undefined {
+  return sandboxOf(request)?.runtime.get(journalSlot);
 }
 
 function skipped(url: string): boolean {
@@ -365,7 +371,7 @@ export const journalQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100000).optional().describe('Newest N matches'),
 });
 
-export function journalRoutes(app: FastifyInstance, journal: RequestJournal): void {
+export function journalRoutes(app: FastifyInstance): void {
   const typed = app.withTypeProvider<ZodTypeProvider>();
   typed.get(
     '/_emulator/requests',
@@ -383,6 +389,7 @@ export function journalRoutes(app: FastifyInstance, journal: RequestJournal): vo
     async (request) => {
       const { method, pathPrefix, status, since, limit } = request.query;
       const sinceMs = since ? Date.parse(since) : undefined;
+      const journal = ctxOf(request).runtime.get(journalSlot);
       // filtered on what was recorded, so only the entries answered are built
       const data = journal.select(
         (entry) =>
@@ -398,8 +405,8 @@ export function journalRoutes(app: FastifyInstance, journal: RequestJournal): vo
   typed.delete(
     '/_emulator/requests',
     { config: CONTROL_PLANE, schema: { operationId: 'emulatorClearRequests', description: 'Empties the request journal.', tags: ['Emulator'], summary: 'Clear the request journal', response: { 204: z.null(), ...errorResponses() } } },
-    async (_request, reply) => {
-      journal.clear();
+    async (request, reply) => {
+      ctxOf(request).runtime.get(journalSlot).clear();
       return reply.status(204).send(null);
     },
   );

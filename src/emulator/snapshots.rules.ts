@@ -365,7 +365,6 @@ export const ROW_RULES: Record<string, Record<string, Rule>> = {
     updated_at_ms: ms,
     written_amount: nullable(oneOf(['DEBIT', 'CREDIT'])),
   },
-  transaction_kind_time_counts: { scope: counterScope, kind: text(200), field: oneOf(['c', 'u']), bucket: integer(), n: count },
   transaction_time_counts: { scope: counterScope, field: oneOf(['c', 'u']), bucket: integer(), n: count },
   transactions: {
     id: TRANSACTION,

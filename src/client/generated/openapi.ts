@@ -1500,7 +1500,7 @@ export interface components {
             };
         };
         ActAsResult: {
-            /** @description Status of the public API call; 0 when a fault rule closed the connection without an answer (docs/faults.md) */
+            /** @description Status of the public API call (fault rules do not act on it: docs/faults.md) */
             status: number;
             /** @description Its body, parsed when JSON; null when empty */
             body: unknown;
@@ -3173,7 +3173,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3218,7 +3218,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3286,7 +3286,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3352,7 +3352,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3437,7 +3437,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3509,7 +3509,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3586,7 +3586,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3670,7 +3670,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3729,7 +3729,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3791,7 +3791,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3853,7 +3853,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3915,7 +3915,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3992,7 +3992,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4091,7 +4091,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4177,7 +4177,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4267,7 +4267,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4350,7 +4350,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4447,7 +4447,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4524,7 +4524,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4596,7 +4596,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4662,7 +4662,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4739,7 +4739,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4816,7 +4816,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4888,7 +4888,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4981,7 +4981,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5058,7 +5058,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5144,7 +5144,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5234,7 +5234,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5354,7 +5354,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5389,7 +5389,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5440,7 +5440,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5487,7 +5487,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5551,7 +5551,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5605,7 +5605,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5667,7 +5667,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5729,7 +5729,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5800,7 +5800,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5859,7 +5859,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5924,7 +5924,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5988,7 +5988,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6038,7 +6038,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6099,7 +6099,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6146,7 +6146,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6191,7 +6191,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6238,7 +6238,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6296,7 +6296,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6358,7 +6358,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6420,7 +6420,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6487,7 +6487,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6552,7 +6552,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6630,7 +6630,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6677,7 +6677,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6763,7 +6763,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6819,7 +6819,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6894,7 +6894,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6972,7 +6972,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7043,7 +7043,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7118,7 +7118,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7193,7 +7193,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7268,7 +7268,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7334,7 +7334,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7383,7 +7383,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7446,7 +7446,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7508,7 +7508,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7595,7 +7595,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7655,7 +7655,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7723,7 +7723,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7767,7 +7767,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7825,7 +7825,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7872,7 +7872,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7943,7 +7943,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7990,7 +7990,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8059,7 +8059,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8104,7 +8104,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8166,7 +8166,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8226,7 +8226,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8273,7 +8273,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8393,7 +8393,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8438,7 +8438,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8509,7 +8509,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8565,7 +8565,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8651,7 +8651,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8701,7 +8701,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8763,7 +8763,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8823,7 +8823,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
