@@ -1,3 +1,4 @@
+import { isCalendarDay, utcMs } from '../../lib/calendar.js';
 import { DEFAULT_SEED } from '../../config.js';
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
