@@ -8,7 +8,7 @@ import { serializerCompiler } from './http/serializer.js';
 import type { AppContext } from './context.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handling.js';
 import { registerBodyParsers } from './http/body-parsers.js';
-import { writeClientError } from './http/client-errors.js';
+import { answerConnectRequests, writeClientError } from './http/client-errors.js';
 import { registerAuth, type AuthPolicy } from './http/auth.js';
 import { credentials } from './domains/auth/credentials.store.js';
 import { documentErrorResponses, securityFor, SECURITY_SCHEMES } from './http/openapi.js';
@@ -88,6 +88,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     },
   }).withTypeProvider<ZodTypeProvider>();
 
+  answerConnectRequests(app.server);
   app.setValidatorCompiler(optionalBodyAware);
   app.setSerializerCompiler(serializerCompiler);
   registerRouteCatalog(app);
@@ -156,8 +157,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
 }
 
 // Fastify hands a missing body to the validator as null, so a route whose body schema is optional
-// (`POST /v1/auth/token` takes `{ scopes? }` or nothing) would refuse a request without one. A null body
-// on such a route is treated as absent, and the OpenAPI document marks its body optional.
+// (`POST /v1/auth/token` takes `{ scopes? }` or nothing) would refuse a request without one. A null here is
+// such a missing body: a JSON `null` sent as the body is refused by the body parser before validation
+// (docs/decisions.md#null-body). The OpenAPI document marks such a body optional.
 const optionalBodyAware: typeof validatorCompiler = (route) => {
   const validate = validatorCompiler(route);
   if (route.httpPart !== 'body' || !acceptsNoBody(route.schema)) return validate;

@@ -2,6 +2,8 @@ import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { z } from 'zod';
+import { isCalendarDay } from './lib/calendar.js';
+import { inClockRange } from './lib/clock.js';
 
 // One zod schema for every flag and environment variable (docs/configuration.md). A flag wins over its variable.
 
@@ -43,7 +45,7 @@ export const configSchema = z.object({
   clock: z
     .string()
     .refine((value) => value === 'realtime' || isIsoInstant(value), {
-      message: 'accepts "realtime" or an ISO 8601 instant with a real calendar date and time, such as 2026-03-01T12:00:00.000Z',
+      message: 'accepts "realtime" or an ISO 8601 instant with a real calendar date and time, such as 2026-03-01T12:00:00.000Z, up to 9999-12-31T23:59:59.999Z',
     })
     .optional(),
   webhookUrl: z
@@ -91,18 +93,20 @@ export const configSchema = z.object({
 export type Config = z.infer<typeof configSchema>;
 
 /**
- * An ISO 8601 instant whose date and time exist: Date.parse alone rolls 2026-02-30 over to March 2 and
- * accepts 24:00, so each field is checked against the calendar (2026-02-30, 2026-13-01 and 25:00 are refused).
+ * An ISO 8601 instant whose date and time exist and that the emulated clock can hold: Date.parse alone rolls
+ * 2026-02-30 over to March 2 and accepts 24:00, so each field is checked against the calendar (2026-02-30,
+ * 2026-13-01 and 25:00 are refused, years as written), and the instant must lie in 0000-01-01T00:00:00.000Z to
+ * 9999-12-31T23:59:59.999Z once its offset is applied (docs/decisions.md#clock-range).
  */
 export function isIsoInstant(value: string): boolean {
   const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2}))$/.exec(value);
   if (!match) return false;
   const [year, month, day, hour, minute, second] = match.slice(1, 7).map((part) => Number(part ?? 0)) as [number, number, number, number, number, number];
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return false;
+  if (!isCalendarDay(year, month, day)) return false;
   if (hour > 23 || minute > 59 || second > 59) return false;
   if (match[9] !== undefined && (Number(match[9]) > 23 || Number(match[10]) > 59)) return false;
-  return !Number.isNaN(Date.parse(value));
+  const ms = Date.parse(value);
+  return !Number.isNaN(ms) && inClockRange(ms);
 }
 
 function isFile(target: string): boolean {

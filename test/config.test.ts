@@ -71,6 +71,9 @@ const BAD: Record<(typeof OPTIONS)[number]['key'], string[]> = {
     '2026-03-01T12:60:00Z',
     '2026-03-01T12:00:60Z',
     '2026-03-01T12:00:00+24:00',
+    // past the last instant the clock can hold, or before the first (docs/decisions.md#clock-range)
+    '9999-12-31T23:59:59.999-00:01',
+    '0000-01-01T00:00:00+00:01',
   ],
   webhookUrl: ['ftp://example.com/x', 'not a url', 'http//missing-colon'],
   logLevel: ['loud', 'INFO '],
@@ -134,6 +137,10 @@ t.test('clockStart', async (t) => {
   t.same(clockStart(parseConfig(['--clock', '2028-02-29T23:59:59.999Z'], {})), { mode: 'frozen', atMs: Date.parse('2028-02-29T23:59:59.999Z') }, 'a leap day');
   t.same(clockStart(parseConfig([], { CLOCK: '2026-12-31T23:59:59-05:00' })), { mode: 'frozen', atMs: Date.parse('2027-01-01T04:59:59.000Z') });
   t.same(clockStart(parseConfig(['--clock', '2026-03-01T12:00:00+01:00'], {})), { mode: 'frozen', atMs: Date.parse('2026-03-01T11:00:00.000Z') });
+  // years as written, to the last millisecond of 9999 (docs/decisions.md#clock-range)
+  t.same(clockStart(parseConfig(['--clock', '0000-02-29T00:00:00Z'], {})), { mode: 'frozen', atMs: Date.parse('0000-02-29T00:00:00Z') }, 'year 0 is a leap year');
+  t.same(clockStart(parseConfig(['--clock', '0099-01-01T00:00:00Z'], {})), { mode: 'frozen', atMs: Date.parse('0099-01-01T00:00:00Z') }, 'not 1999');
+  t.same(clockStart(parseConfig(['--clock', '9999-12-31T23:59:59.999Z'], {})), { mode: 'frozen', atMs: Date.parse('9999-12-31T23:59:59.999Z') });
 });
 
 // The built CLI, as `npm start` and the Docker image run it (the bundle, test/helpers/server-process.ts).
@@ -164,6 +171,7 @@ t.test('the built CLI', async (t) => {
     [['--clock', '2026-02-30T00:00:00Z'], {}, /--clock \/ CLOCK "2026-02-30T00:00:00Z": accepts "realtime" or an ISO 8601 instant with a real calendar date/],
     [[], { CLOCK: '2026-13-01T00:00:00Z' }, /--clock \/ CLOCK "2026-13-01T00:00:00Z": accepts/],
     [[], { CLOCK: '2026-03-01T25:00:00Z' }, /--clock \/ CLOCK "2026-03-01T25:00:00Z": accepts/],
+    [['--clock', '9999-12-31T23:59:59-01:00'], {}, /--clock \/ CLOCK "9999-12-31T23:59:59-01:00": accepts .*up to 9999-12-31T23:59:59.999Z/],
     [['--db', '/nonexistent-directory/sandbox.db'], {}, /--db \/ DB_PATH "\/nonexistent-directory\/sandbox.db": .*the directory does not exist/],
     [[], { DB_PATH: '/nonexistent-directory/sandbox.db' }, /--db \/ DB_PATH .*the directory does not exist/],
     [['--db', NOT_A_DATABASE, '--port', '0'], {}, /--db \/ DB_PATH ".*not-a-database.txt": cannot open the database \(file is not a database\)/],

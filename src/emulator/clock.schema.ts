@@ -28,4 +28,5 @@ export const clockBody = z
   })
   .strict()
   .refine((body) => [body.freezeAt, body.advanceMs, body.realtime].filter((value) => value !== undefined).length === 1, { error: EXACTLY_ONE })
-  .describe(EXACTLY_ONE);
+  // the same rule in the document (docs/openapi.md#rules-between-fields)
+  .meta({ description: EXACTLY_ONE, oneOf: ['freezeAt', 'advanceMs', 'realtime'].map((field) => ({ required: [field], properties: { [field]: {} } })) });

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import { advanceClock, runDueJobs } from '../scheduler/scheduler.js';
 import { errors } from '../core/errors.js';
+import { MAX_INSTANT, MAX_INSTANT_MS } from '../lib/clock.js';
 
 export function clockView(ctx: AppContext, jobsRun?: number) {
   const state = ctx.clock.state();
@@ -17,6 +18,7 @@ export function clockView(ctx: AppContext, jobsRun?: number) {
 export function changeClock(ctx: AppContext, body: { freezeAt?: string; advanceMs?: number; realtime?: true }) {
   if (body.freezeAt !== undefined) {
     const target = Date.parse(body.freezeAt);
+    if (target > MAX_INSTANT_MS) throw pastTheEnd('freezeAt', body.freezeAt);
     if (target < ctx.clock.nowMs()) {
       throw errors.field('InvalidValue', 'freezeAt', 'freezeAt is earlier than the emulated now; the clock only moves forward (use /_emulator/reset to start over)');
     }
@@ -25,7 +27,15 @@ export function changeClock(ctx: AppContext, body: { freezeAt?: string; advanceM
     const ran = advanceClock(ctx, target - ctx.clock.nowMs());
     return clockView(ctx, ran);
   }
-  if (body.advanceMs !== undefined) return clockView(ctx, advanceClock(ctx, body.advanceMs));
+  if (body.advanceMs !== undefined) {
+    if (ctx.clock.nowMs() + body.advanceMs > MAX_INSTANT_MS) throw pastTheEnd('advanceMs', `${ctx.clock.nowIso()} + ${body.advanceMs} ms`);
+    return clockView(ctx, advanceClock(ctx, body.advanceMs));
+  }
   ctx.clock.resume();
   return clockView(ctx, runDueJobs(ctx));
+}
+
+/** The clock stops at the last millisecond of 9999 (docs/decisions.md#clock-range). */
+function pastTheEnd(field: string, what: string) {
+  return errors.field('InvalidValue', field, `${field} would move the clock past ${MAX_INSTANT}, the last instant it can hold (${what})`);
 }

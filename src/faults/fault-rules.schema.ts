@@ -51,7 +51,12 @@ export const faultEffectSchema = z
         minMs: latencyMs.optional().describe('With maxMs: a seeded draw in [minMs, maxMs] per request'),
         maxMs: latencyMs.optional(),
       })
-      .describe('Added latency; the request is then processed as usual'),
+      // ms, or minMs with maxMs (the refinement below), in the document too (docs/openapi.md#rules-between-fields)
+      .meta({
+        description: 'Added latency; the request is then processed as usual',
+        oneOf: [{ required: ['ms'], properties: { ms: {} } }, { required: ['minMs'], properties: { minMs: {} } }],
+        dependentRequired: { minMs: ['maxMs'], maxMs: ['minMs'] },
+      }),
     z
       .strictObject({
         type: z.literal('status'),

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { errors, ServiceError } from '../core/errors.js';
+import { jsonNestsDeeperThan, tooDeepMessage } from '../lib/json-depth.js';
 
 /**
  * The only body parsers: JSON (kept as `request.rawBody` for the HMAC), text/plain for the payout
@@ -20,11 +21,22 @@ export function registerBodyParsers(app: FastifyInstance): void {
     request.rawBody = body;
     if (body.length === 0) return done(null, undefined);
     const text = body.toString('utf8');
+    // Measured before parsing, so nothing deeper than the limit reaches a handler (docs/robustness.md#nesting-limit).
+    if (jsonNestsDeeperThan(text)) {
+      const message = tooDeepMessage('The body');
+      return done(errors.invalid(message, [{ type: 'InvalidFormat', fieldRef: 'body', message }]), undefined);
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch (error) {
       return done(malformed((error as Error).message), undefined);
+    }
+    // Every body schema takes an object: `null` is refused here, where it is still told apart from no body, which a
+    // route with an optional body accepts (docs/decisions.md#null-body).
+    if (value === null && request.routeOptions.schema?.body !== undefined) {
+      const message = 'body must be a JSON object, not null';
+      return done(errors.invalid(message, [{ type: 'InvalidFormat', fieldRef: 'body', message }]), undefined);
     }
     if (text.includes('__proto__') || text.includes('constructor')) {
       return guardedJsonParse(request, text, (error) => {

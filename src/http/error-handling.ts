@@ -16,19 +16,13 @@ function sendError(reply: FastifyReply, error: ServiceError): void {
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
-    const path = request.url.split('?')[0]!;
-    // docs/decisions.md#status-codes: a known path with the wrong method is a 405 with an Allow header, not a 404.
-    const allowed = methodsForPath(app, path);
-    if (allowed.length > 0) {
-      void reply.header('allow', allowed.join(', '));
-      sendError(
-        reply,
-        new ServiceError(405, 'INVALID_REQUEST', `Method ${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`),
-      );
-      return;
-    }
-    sendError(reply, noRoute(request.method, path));
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => answerNoRoute(app, request, reply));
+  // A request no route serves is answered before its body is read, so neither its method (QUERY without a
+  // Content-Type), its content type nor its body can turn the 404 or 405 into a 400, 413 or 415
+  // (docs/decisions.md#status-codes). preParsing runs after every onRequest hook (the journal, the admin check).
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    if (request.routeOptions.url !== undefined) return done(null, payload);
+    answerNoRoute(app, request, reply);
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
@@ -41,6 +35,18 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     sendError(reply, serviceError);
   });
+}
+
+/** docs/decisions.md#status-codes: a known path with the wrong method is a 405 with an Allow header, else a 404. */
+function answerNoRoute(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): void {
+  const path = request.url.split('?')[0]!;
+  const allowed = methodsForPath(app, path);
+  if (allowed.length > 0) {
+    void reply.header('allow', allowed.join(', '));
+    sendError(reply, new ServiceError(405, 'INVALID_REQUEST', `Method ${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`));
+    return;
+  }
+  sendError(reply, noRoute(request.method, path));
 }
 
 /**

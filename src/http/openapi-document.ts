@@ -371,6 +371,16 @@ function finishOperation(key: string, operation: Json, note: { auth: AuthPolicy 
       },
     };
   }
+  // The upload's body is a file, not JSON: the route reads it raw, so zod has no schema to declare it from
+  // (docs/control-plane.md#snapshots).
+  if (key === 'PUT /_emulator/snapshots/{name}') {
+    const file = { schema: { type: 'string', contentMediaType: 'application/vnd.sqlite3' } };
+    operation.requestBody = {
+      required: true,
+      description: 'The snapshot file, as GET /_emulator/snapshots/{name}/export answered it (a SQLite database file)',
+      content: { 'application/octet-stream': file, 'application/vnd.sqlite3': structuredClone(file), 'application/x-sqlite3': structuredClone(file) },
+    };
+  }
   // response headers the routes set (docs/money-in.md#simulated-deposits, docs/sessions.md#limits)
   const headers = RESPONSE_HEADERS[key];
   if (headers) {

@@ -1,6 +1,19 @@
 // The emulated clock (docs/decisions.md#emulated-clock). Business time comes only from here; the HMAC skew check uses
 // the real wall clock on purpose (docs/decisions.md#hmac-timestamp), so it reads `realNow()`, never `now()`.
 
+/**
+ * The instants the emulated clock can hold: years 0000-9999, as RFC 3339 writes them. Past the last one
+ * `toISOString()` would print `+010000-...`, which no client reads as a date-time (docs/decisions.md#clock-range).
+ */
+export const MIN_INSTANT_MS = Date.parse('0000-01-01T00:00:00.000Z');
+export const MAX_INSTANT_MS = Date.parse('9999-12-31T23:59:59.999Z');
+export const MAX_INSTANT = '9999-12-31T23:59:59.999Z';
+
+/** Whether epoch ms lie in the clock's range (0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z). */
+export function inClockRange(ms: number): boolean {
+  return ms >= MIN_INSTANT_MS && ms <= MAX_INSTANT_MS;
+}
+
 export type ClockState =
   | { mode: 'realtime'; offsetMs: number }
   | { mode: 'frozen'; frozenAtMs: number };
@@ -42,8 +55,10 @@ export function createClock(start: ClockStart, wallClock: () => number = Date.no
     return start.mode === 'frozen' ? { mode: 'frozen', frozenAtMs: start.atMs } : { mode: 'realtime', offsetMs: 0 };
   }
 
+  // Every way of setting the clock refuses an instant past the range; time flowing on from its last millisecond,
+  // or a stored state from elsewhere, stops there (docs/decisions.md#clock-range).
   function nowMs(): number {
-    return current.mode === 'frozen' ? current.frozenAtMs : wallClock() + current.offsetMs;
+    return Math.min(MAX_INSTANT_MS, current.mode === 'frozen' ? current.frozenAtMs : wallClock() + current.offsetMs);
   }
 
   return {

@@ -11,7 +11,7 @@ const sessionLabel = z
   .max(128, 'label accepts 1-128 printable characters')
   .regex(/^[\x20-\x7e]+$/, 'label accepts 1-128 printable characters');
 
-const CLOCK_RULE = '"realtime" or an ISO 8601 instant such as 2026-03-01T12:00:00.000Z (the session starts frozen there)';
+const CLOCK_RULE = '"realtime" or an ISO 8601 instant such as 2026-03-01T12:00:00.000Z, years 0000-9999 up to 9999-12-31T23:59:59.999Z (the session starts frozen there)';
 
 export const createSessionBody = z
   .strictObject({

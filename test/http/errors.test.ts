@@ -137,12 +137,13 @@ t.test('error bodies', async (t) => {
       const response = await sandbox.app.inject({ method: 'POST', url: '/_emulator/reset', headers, payload: '' });
       t.equal(response.statusCode, 200, JSON.stringify(headers));
     }
-    // an optional body (POST /v1/auth/token takes { scopes? }) may be absent, empty or JSON null
+    // an optional body (POST /v1/auth/token takes { scopes? }) may be absent or empty; JSON null is not an object
+    // (docs/decisions.md#null-body)
     for (const payload of [undefined, '', 'null']) {
       const headers: Record<string, string> = sandbox.sign('POST', '/v1/auth/token', payload ?? '');
       if (payload !== undefined) headers['content-type'] = 'application/json';
       const response = await sandbox.app.inject({ method: 'POST', url: '/v1/auth/token', headers, payload });
-      t.equal(response.statusCode, 200, `token with body ${JSON.stringify(payload)}`);
+      t.equal(response.statusCode, payload === 'null' ? 400 : 200, `token with body ${JSON.stringify(payload)}`);
     }
   });
 

@@ -178,24 +178,24 @@ type CreateBeneficiaryRequestBusiness struct {
 
 // CreateBeneficiaryRequestBusinessAddress is CreateBeneficiaryRequestBusiness.address in openapi/openapi.json. Required (line1, city, postalCode, country) when a bank instrument is outside the US
 type CreateBeneficiaryRequestBusinessAddress struct {
-	Line1      string  `json:"line1"`
-	Line2      *string `json:"line2,omitempty"`
-	City       string  `json:"city"`
-	Region     *string `json:"region,omitempty"`
-	PostalCode string  `json:"postalCode"`
-	Country    string  `json:"country"`
+	Line1      string                                       `json:"line1"`
+	Line2      *string                                      `json:"line2,omitempty"`
+	City       string                                       `json:"city"`
+	Region     *string                                      `json:"region,omitempty"`
+	PostalCode string                                       `json:"postalCode"`
+	Country    CreateBeneficiaryRequestPersonAddressCountry `json:"country"`
 }
 
 // CreateBeneficiaryRequestInstrumentsBankAccount is CreateBeneficiaryRequestInstrumentsBankAccount in openapi/openapi.json.
 type CreateBeneficiaryRequestInstrumentsBankAccount struct {
-	Type              string  `json:"type"`
-	Currency          string  `json:"currency"`
-	Country           string  `json:"country"`
-	AccountHolderName string  `json:"accountHolderName"`
-	AccountNumber     *string `json:"accountNumber,omitempty"`
-	RoutingNumber     *string `json:"routingNumber,omitempty"`
-	IBAN              *string `json:"iban,omitempty"`
-	BIC               *string `json:"bic,omitempty"`
+	Type              string                                       `json:"type"`
+	Currency          string                                       `json:"currency"`
+	Country           CreateBeneficiaryRequestPersonAddressCountry `json:"country"`
+	AccountHolderName string                                       `json:"accountHolderName"`
+	AccountNumber     *string                                      `json:"accountNumber,omitempty"`
+	RoutingNumber     *string                                      `json:"routingNumber,omitempty"`
+	IBAN              *string                                      `json:"iban,omitempty"`
+	BIC               *string                                      `json:"bic,omitempty"`
 }
 
 // CreateBeneficiaryRequestInstrumentsWallet is CreateBeneficiaryRequestInstrumentsWallet in openapi/openapi.json.
@@ -222,12 +222,12 @@ type CreateBeneficiaryRequestPerson struct {
 
 // CreateBeneficiaryRequestPersonAddress is CreateBeneficiaryRequestPerson.address in openapi/openapi.json. Required (line1, city, postalCode, country) when a bank instrument is outside the US
 type CreateBeneficiaryRequestPersonAddress struct {
-	Line1      string  `json:"line1"`
-	Line2      *string `json:"line2,omitempty"`
-	City       string  `json:"city"`
-	Region     *string `json:"region,omitempty"`
-	PostalCode string  `json:"postalCode"`
-	Country    string  `json:"country"`
+	Line1      string                                       `json:"line1"`
+	Line2      *string                                      `json:"line2,omitempty"`
+	City       string                                       `json:"city"`
+	Region     *string                                      `json:"region,omitempty"`
+	PostalCode string                                       `json:"postalCode"`
+	Country    CreateBeneficiaryRequestPersonAddressCountry `json:"country"`
 }
 
 // CreateTransactionIntentRequest is CreateTransactionIntentRequest in openapi/openapi.json. A priced preview of a movement of funds
@@ -1365,6 +1365,262 @@ type ClockMode string
 const (
 	ClockModeRealtime ClockMode = "realtime"
 	ClockModeFrozen   ClockMode = "frozen"
+)
+
+// CreateBeneficiaryRequestPersonAddressCountry is the values of CreateBeneficiaryRequestBusiness.address.country (and 2 more) in openapi/openapi.json.
+type CreateBeneficiaryRequestPersonAddressCountry string
+
+// The values of CreateBeneficiaryRequestPersonAddressCountry.
+const (
+	CreateBeneficiaryRequestPersonAddressCountryAd CreateBeneficiaryRequestPersonAddressCountry = "AD"
+	CreateBeneficiaryRequestPersonAddressCountryAe CreateBeneficiaryRequestPersonAddressCountry = "AE"
+	CreateBeneficiaryRequestPersonAddressCountryAf CreateBeneficiaryRequestPersonAddressCountry = "AF"
+	CreateBeneficiaryRequestPersonAddressCountryAg CreateBeneficiaryRequestPersonAddressCountry = "AG"
+	CreateBeneficiaryRequestPersonAddressCountryAi CreateBeneficiaryRequestPersonAddressCountry = "AI"
+	CreateBeneficiaryRequestPersonAddressCountryAl CreateBeneficiaryRequestPersonAddressCountry = "AL"
+	CreateBeneficiaryRequestPersonAddressCountryAm CreateBeneficiaryRequestPersonAddressCountry = "AM"
+	CreateBeneficiaryRequestPersonAddressCountryAo CreateBeneficiaryRequestPersonAddressCountry = "AO"
+	CreateBeneficiaryRequestPersonAddressCountryAq CreateBeneficiaryRequestPersonAddressCountry = "AQ"
+	CreateBeneficiaryRequestPersonAddressCountryAr CreateBeneficiaryRequestPersonAddressCountry = "AR"
+	CreateBeneficiaryRequestPersonAddressCountryAs CreateBeneficiaryRequestPersonAddressCountry = "AS"
+	CreateBeneficiaryRequestPersonAddressCountryAt CreateBeneficiaryRequestPersonAddressCountry = "AT"
+	CreateBeneficiaryRequestPersonAddressCountryAu CreateBeneficiaryRequestPersonAddressCountry = "AU"
+	CreateBeneficiaryRequestPersonAddressCountryAw CreateBeneficiaryRequestPersonAddressCountry = "AW"
+	CreateBeneficiaryRequestPersonAddressCountryAx CreateBeneficiaryRequestPersonAddressCountry = "AX"
+	CreateBeneficiaryRequestPersonAddressCountryAz CreateBeneficiaryRequestPersonAddressCountry = "AZ"
+	CreateBeneficiaryRequestPersonAddressCountryBa CreateBeneficiaryRequestPersonAddressCountry = "BA"
+	CreateBeneficiaryRequestPersonAddressCountryBb CreateBeneficiaryRequestPersonAddressCountry = "BB"
+	CreateBeneficiaryRequestPersonAddressCountryBd CreateBeneficiaryRequestPersonAddressCountry = "BD"
+	CreateBeneficiaryRequestPersonAddressCountryBe CreateBeneficiaryRequestPersonAddressCountry = "BE"
+	CreateBeneficiaryRequestPersonAddressCountryBf CreateBeneficiaryRequestPersonAddressCountry = "BF"
+	CreateBeneficiaryRequestPersonAddressCountryBg CreateBeneficiaryRequestPersonAddressCountry = "BG"
+	CreateBeneficiaryRequestPersonAddressCountryBh CreateBeneficiaryRequestPersonAddressCountry = "BH"
+	CreateBeneficiaryRequestPersonAddressCountryBi CreateBeneficiaryRequestPersonAddressCountry = "BI"
+	CreateBeneficiaryRequestPersonAddressCountryBj CreateBeneficiaryRequestPersonAddressCountry = "BJ"
+	CreateBeneficiaryRequestPersonAddressCountryBl CreateBeneficiaryRequestPersonAddressCountry = "BL"
+	CreateBeneficiaryRequestPersonAddressCountryBm CreateBeneficiaryRequestPersonAddressCountry = "BM"
+	CreateBeneficiaryRequestPersonAddressCountryBn CreateBeneficiaryRequestPersonAddressCountry = "BN"
+	CreateBeneficiaryRequestPersonAddressCountryBo CreateBeneficiaryRequestPersonAddressCountry = "BO"
+	CreateBeneficiaryRequestPersonAddressCountryBq CreateBeneficiaryRequestPersonAddressCountry = "BQ"
+	CreateBeneficiaryRequestPersonAddressCountryBr CreateBeneficiaryRequestPersonAddressCountry = "BR"
+	CreateBeneficiaryRequestPersonAddressCountryBs CreateBeneficiaryRequestPersonAddressCountry = "BS"
+	CreateBeneficiaryRequestPersonAddressCountryBt CreateBeneficiaryRequestPersonAddressCountry = "BT"
+	CreateBeneficiaryRequestPersonAddressCountryBv CreateBeneficiaryRequestPersonAddressCountry = "BV"
+	CreateBeneficiaryRequestPersonAddressCountryBw CreateBeneficiaryRequestPersonAddressCountry = "BW"
+	CreateBeneficiaryRequestPersonAddressCountryBy CreateBeneficiaryRequestPersonAddressCountry = "BY"
+	CreateBeneficiaryRequestPersonAddressCountryBz CreateBeneficiaryRequestPersonAddressCountry = "BZ"
+	CreateBeneficiaryRequestPersonAddressCountryCa CreateBeneficiaryRequestPersonAddressCountry = "CA"
+	CreateBeneficiaryRequestPersonAddressCountryCc CreateBeneficiaryRequestPersonAddressCountry = "CC"
+	CreateBeneficiaryRequestPersonAddressCountryCd CreateBeneficiaryRequestPersonAddressCountry = "CD"
+	CreateBeneficiaryRequestPersonAddressCountryCf CreateBeneficiaryRequestPersonAddressCountry = "CF"
+	CreateBeneficiaryRequestPersonAddressCountryCg CreateBeneficiaryRequestPersonAddressCountry = "CG"
+	CreateBeneficiaryRequestPersonAddressCountryCh CreateBeneficiaryRequestPersonAddressCountry = "CH"
+	CreateBeneficiaryRequestPersonAddressCountryCi CreateBeneficiaryRequestPersonAddressCountry = "CI"
+	CreateBeneficiaryRequestPersonAddressCountryCk CreateBeneficiaryRequestPersonAddressCountry = "CK"
+	CreateBeneficiaryRequestPersonAddressCountryCl CreateBeneficiaryRequestPersonAddressCountry = "CL"
+	CreateBeneficiaryRequestPersonAddressCountryCm CreateBeneficiaryRequestPersonAddressCountry = "CM"
+	CreateBeneficiaryRequestPersonAddressCountryCn CreateBeneficiaryRequestPersonAddressCountry = "CN"
+	CreateBeneficiaryRequestPersonAddressCountryCo CreateBeneficiaryRequestPersonAddressCountry = "CO"
+	CreateBeneficiaryRequestPersonAddressCountryCr CreateBeneficiaryRequestPersonAddressCountry = "CR"
+	CreateBeneficiaryRequestPersonAddressCountryCu CreateBeneficiaryRequestPersonAddressCountry = "CU"
+	CreateBeneficiaryRequestPersonAddressCountryCv CreateBeneficiaryRequestPersonAddressCountry = "CV"
+	CreateBeneficiaryRequestPersonAddressCountryCw CreateBeneficiaryRequestPersonAddressCountry = "CW"
+	CreateBeneficiaryRequestPersonAddressCountryCx CreateBeneficiaryRequestPersonAddressCountry = "CX"
+	CreateBeneficiaryRequestPersonAddressCountryCy CreateBeneficiaryRequestPersonAddressCountry = "CY"
+	CreateBeneficiaryRequestPersonAddressCountryCz CreateBeneficiaryRequestPersonAddressCountry = "CZ"
+	CreateBeneficiaryRequestPersonAddressCountryDe CreateBeneficiaryRequestPersonAddressCountry = "DE"
+	CreateBeneficiaryRequestPersonAddressCountryDj CreateBeneficiaryRequestPersonAddressCountry = "DJ"
+	CreateBeneficiaryRequestPersonAddressCountryDk CreateBeneficiaryRequestPersonAddressCountry = "DK"
+	CreateBeneficiaryRequestPersonAddressCountryDm CreateBeneficiaryRequestPersonAddressCountry = "DM"
+	CreateBeneficiaryRequestPersonAddressCountryDo CreateBeneficiaryRequestPersonAddressCountry = "DO"
+	CreateBeneficiaryRequestPersonAddressCountryDz CreateBeneficiaryRequestPersonAddressCountry = "DZ"
+	CreateBeneficiaryRequestPersonAddressCountryEc CreateBeneficiaryRequestPersonAddressCountry = "EC"
+	CreateBeneficiaryRequestPersonAddressCountryEe CreateBeneficiaryRequestPersonAddressCountry = "EE"
+	CreateBeneficiaryRequestPersonAddressCountryEg CreateBeneficiaryRequestPersonAddressCountry = "EG"
+	CreateBeneficiaryRequestPersonAddressCountryEh CreateBeneficiaryRequestPersonAddressCountry = "EH"
+	CreateBeneficiaryRequestPersonAddressCountryEr CreateBeneficiaryRequestPersonAddressCountry = "ER"
+	CreateBeneficiaryRequestPersonAddressCountryEs CreateBeneficiaryRequestPersonAddressCountry = "ES"
+	CreateBeneficiaryRequestPersonAddressCountryEt CreateBeneficiaryRequestPersonAddressCountry = "ET"
+	CreateBeneficiaryRequestPersonAddressCountryFi CreateBeneficiaryRequestPersonAddressCountry = "FI"
+	CreateBeneficiaryRequestPersonAddressCountryFj CreateBeneficiaryRequestPersonAddressCountry = "FJ"
+	CreateBeneficiaryRequestPersonAddressCountryFk CreateBeneficiaryRequestPersonAddressCountry = "FK"
+	CreateBeneficiaryRequestPersonAddressCountryFm CreateBeneficiaryRequestPersonAddressCountry = "FM"
+	CreateBeneficiaryRequestPersonAddressCountryFo CreateBeneficiaryRequestPersonAddressCountry = "FO"
+	CreateBeneficiaryRequestPersonAddressCountryFr CreateBeneficiaryRequestPersonAddressCountry = "FR"
+	CreateBeneficiaryRequestPersonAddressCountryGa CreateBeneficiaryRequestPersonAddressCountry = "GA"
+	CreateBeneficiaryRequestPersonAddressCountryGb CreateBeneficiaryRequestPersonAddressCountry = "GB"
+	CreateBeneficiaryRequestPersonAddressCountryGd CreateBeneficiaryRequestPersonAddressCountry = "GD"
+	CreateBeneficiaryRequestPersonAddressCountryGe CreateBeneficiaryRequestPersonAddressCountry = "GE"
+	CreateBeneficiaryRequestPersonAddressCountryGf CreateBeneficiaryRequestPersonAddressCountry = "GF"
+	CreateBeneficiaryRequestPersonAddressCountryGg CreateBeneficiaryRequestPersonAddressCountry = "GG"
+	CreateBeneficiaryRequestPersonAddressCountryGh CreateBeneficiaryRequestPersonAddressCountry = "GH"
+	CreateBeneficiaryRequestPersonAddressCountryGi CreateBeneficiaryRequestPersonAddressCountry = "GI"
+	CreateBeneficiaryRequestPersonAddressCountryGl CreateBeneficiaryRequestPersonAddressCountry = "GL"
+	CreateBeneficiaryRequestPersonAddressCountryGm CreateBeneficiaryRequestPersonAddressCountry = "GM"
+	CreateBeneficiaryRequestPersonAddressCountryGn CreateBeneficiaryRequestPersonAddressCountry = "GN"
+	CreateBeneficiaryRequestPersonAddressCountryGp CreateBeneficiaryRequestPersonAddressCountry = "GP"
+	CreateBeneficiaryRequestPersonAddressCountryGq CreateBeneficiaryRequestPersonAddressCountry = "GQ"
+	CreateBeneficiaryRequestPersonAddressCountryGr CreateBeneficiaryRequestPersonAddressCountry = "GR"
+	CreateBeneficiaryRequestPersonAddressCountryGs CreateBeneficiaryRequestPersonAddressCountry = "GS"
+	CreateBeneficiaryRequestPersonAddressCountryGt CreateBeneficiaryRequestPersonAddressCountry = "GT"
+	CreateBeneficiaryRequestPersonAddressCountryGu CreateBeneficiaryRequestPersonAddressCountry = "GU"
+	CreateBeneficiaryRequestPersonAddressCountryGw CreateBeneficiaryRequestPersonAddressCountry = "GW"
+	CreateBeneficiaryRequestPersonAddressCountryGy CreateBeneficiaryRequestPersonAddressCountry = "GY"
+	CreateBeneficiaryRequestPersonAddressCountryHk CreateBeneficiaryRequestPersonAddressCountry = "HK"
+	CreateBeneficiaryRequestPersonAddressCountryHm CreateBeneficiaryRequestPersonAddressCountry = "HM"
+	CreateBeneficiaryRequestPersonAddressCountryHn CreateBeneficiaryRequestPersonAddressCountry = "HN"
+	CreateBeneficiaryRequestPersonAddressCountryHr CreateBeneficiaryRequestPersonAddressCountry = "HR"
+	CreateBeneficiaryRequestPersonAddressCountryHt CreateBeneficiaryRequestPersonAddressCountry = "HT"
+	CreateBeneficiaryRequestPersonAddressCountryHu CreateBeneficiaryRequestPersonAddressCountry = "HU"
+	CreateBeneficiaryRequestPersonAddressCountryID CreateBeneficiaryRequestPersonAddressCountry = "ID"
+	CreateBeneficiaryRequestPersonAddressCountryIe CreateBeneficiaryRequestPersonAddressCountry = "IE"
+	CreateBeneficiaryRequestPersonAddressCountryIl CreateBeneficiaryRequestPersonAddressCountry = "IL"
+	CreateBeneficiaryRequestPersonAddressCountryIm CreateBeneficiaryRequestPersonAddressCountry = "IM"
+	CreateBeneficiaryRequestPersonAddressCountryIn CreateBeneficiaryRequestPersonAddressCountry = "IN"
+	CreateBeneficiaryRequestPersonAddressCountryIo CreateBeneficiaryRequestPersonAddressCountry = "IO"
+	CreateBeneficiaryRequestPersonAddressCountryIq CreateBeneficiaryRequestPersonAddressCountry = "IQ"
+	CreateBeneficiaryRequestPersonAddressCountryIr CreateBeneficiaryRequestPersonAddressCountry = "IR"
+	CreateBeneficiaryRequestPersonAddressCountryIs CreateBeneficiaryRequestPersonAddressCountry = "IS"
+	CreateBeneficiaryRequestPersonAddressCountryIt CreateBeneficiaryRequestPersonAddressCountry = "IT"
+	CreateBeneficiaryRequestPersonAddressCountryJe CreateBeneficiaryRequestPersonAddressCountry = "JE"
+	CreateBeneficiaryRequestPersonAddressCountryJm CreateBeneficiaryRequestPersonAddressCountry = "JM"
+	CreateBeneficiaryRequestPersonAddressCountryJo CreateBeneficiaryRequestPersonAddressCountry = "JO"
+	CreateBeneficiaryRequestPersonAddressCountryJp CreateBeneficiaryRequestPersonAddressCountry = "JP"
+	CreateBeneficiaryRequestPersonAddressCountryKe CreateBeneficiaryRequestPersonAddressCountry = "KE"
+	CreateBeneficiaryRequestPersonAddressCountryKg CreateBeneficiaryRequestPersonAddressCountry = "KG"
+	CreateBeneficiaryRequestPersonAddressCountryKh CreateBeneficiaryRequestPersonAddressCountry = "KH"
+	CreateBeneficiaryRequestPersonAddressCountryKi CreateBeneficiaryRequestPersonAddressCountry = "KI"
+	CreateBeneficiaryRequestPersonAddressCountryKm CreateBeneficiaryRequestPersonAddressCountry = "KM"
+	CreateBeneficiaryRequestPersonAddressCountryKn CreateBeneficiaryRequestPersonAddressCountry = "KN"
+	CreateBeneficiaryRequestPersonAddressCountryKp CreateBeneficiaryRequestPersonAddressCountry = "KP"
+	CreateBeneficiaryRequestPersonAddressCountryKr CreateBeneficiaryRequestPersonAddressCountry = "KR"
+	CreateBeneficiaryRequestPersonAddressCountryKw CreateBeneficiaryRequestPersonAddressCountry = "KW"
+	CreateBeneficiaryRequestPersonAddressCountryKy CreateBeneficiaryRequestPersonAddressCountry = "KY"
+	CreateBeneficiaryRequestPersonAddressCountryKz CreateBeneficiaryRequestPersonAddressCountry = "KZ"
+	CreateBeneficiaryRequestPersonAddressCountryLa CreateBeneficiaryRequestPersonAddressCountry = "LA"
+	CreateBeneficiaryRequestPersonAddressCountryLb CreateBeneficiaryRequestPersonAddressCountry = "LB"
+	CreateBeneficiaryRequestPersonAddressCountryLc CreateBeneficiaryRequestPersonAddressCountry = "LC"
+	CreateBeneficiaryRequestPersonAddressCountryLi CreateBeneficiaryRequestPersonAddressCountry = "LI"
+	CreateBeneficiaryRequestPersonAddressCountryLk CreateBeneficiaryRequestPersonAddressCountry = "LK"
+	CreateBeneficiaryRequestPersonAddressCountryLr CreateBeneficiaryRequestPersonAddressCountry = "LR"
+	CreateBeneficiaryRequestPersonAddressCountryLs CreateBeneficiaryRequestPersonAddressCountry = "LS"
+	CreateBeneficiaryRequestPersonAddressCountryLt CreateBeneficiaryRequestPersonAddressCountry = "LT"
+	CreateBeneficiaryRequestPersonAddressCountryLu CreateBeneficiaryRequestPersonAddressCountry = "LU"
+	CreateBeneficiaryRequestPersonAddressCountryLv CreateBeneficiaryRequestPersonAddressCountry = "LV"
+	CreateBeneficiaryRequestPersonAddressCountryLy CreateBeneficiaryRequestPersonAddressCountry = "LY"
+	CreateBeneficiaryRequestPersonAddressCountryMa CreateBeneficiaryRequestPersonAddressCountry = "MA"
+	CreateBeneficiaryRequestPersonAddressCountryMc CreateBeneficiaryRequestPersonAddressCountry = "MC"
+	CreateBeneficiaryRequestPersonAddressCountryMd CreateBeneficiaryRequestPersonAddressCountry = "MD"
+	CreateBeneficiaryRequestPersonAddressCountryMe CreateBeneficiaryRequestPersonAddressCountry = "ME"
+	CreateBeneficiaryRequestPersonAddressCountryMf CreateBeneficiaryRequestPersonAddressCountry = "MF"
+	CreateBeneficiaryRequestPersonAddressCountryMg CreateBeneficiaryRequestPersonAddressCountry = "MG"
+	CreateBeneficiaryRequestPersonAddressCountryMh CreateBeneficiaryRequestPersonAddressCountry = "MH"
+	CreateBeneficiaryRequestPersonAddressCountryMk CreateBeneficiaryRequestPersonAddressCountry = "MK"
+	CreateBeneficiaryRequestPersonAddressCountryMl CreateBeneficiaryRequestPersonAddressCountry = "ML"
+	CreateBeneficiaryRequestPersonAddressCountryMm CreateBeneficiaryRequestPersonAddressCountry = "MM"
+	CreateBeneficiaryRequestPersonAddressCountryMn CreateBeneficiaryRequestPersonAddressCountry = "MN"
+	CreateBeneficiaryRequestPersonAddressCountryMo CreateBeneficiaryRequestPersonAddressCountry = "MO"
+	CreateBeneficiaryRequestPersonAddressCountryMp CreateBeneficiaryRequestPersonAddressCountry = "MP"
+	CreateBeneficiaryRequestPersonAddressCountryMq CreateBeneficiaryRequestPersonAddressCountry = "MQ"
+	CreateBeneficiaryRequestPersonAddressCountryMr CreateBeneficiaryRequestPersonAddressCountry = "MR"
+	CreateBeneficiaryRequestPersonAddressCountryMs CreateBeneficiaryRequestPersonAddressCountry = "MS"
+	CreateBeneficiaryRequestPersonAddressCountryMt CreateBeneficiaryRequestPersonAddressCountry = "MT"
+	CreateBeneficiaryRequestPersonAddressCountryMu CreateBeneficiaryRequestPersonAddressCountry = "MU"
+	CreateBeneficiaryRequestPersonAddressCountryMv CreateBeneficiaryRequestPersonAddressCountry = "MV"
+	CreateBeneficiaryRequestPersonAddressCountryMw CreateBeneficiaryRequestPersonAddressCountry = "MW"
+	CreateBeneficiaryRequestPersonAddressCountryMx CreateBeneficiaryRequestPersonAddressCountry = "MX"
+	CreateBeneficiaryRequestPersonAddressCountryMy CreateBeneficiaryRequestPersonAddressCountry = "MY"
+	CreateBeneficiaryRequestPersonAddressCountryMz CreateBeneficiaryRequestPersonAddressCountry = "MZ"
+	CreateBeneficiaryRequestPersonAddressCountryNa CreateBeneficiaryRequestPersonAddressCountry = "NA"
+	CreateBeneficiaryRequestPersonAddressCountryNc CreateBeneficiaryRequestPersonAddressCountry = "NC"
+	CreateBeneficiaryRequestPersonAddressCountryNe CreateBeneficiaryRequestPersonAddressCountry = "NE"
+	CreateBeneficiaryRequestPersonAddressCountryNf CreateBeneficiaryRequestPersonAddressCountry = "NF"
+	CreateBeneficiaryRequestPersonAddressCountryNg CreateBeneficiaryRequestPersonAddressCountry = "NG"
+	CreateBeneficiaryRequestPersonAddressCountryNi CreateBeneficiaryRequestPersonAddressCountry = "NI"
+	CreateBeneficiaryRequestPersonAddressCountryNl CreateBeneficiaryRequestPersonAddressCountry = "NL"
+	CreateBeneficiaryRequestPersonAddressCountryNo CreateBeneficiaryRequestPersonAddressCountry = "NO"
+	CreateBeneficiaryRequestPersonAddressCountryNp CreateBeneficiaryRequestPersonAddressCountry = "NP"
+	CreateBeneficiaryRequestPersonAddressCountryNr CreateBeneficiaryRequestPersonAddressCountry = "NR"
+	CreateBeneficiaryRequestPersonAddressCountryNu CreateBeneficiaryRequestPersonAddressCountry = "NU"
+	CreateBeneficiaryRequestPersonAddressCountryNz CreateBeneficiaryRequestPersonAddressCountry = "NZ"
+	CreateBeneficiaryRequestPersonAddressCountryOm CreateBeneficiaryRequestPersonAddressCountry = "OM"
+	CreateBeneficiaryRequestPersonAddressCountryPa CreateBeneficiaryRequestPersonAddressCountry = "PA"
+	CreateBeneficiaryRequestPersonAddressCountryPe CreateBeneficiaryRequestPersonAddressCountry = "PE"
+	CreateBeneficiaryRequestPersonAddressCountryPf CreateBeneficiaryRequestPersonAddressCountry = "PF"
+	CreateBeneficiaryRequestPersonAddressCountryPg CreateBeneficiaryRequestPersonAddressCountry = "PG"
+	CreateBeneficiaryRequestPersonAddressCountryPh CreateBeneficiaryRequestPersonAddressCountry = "PH"
+	CreateBeneficiaryRequestPersonAddressCountryPk CreateBeneficiaryRequestPersonAddressCountry = "PK"
+	CreateBeneficiaryRequestPersonAddressCountryPl CreateBeneficiaryRequestPersonAddressCountry = "PL"
+	CreateBeneficiaryRequestPersonAddressCountryPm CreateBeneficiaryRequestPersonAddressCountry = "PM"
+	CreateBeneficiaryRequestPersonAddressCountryPn CreateBeneficiaryRequestPersonAddressCountry = "PN"
+	CreateBeneficiaryRequestPersonAddressCountryPr CreateBeneficiaryRequestPersonAddressCountry = "PR"
+	CreateBeneficiaryRequestPersonAddressCountryPs CreateBeneficiaryRequestPersonAddressCountry = "PS"
+	CreateBeneficiaryRequestPersonAddressCountryPt CreateBeneficiaryRequestPersonAddressCountry = "PT"
+	CreateBeneficiaryRequestPersonAddressCountryPw CreateBeneficiaryRequestPersonAddressCountry = "PW"
+	CreateBeneficiaryRequestPersonAddressCountryPy CreateBeneficiaryRequestPersonAddressCountry = "PY"
+	CreateBeneficiaryRequestPersonAddressCountryQa CreateBeneficiaryRequestPersonAddressCountry = "QA"
+	CreateBeneficiaryRequestPersonAddressCountryRe CreateBeneficiaryRequestPersonAddressCountry = "RE"
+	CreateBeneficiaryRequestPersonAddressCountryRo CreateBeneficiaryRequestPersonAddressCountry = "RO"
+	CreateBeneficiaryRequestPersonAddressCountryRs CreateBeneficiaryRequestPersonAddressCountry = "RS"
+	CreateBeneficiaryRequestPersonAddressCountryRu CreateBeneficiaryRequestPersonAddressCountry = "RU"
+	CreateBeneficiaryRequestPersonAddressCountryRw CreateBeneficiaryRequestPersonAddressCountry = "RW"
+	CreateBeneficiaryRequestPersonAddressCountrySa CreateBeneficiaryRequestPersonAddressCountry = "SA"
+	CreateBeneficiaryRequestPersonAddressCountrySb CreateBeneficiaryRequestPersonAddressCountry = "SB"
+	CreateBeneficiaryRequestPersonAddressCountrySc CreateBeneficiaryRequestPersonAddressCountry = "SC"
+	CreateBeneficiaryRequestPersonAddressCountrySd CreateBeneficiaryRequestPersonAddressCountry = "SD"
+	CreateBeneficiaryRequestPersonAddressCountrySe CreateBeneficiaryRequestPersonAddressCountry = "SE"
+	CreateBeneficiaryRequestPersonAddressCountrySg CreateBeneficiaryRequestPersonAddressCountry = "SG"
+	CreateBeneficiaryRequestPersonAddressCountrySh CreateBeneficiaryRequestPersonAddressCountry = "SH"
+	CreateBeneficiaryRequestPersonAddressCountrySi CreateBeneficiaryRequestPersonAddressCountry = "SI"
+	CreateBeneficiaryRequestPersonAddressCountrySj CreateBeneficiaryRequestPersonAddressCountry = "SJ"
+	CreateBeneficiaryRequestPersonAddressCountrySk CreateBeneficiaryRequestPersonAddressCountry = "SK"
+	CreateBeneficiaryRequestPersonAddressCountrySl CreateBeneficiaryRequestPersonAddressCountry = "SL"
+	CreateBeneficiaryRequestPersonAddressCountrySm CreateBeneficiaryRequestPersonAddressCountry = "SM"
+	CreateBeneficiaryRequestPersonAddressCountrySn CreateBeneficiaryRequestPersonAddressCountry = "SN"
+	CreateBeneficiaryRequestPersonAddressCountrySo CreateBeneficiaryRequestPersonAddressCountry = "SO"
+	CreateBeneficiaryRequestPersonAddressCountrySr CreateBeneficiaryRequestPersonAddressCountry = "SR"
+	CreateBeneficiaryRequestPersonAddressCountrySs CreateBeneficiaryRequestPersonAddressCountry = "SS"
+	CreateBeneficiaryRequestPersonAddressCountrySt CreateBeneficiaryRequestPersonAddressCountry = "ST"
+	CreateBeneficiaryRequestPersonAddressCountrySv CreateBeneficiaryRequestPersonAddressCountry = "SV"
+	CreateBeneficiaryRequestPersonAddressCountrySx CreateBeneficiaryRequestPersonAddressCountry = "SX"
+	CreateBeneficiaryRequestPersonAddressCountrySy CreateBeneficiaryRequestPersonAddressCountry = "SY"
+	CreateBeneficiaryRequestPersonAddressCountrySz CreateBeneficiaryRequestPersonAddressCountry = "SZ"
+	CreateBeneficiaryRequestPersonAddressCountryTc CreateBeneficiaryRequestPersonAddressCountry = "TC"
+	CreateBeneficiaryRequestPersonAddressCountryTd CreateBeneficiaryRequestPersonAddressCountry = "TD"
+	CreateBeneficiaryRequestPersonAddressCountryTf CreateBeneficiaryRequestPersonAddressCountry = "TF"
+	CreateBeneficiaryRequestPersonAddressCountryTg CreateBeneficiaryRequestPersonAddressCountry = "TG"
+	CreateBeneficiaryRequestPersonAddressCountryTh CreateBeneficiaryRequestPersonAddressCountry = "TH"
+	CreateBeneficiaryRequestPersonAddressCountryTj CreateBeneficiaryRequestPersonAddressCountry = "TJ"
+	CreateBeneficiaryRequestPersonAddressCountryTk CreateBeneficiaryRequestPersonAddressCountry = "TK"
+	CreateBeneficiaryRequestPersonAddressCountryTl CreateBeneficiaryRequestPersonAddressCountry = "TL"
+	CreateBeneficiaryRequestPersonAddressCountryTm CreateBeneficiaryRequestPersonAddressCountry = "TM"
+	CreateBeneficiaryRequestPersonAddressCountryTn CreateBeneficiaryRequestPersonAddressCountry = "TN"
+	CreateBeneficiaryRequestPersonAddressCountryTo CreateBeneficiaryRequestPersonAddressCountry = "TO"
+	CreateBeneficiaryRequestPersonAddressCountryTr CreateBeneficiaryRequestPersonAddressCountry = "TR"
+	CreateBeneficiaryRequestPersonAddressCountryTt CreateBeneficiaryRequestPersonAddressCountry = "TT"
+	CreateBeneficiaryRequestPersonAddressCountryTv CreateBeneficiaryRequestPersonAddressCountry = "TV"
+	CreateBeneficiaryRequestPersonAddressCountryTw CreateBeneficiaryRequestPersonAddressCountry = "TW"
+	CreateBeneficiaryRequestPersonAddressCountryTz CreateBeneficiaryRequestPersonAddressCountry = "TZ"
+	CreateBeneficiaryRequestPersonAddressCountryUa CreateBeneficiaryRequestPersonAddressCountry = "UA"
+	CreateBeneficiaryRequestPersonAddressCountryUg CreateBeneficiaryRequestPersonAddressCountry = "UG"
+	CreateBeneficiaryRequestPersonAddressCountryUm CreateBeneficiaryRequestPersonAddressCountry = "UM"
+	CreateBeneficiaryRequestPersonAddressCountryUs CreateBeneficiaryRequestPersonAddressCountry = "US"
+	CreateBeneficiaryRequestPersonAddressCountryUy CreateBeneficiaryRequestPersonAddressCountry = "UY"
+	CreateBeneficiaryRequestPersonAddressCountryUz CreateBeneficiaryRequestPersonAddressCountry = "UZ"
+	CreateBeneficiaryRequestPersonAddressCountryVa CreateBeneficiaryRequestPersonAddressCountry = "VA"
+	CreateBeneficiaryRequestPersonAddressCountryVc CreateBeneficiaryRequestPersonAddressCountry = "VC"
+	CreateBeneficiaryRequestPersonAddressCountryVe CreateBeneficiaryRequestPersonAddressCountry = "VE"
+	CreateBeneficiaryRequestPersonAddressCountryVg CreateBeneficiaryRequestPersonAddressCountry = "VG"
+	CreateBeneficiaryRequestPersonAddressCountryVi CreateBeneficiaryRequestPersonAddressCountry = "VI"
+	CreateBeneficiaryRequestPersonAddressCountryVn CreateBeneficiaryRequestPersonAddressCountry = "VN"
+	CreateBeneficiaryRequestPersonAddressCountryVu CreateBeneficiaryRequestPersonAddressCountry = "VU"
+	CreateBeneficiaryRequestPersonAddressCountryWf CreateBeneficiaryRequestPersonAddressCountry = "WF"
+	CreateBeneficiaryRequestPersonAddressCountryWs CreateBeneficiaryRequestPersonAddressCountry = "WS"
+	CreateBeneficiaryRequestPersonAddressCountryYe CreateBeneficiaryRequestPersonAddressCountry = "YE"
+	CreateBeneficiaryRequestPersonAddressCountryYt CreateBeneficiaryRequestPersonAddressCountry = "YT"
+	CreateBeneficiaryRequestPersonAddressCountryZa CreateBeneficiaryRequestPersonAddressCountry = "ZA"
+	CreateBeneficiaryRequestPersonAddressCountryZm CreateBeneficiaryRequestPersonAddressCountry = "ZM"
+	CreateBeneficiaryRequestPersonAddressCountryZw CreateBeneficiaryRequestPersonAddressCountry = "ZW"
 )
 
 // TransactionIntentCreditRail is the values of CreateTransactionIntentRequest.creditRail (and 1 more) in openapi/openapi.json.

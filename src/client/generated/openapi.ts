@@ -76,7 +76,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user of the programme
-         * @description HMAC with a MULTI_USER key. 201 when created; 200 with the existing user for a known externalId sent with the same type, name (and email); 409 when any of them differs.
+         * @description HMAC with a MULTI_USER key entitled to enrollment:write (else 403). 201 when created; 200 with the existing user for a known externalId sent with the same type, name (and email); 409 when any of them differs.
          */
         post: operations["createUser"];
         delete?: never;
@@ -1638,7 +1638,8 @@ export interface components {
                 city: string;
                 region?: string;
                 postalCode: string;
-                country: string;
+                /** @enum {string} */
+                country: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
             };
             /** @enum {string} */
             relationshipToUser?: "SELF" | "THIRD_PARTY";
@@ -1651,7 +1652,8 @@ export interface components {
              */
             type: "BANK_ACCOUNT";
             currency: string;
-            country: string;
+            /** @enum {string} */
+            country: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
             accountHolderName: string;
             /** @description Required unless iban is given. US accounts: 4-17 digits */
             accountNumber?: string;
@@ -1693,7 +1695,8 @@ export interface components {
                 city: string;
                 region?: string;
                 postalCode: string;
-                country: string;
+                /** @enum {string} */
+                country: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
             };
             /** @enum {string} */
             relationshipToUser?: "SELF" | "THIRD_PARTY";
@@ -1728,7 +1731,11 @@ export interface components {
             creditRail?: ("WIRE" | "ACH" | "RTP" | "SEPA" | "SEPA_INSTANT" | "SWIFT" | "EXTERNAL_WALLET" | "ETHEREUM" | "BASE" | "POLYGON") | null;
             purpose?: ("PAYMENT_FOR_SERVICES" | "PAYMENT_FOR_SOFTWARE" | "PAYMENT_FOR_IMPORTED_GOODS" | "TRAVEL_SERVICES" | "VENDOR_CONTRACTOR_PAYOUTS" | "TRANSFER_TO_OWN_ACCOUNT" | "INVESTMENT_IN_SHARES" | "PURCHASE_OF_PROPERTY" | "REPAYMENT_OF_LOANS" | "SALARY" | "PAYMENT_OF_PROPERTY_RENTAL" | "INFORMATION_SERVICE_CHARGES" | "ADVERTISING_AND_PUBLIC_RELATIONS_EXPENSES" | "ROYALTY_TRADEMARK_PATENT_AND_COPYRIGHT_FEES" | "BROKER_FRONTEND_GUARANTEE_AND_CUSTODIAN_FEES" | "ADVISOR_TECHNICAL_AND_ACADEMIC_FEES" | "REPRESENTATIVE_OFFICE_EXPENSES" | "TAX_PAYMENT" | "TRANSPORTATION_FEES_FOR_GOODS" | "CONSTRUCTION_COSTS" | "INSURANCE_PREMIUM" | "GENERAL_GOODS_TRADES_OFFLINE" | "INSURANCE_CLAIMS_PAYMENT" | "FAMILY_MAINTENANCE" | "EDUCATION_RELATED_EXPENSES" | "MEDICAL_TREATMENT" | "DONATIONS" | "MUTUAL_FUND_INVESTMENT" | "CURRENCY_EXCHANGE" | "USER_WITHDRAWAL" | "ADVANCE_PAYMENTS_FOR_GOODS" | "VENDOR_CONTRACTOR_PAYOUTS_SOFTWARE_DEVELOPMENT" | "MERCHANT_SETTLEMENT" | "REPATRIATION_FUND_SETTLEMENT" | "PERSONAL_REMITTANCE" | "RETURN_OF_FUNDS") | null;
             debitMemo?: string | null;
-        };
+        } & ({
+            credit: unknown;
+        } | {
+            refundOf: unknown;
+        });
         CreateTransactionIntentRequestCreditAccount: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -2030,7 +2037,11 @@ export interface components {
             /** @description With maxMs: a seeded draw in [minMs, maxMs] per request */
             minMs?: number;
             maxMs?: number;
-        };
+        } & ({
+            ms: unknown;
+        } | {
+            minMs: unknown;
+        });
         /** @description An error answer with the interface's error body; nothing is processed */
         FaultEffectStatus: {
             /**
@@ -5503,7 +5514,13 @@ export interface operations {
                     advanceMs?: number;
                     /** @enum {boolean} */
                     realtime?: true;
-                };
+                } & ({
+                    freezeAt: unknown;
+                } | {
+                    advanceMs: unknown;
+                } | {
+                    realtime: unknown;
+                });
             };
         };
         responses: {
@@ -7515,7 +7532,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The snapshot file, as GET /_emulator/snapshots/{name}/export answered it (a SQLite database file) */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                "application/vnd.sqlite3": string;
+                "application/x-sqlite3": string;
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -8568,7 +8592,7 @@ export interface operations {
                     };
                     /** @description Start from this snapshot of the root sandbox (POST /_emulator/snapshots or PUT an exported file); reset goes back to it */
                     snapshot?: string;
-                    /** @description "realtime" or an ISO 8601 instant such as 2026-03-01T12:00:00.000Z (the session starts frozen there); default: the server's --clock */
+                    /** @description "realtime" or an ISO 8601 instant such as 2026-03-01T12:00:00.000Z, years 0000-9999 up to 9999-12-31T23:59:59.999Z (the session starts frozen there); default: the server's --clock */
                     clock?: string;
                     /** @description Where this session sends its webhooks; default none (events are recorded SKIPPED) */
                     webhookUrl?: string | null;

@@ -31,6 +31,9 @@ export const ISO_COUNTRY_CODES: ReadonlySet<string> = new Set(
    ZA ZM ZW`.split(/\s+/),
 );
 
+/** The same codes in order: the closed set the OpenAPI document states for a beneficiary's country. */
+export const ISO_COUNTRY_LIST: readonly string[] = [...ISO_COUNTRY_CODES].filter((code) => code.length === 2).sort();
+
 export function isIsoCountry(code: string): boolean {
   return ISO_COUNTRY_CODES.has(code);
 }

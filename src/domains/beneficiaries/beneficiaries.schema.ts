@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { instant, calendarDate } from '../../http/formats.js';
+import { instant, calendarDate, emailAddress } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';
 import { WALLET_NETWORKS } from '../fees-fx/fees-fx.schema.js';
-import { BIC_FORMAT, E164_FORMAT, EVM_ADDRESS_FORMAT, isIsoCountry, maskOf } from './bank-validation.js';
+import { BIC_FORMAT, E164_FORMAT, EVM_ADDRESS_FORMAT, ISO_COUNTRY_LIST, isIsoCountry, maskOf } from './bank-validation.js';
 
 // Beneficiaries (docs/money-out.md#beneficiaries, interface 2.12, 4.14, 4.15): the request body, the resource, its
 // instruments, and the row -> API mapping. Field-level format rules live here (so they appear in the OpenAPI document);
@@ -15,7 +15,9 @@ const countryCode = (field: string) =>
   z
     .string({ error: `${field} must be an ISO 3166-1 alpha-2 country code such as "US" or "DE"` })
     .regex(/^[A-Z]{2}$/, { message: `${field} must be an ISO 3166-1 alpha-2 country code: two upper-case letters such as "US" or "DE"`, abort: true })
-    .refine(isIsoCountry, { message: `${field} is not an assigned ISO 3166-1 alpha-2 country code` });
+    .refine(isIsoCountry, { message: `${field} is not an assigned ISO 3166-1 alpha-2 country code` })
+    // the server's list, stated in the document (docs/openapi.md#rules-between-fields): "AA" matches the pattern only
+    .meta({ enum: [...ISO_COUNTRY_LIST] });
 
 const currencyCode = z
   .string({ error: 'currency must be a currency code such as "USD" or "USDC"' })
@@ -86,7 +88,7 @@ export type BankAccountInstrumentInput = z.infer<typeof bankAccountInstrumentInp
 
 const commonFields = {
   displayName: text('displayName', 140).optional(),
-  email: z.email('email must be an email address').max(254).optional(),
+  email: emailAddress().optional(),
   phoneNumber: z
     .string()
     .regex(E164_FORMAT, 'phoneNumber must be E.164: "+", country code and number, digits only, at most 15 digits (e.g. +14155550123)')

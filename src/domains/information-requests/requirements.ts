@@ -1,5 +1,6 @@
 import type { ValidationError, ValidationErrorType } from '../../core/errors.js';
 import { COUNTRY_CODES } from './countries.js';
+import { isCalendarDay } from '../../lib/calendar.js';
 
 // The requirement model (docs/onboarding.md#requirements-and-value-formats): what an ENROLLMENT information request
 // asks of a PERSON or a BUSINESS user, the precise value format of each requirement, and the rules "checkable from the
@@ -271,8 +272,7 @@ function checkDate(c: Checker, ref: string, value: unknown): string | undefined 
     return void c.add('InvalidFormat', ref, 'must be a date in the form YYYY-MM-DD, such as 1990-04-21');
   }
   const [year, month, day] = value.split('-').map(Number) as [number, number, number];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) {
+  if (!isCalendarDay(year, month, day)) {
     return void c.add('InvalidFormat', ref, `is not a calendar date (${value})`);
   }
   return value;

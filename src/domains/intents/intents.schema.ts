@@ -34,6 +34,11 @@ export const intentDebitInput = z.strictObject({
   instrumentId: resourceId('debit.instrumentId'),
 });
 
+/** JSON Schema: `field` is present and not null (the intent body's fields are nullish). */
+function exactlyThisOne(field: string) {
+  return { required: [field], properties: { [field]: { not: { type: 'null' } } } };
+}
+
 // Unknown fields are a 400 naming them, as on every JSON body (docs/decisions.md#unknown-body-fields).
 export const createIntentBody = z
   .strictObject({
@@ -64,7 +69,13 @@ export const createIntentBody = z
     purpose: purposeSchema.nullish(),
     debitMemo: z.string().max(140, 'debitMemo must be at most 140 characters').nullish(),
   })
-  .meta({ id: 'CreateTransactionIntentRequest', description: 'A priced preview of a movement of funds' });
+  .meta({
+    id: 'CreateTransactionIntentRequest',
+    description: 'A priced preview of a movement of funds',
+    // The server's rule between fields (intent-flows.ts), stated where a client's validator sees it: exactly one of
+    // credit and refundOf holds a value (docs/openapi.md#rules-between-fields).
+    oneOf: [exactlyThisOne('credit'), exactlyThisOne('refundOf')],
+  });
 export type CreateIntentInput = z.infer<typeof createIntentBody>;
 
 export const commitIntentBody = z

@@ -312,6 +312,37 @@ function endToEndIdOf(tx: unknown): string | null {
   return id === undefined || id === 'NOTPROVIDED' ? null : id;
 }
 
+const PREDEFINED_ENTITIES = new Set(['amp', 'lt', 'gt', 'quot', 'apos']);
+// Comments, CDATA sections and processing instructions hold text that is not markup; everything else is scanned
+// for references.
+const REFERENCE_OR_LITERAL = /<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>|<\?[\s\S]*?\?>|&(#x[0-9A-Fa-f]+|#[0-9]+|[^;\s<&]*);/g;
+
+/** XML 1.0's Char production: what a character reference may name. */
+function isXmlChar(code: number): boolean {
+  return code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff);
+}
+
+/** The first entity or character reference that is not well-formed in a document without a DOCTYPE, if any. */
+function badReference(text: string): { what: string; line: number; column: number } | undefined {
+  for (const match of text.matchAll(REFERENCE_OR_LITERAL)) {
+    const name = match[1];
+    if (name === undefined) continue; // a comment, CDATA section or processing instruction
+    let what: string | undefined;
+    if (name.startsWith('#')) {
+      const code = name.startsWith('#x') ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
+      if (!isXmlChar(code)) what = `the character reference &${name}; names no XML character`;
+    } else if (!PREDEFINED_ENTITIES.has(name)) {
+      what = `the entity &${name}; is not defined (only &amp; &lt; &gt; &quot; &apos; and character references are)`;
+    }
+    if (what) {
+      const before = text.slice(0, match.index);
+      const line = before.split('\n').length;
+      return { what, line, column: match.index - before.lastIndexOf('\n') };
+    }
+  }
+  return undefined;
+}
+
 /** Parse a decoded pacs.008 message (a Document, or a wrapper with AppHdr and Document) into a payout order. */
 export function parsePacs008(xml: string): PayoutOrder {
   const { parser, validator } = xmlTools();
@@ -323,6 +354,12 @@ export function parsePacs008(xml: string): PayoutOrder {
   const valid = validator.validate(text);
   if (valid !== true) {
     throw errors.field('InvalidFormat', 'body', `The decoded payload is not well-formed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
+  }
+  // fast-xml-parser's validator lets any &name; through; without a DOCTYPE only the five predefined entities and
+  // character references to XML characters are well-formed (docs/payouts.md#the-pacs008-payload-iso-20022).
+  const reference = badReference(text);
+  if (reference) {
+    throw errors.field('InvalidFormat', 'body', `The decoded payload is not well-formed XML: ${reference.what} (line ${reference.line}, column ${reference.column})`);
   }
   let parsed: XmlNode;
   try {

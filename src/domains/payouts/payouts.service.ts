@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { prepared } from '../../db/connection.js';
 import { precisionOf, type AppContext } from '../../context.js';
 import { errors, ServiceError } from '../../core/errors.js';
+import { jsonNestsDeeperThan, tooDeepMessage } from '../../lib/json-depth.js';
 import { parseOrThrow } from '../../http/validation-errors.js';
 import { requireOwnAccount } from '../accounts/accounts.service.js';
 import type { Caller } from '../../core/caller.js';
@@ -68,6 +69,7 @@ function decodeBody(body: string | undefined): string {
 }
 
 function parseJsonOrder(text: string): PayoutOrder {
+  if (jsonNestsDeeperThan(text)) throw errors.field('InvalidFormat', 'body', tooDeepMessage('The decoded payload')); // docs/robustness.md#nesting-limit
   let payload: unknown;
   try {
     payload = JSON.parse(text);

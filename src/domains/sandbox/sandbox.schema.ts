@@ -17,6 +17,8 @@ export const simulateDepositBody = z
       .max(128, 'depositInstructionId is at most 128 characters'),
     amount: z
       .string({ error: 'amount must be a decimal string such as "100.00"' })
+      // the server's own rule (src/lib/money.ts), stated in the document too (docs/openapi.md#parameters-and-schemas)
+      .regex(/^\d+(\.\d+)?$/, 'amount must be a plain decimal string such as "100.00" (no sign, exponent or separators)')
       .describe('Decimal string in the account currency, greater than zero, with at most the currency\'s decimals'),
     reference: optionalText('reference').describe('Becomes debitReference (and debitMemo on wire rails: FEDWIRE, SEPA, FPS)'),
     counterpartyName: optionalText('counterpartyName')

@@ -1,3 +1,4 @@
+import { isCalendarDay, utcMs } from '../../lib/calendar.js';
 import { DEFAULT_SEED } from '../../config.js';
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
@@ -54,8 +55,8 @@ export interface StatementPeriod {
 /** Epoch ms of a real calendar day at midnight UTC, or null for 2026-02-30 and the like. */
 function parseDay(value: string): number | null {
   if (!DATE_PATTERN.test(value)) return null;
-  const ms = Date.UTC(Number(value.slice(0, 4)), Number(value.slice(5, 7)) - 1, Number(value.slice(8, 10)));
-  return new Date(ms).toISOString().slice(0, 10) === value ? ms : null;
+  const [year, month, day] = [Number(value.slice(0, 4)), Number(value.slice(5, 7)), Number(value.slice(8, 10))];
+  return isCalendarDay(year, month, day) ? utcMs(year, month, day) : null;
 }
 
 /**

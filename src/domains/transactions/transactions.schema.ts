@@ -1,3 +1,4 @@
+import { isCalendarDay, utcMs } from '../../lib/calendar.js';
 import { errors } from '../../core/errors.js';
 import { z } from 'zod';
 import { instant } from '../../http/formats.js';
@@ -269,9 +270,8 @@ export function parseInstantMs(text: string, bound: 'lower' | 'upper'): number |
   const hour = Number(h);
   const minute = Number(mi);
   const second = Number(s);
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
-  const base = Date.UTC(year, month - 1, day, hour, minute, second);
-  if (new Date(base).getUTCDate() !== day) return null; // 2026-02-30 and the like
+  if (!isCalendarDay(year, month, day) || hour > 23 || minute > 59 || second > 59) return null; // 2026-02-30 and the like
+  const base = utcMs(year, month, day, hour, minute, second); // 0099 is the year 99 (docs/decisions.md#clock-range)
   let offsetMinutes = 0;
   if (zone !== 'Z' && zone !== 'z') {
     const sign = zone!.startsWith('-') ? -1 : 1;

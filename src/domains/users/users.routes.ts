@@ -26,13 +26,14 @@ export const usersRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/v1/auth/users',
     {
-      config: { auth: { modes: ['hmac'], user: 'programme' } },
+      // Creating a user is a write: the key needs enrollment:write (docs/authentication.md#entitlements)
+      config: { auth: { modes: ['hmac'], scope: 'enrollment:write', user: 'programme' } },
       schema: {
         operationId: 'createUser',
         tags: ['Auth'],
         summary: 'Create a user of the programme',
         description:
-          'HMAC with a MULTI_USER key. 201 when created; 200 with the existing user for a known externalId sent with the same type, name (and email); 409 when any of them differs.',
+          'HMAC with a MULTI_USER key entitled to enrollment:write (else 403). 201 when created; 200 with the existing user for a known externalId sent with the same type, name (and email); 409 when any of them differs.',
         body: createUserBody,
         response: { 200: userSchema, 201: userSchema, ...errorResponses(403, 409) },
       },

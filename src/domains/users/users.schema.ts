@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { instant } from '../../http/formats.js';
+import { emailAddress, instant } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';
 
 // interface 2.11
@@ -25,7 +25,7 @@ export const createUserBody = z
     type: z.enum(['PERSON', 'BUSINESS']),
     // Whitespace-only names are refused; surrounding spaces are dropped (docs/decisions.md#blank-names).
     name: z.string().trim().min(1, 'name must not be empty or only spaces').max(200),
-    email: z.email().max(254).optional(),
+    email: emailAddress().optional(),
   })
   .strict();
 export type CreateUserInput = z.infer<typeof createUserBody>;

@@ -190,3 +190,19 @@ t.test('determinism: same seed, frozen clock and requests give byte-identical re
   const c = await run('seed-two');
   t.not(c[0], a[0], 'another seed gives other ids');
 });
+
+t.test('POST /v1/auth/users needs the key\'s enrollment:write entitlement (docs/decisions.md#users-create)', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const readonly: Identity = { apiKey: 'pk_sandbox_readonly', secret: 'sk_sandbox_readonly_secret' };
+  const count = () => (sandbox.ctx.db.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number }).n;
+  const before = count();
+  const refused = await sandbox.request('POST', '/v1/auth/users', { externalId: 'ext-readonly-1', type: 'PERSON', name: 'Read Only' }, readonly);
+  const body = expectError(t, refused, 403, 'FORBIDDEN');
+  t.match(body.message, /^API key lacks entitlement: this endpoint needs enrollment:write/);
+  t.equal(count(), before, 'nothing created');
+  // The same key still reads the programme's users; a key with the entitlement creates.
+  t.equal((await sandbox.request('GET', '/v1/users', undefined, readonly)).statusCode, 200, 'a read needs no scope');
+  t.equal((await sandbox.request('POST', '/v1/auth/users', { externalId: 'ext-readonly-1', type: 'PERSON', name: 'Read Only' }, MULTI)).statusCode, 201);
+  t.equal(count(), before + 1);
+});

@@ -157,7 +157,7 @@ class CreateBeneficiaryRequestBusinessAddress(_CreateBeneficiaryRequestBusinessA
     line1: str
     city: str
     postalCode: str
-    country: str
+    country: Literal["AD", "AE", "AF", "AG", "AI", "AL", "AM", "AO", "AQ", "AR", "AS", "AT", "AU", "AW", "AX", "AZ", "BA", "BB", "BD", "BE", "BF", "BG", "BH", "BI", "BJ", "BL", "BM", "BN", "BO", "BQ", "BR", "BS", "BT", "BV", "BW", "BY", "BZ", "CA", "CC", "CD", "CF", "CG", "CH", "CI", "CK", "CL", "CM", "CN", "CO", "CR", "CU", "CV", "CW", "CX", "CY", "CZ", "DE", "DJ", "DK", "DM", "DO", "DZ", "EC", "EE", "EG", "EH", "ER", "ES", "ET", "FI", "FJ", "FK", "FM", "FO", "FR", "GA", "GB", "GD", "GE", "GF", "GG", "GH", "GI", "GL", "GM", "GN", "GP", "GQ", "GR", "GS", "GT", "GU", "GW", "GY", "HK", "HM", "HN", "HR", "HT", "HU", "ID", "IE", "IL", "IM", "IN", "IO", "IQ", "IR", "IS", "IT", "JE", "JM", "JO", "JP", "KE", "KG", "KH", "KI", "KM", "KN", "KP", "KR", "KW", "KY", "KZ", "LA", "LB", "LC", "LI", "LK", "LR", "LS", "LT", "LU", "LV", "LY", "MA", "MC", "MD", "ME", "MF", "MG", "MH", "MK", "ML", "MM", "MN", "MO", "MP", "MQ", "MR", "MS", "MT", "MU", "MV", "MW", "MX", "MY", "MZ", "NA", "NC", "NE", "NF", "NG", "NI", "NL", "NO", "NP", "NR", "NU", "NZ", "OM", "PA", "PE", "PF", "PG", "PH", "PK", "PL", "PM", "PN", "PR", "PS", "PT", "PW", "PY", "QA", "RE", "RO", "RS", "RU", "RW", "SA", "SB", "SC", "SD", "SE", "SG", "SH", "SI", "SJ", "SK", "SL", "SM", "SN", "SO", "SR", "SS", "ST", "SV", "SX", "SY", "SZ", "TC", "TD", "TF", "TG", "TH", "TJ", "TK", "TL", "TM", "TN", "TO", "TR", "TT", "TV", "TW", "TZ", "UA", "UG", "UM", "US", "UY", "UZ", "VA", "VC", "VE", "VG", "VI", "VN", "VU", "WF", "WS", "YE", "YT", "ZA", "ZM", "ZW"]
 
 
 class _CreateBeneficiaryRequestBusinessOptional(TypedDict, total=False):
@@ -185,7 +185,7 @@ class _CreateBeneficiaryRequestInstrumentsBankAccountOptional(TypedDict, total=F
 class CreateBeneficiaryRequestInstrumentsBankAccount(_CreateBeneficiaryRequestInstrumentsBankAccountOptional):
     type: Literal["BANK_ACCOUNT"]
     currency: str
-    country: str
+    country: Literal["AD", "AE", "AF", "AG", "AI", "AL", "AM", "AO", "AQ", "AR", "AS", "AT", "AU", "AW", "AX", "AZ", "BA", "BB", "BD", "BE", "BF", "BG", "BH", "BI", "BJ", "BL", "BM", "BN", "BO", "BQ", "BR", "BS", "BT", "BV", "BW", "BY", "BZ", "CA", "CC", "CD", "CF", "CG", "CH", "CI", "CK", "CL", "CM", "CN", "CO", "CR", "CU", "CV", "CW", "CX", "CY", "CZ", "DE", "DJ", "DK", "DM", "DO", "DZ", "EC", "EE", "EG", "EH", "ER", "ES", "ET", "FI", "FJ", "FK", "FM", "FO", "FR", "GA", "GB", "GD", "GE", "GF", "GG", "GH", "GI", "GL", "GM", "GN", "GP", "GQ", "GR", "GS", "GT", "GU", "GW", "GY", "HK", "HM", "HN", "HR", "HT", "HU", "ID", "IE", "IL", "IM", "IN", "IO", "IQ", "IR", "IS", "IT", "JE", "JM", "JO", "JP", "KE", "KG", "KH", "KI", "KM", "KN", "KP", "KR", "KW", "KY", "KZ", "LA", "LB", "LC", "LI", "LK", "LR", "LS", "LT", "LU", "LV", "LY", "MA", "MC", "MD", "ME", "MF", "MG", "MH", "MK", "ML", "MM", "MN", "MO", "MP", "MQ", "MR", "MS", "MT", "MU", "MV", "MW", "MX", "MY", "MZ", "NA", "NC", "NE", "NF", "NG", "NI", "NL", "NO", "NP", "NR", "NU", "NZ", "OM", "PA", "PE", "PF", "PG", "PH", "PK", "PL", "PM", "PN", "PR", "PS", "PT", "PW", "PY", "QA", "RE", "RO", "RS", "RU", "RW", "SA", "SB", "SC", "SD", "SE", "SG", "SH", "SI", "SJ", "SK", "SL", "SM", "SN", "SO", "SR", "SS", "ST", "SV", "SX", "SY", "SZ", "TC", "TD", "TF", "TG", "TH", "TJ", "TK", "TL", "TM", "TN", "TO", "TR", "TT", "TV", "TW", "TZ", "UA", "UG", "UM", "US", "UY", "UZ", "VA", "VC", "VE", "VG", "VI", "VN", "VU", "WF", "WS", "YE", "YT", "ZA", "ZM", "ZW"]
     accountHolderName: str
 
 
@@ -206,7 +206,7 @@ class CreateBeneficiaryRequestPersonAddress(_CreateBeneficiaryRequestPersonAddre
     line1: str
     city: str
     postalCode: str
-    country: str
+    country: Literal["AD", "AE", "AF", "AG", "AI", "AL", "AM", "AO", "AQ", "AR", "AS", "AT", "AU", "AW", "AX", "AZ", "BA", "BB", "BD", "BE", "BF", "BG", "BH", "BI", "BJ", "BL", "BM", "BN", "BO", "BQ", "BR", "BS", "BT", "BV", "BW", "BY", "BZ", "CA", "CC", "CD", "CF", "CG", "CH", "CI", "CK", "CL", "CM", "CN", "CO", "CR", "CU", "CV", "CW", "CX", "CY", "CZ", "DE", "DJ", "DK", "DM", "DO", "DZ", "EC", "EE", "EG", "EH", "ER", "ES", "ET", "FI", "FJ", "FK", "FM", "FO", "FR", "GA", "GB", "GD", "GE", "GF", "GG", "GH", "GI", "GL", "GM", "GN", "GP", "GQ", "GR", "GS", "GT", "GU", "GW", "GY", "HK", "HM", "HN", "HR", "HT", "HU", "ID", "IE", "IL", "IM", "IN", "IO", "IQ", "IR", "IS", "IT", "JE", "JM", "JO", "JP", "KE", "KG", "KH", "KI", "KM", "KN", "KP", "KR", "KW", "KY", "KZ", "LA", "LB", "LC", "LI", "LK", "LR", "LS", "LT", "LU", "LV", "LY", "MA", "MC", "MD", "ME", "MF", "MG", "MH", "MK", "ML", "MM", "MN", "MO", "MP", "MQ", "MR", "MS", "MT", "MU", "MV", "MW", "MX", "MY", "MZ", "NA", "NC", "NE", "NF", "NG", "NI", "NL", "NO", "NP", "NR", "NU", "NZ", "OM", "PA", "PE", "PF", "PG", "PH", "PK", "PL", "PM", "PN", "PR", "PS", "PT", "PW", "PY", "QA", "RE", "RO", "RS", "RU", "RW", "SA", "SB", "SC", "SD", "SE", "SG", "SH", "SI", "SJ", "SK", "SL", "SM", "SN", "SO", "SR", "SS", "ST", "SV", "SX", "SY", "SZ", "TC", "TD", "TF", "TG", "TH", "TJ", "TK", "TL", "TM", "TN", "TO", "TR", "TT", "TV", "TW", "TZ", "UA", "UG", "UM", "US", "UY", "UZ", "VA", "VC", "VE", "VG", "VI", "VN", "VU", "WF", "WS", "YE", "YT", "ZA", "ZM", "ZW"]
 
 
 class _CreateBeneficiaryRequestPersonOptional(TypedDict, total=False):
@@ -223,30 +223,6 @@ class CreateBeneficiaryRequestPerson(_CreateBeneficiaryRequestPersonOptional):
     firstName: str
     lastName: str
     instruments: List[Union["CreateBeneficiaryRequestInstrumentsBankAccount", "CreateBeneficiaryRequestInstrumentsWallet"]]
-
-
-class CreateTransactionIntentRequestDebitBankAccount(TypedDict):
-    instrumentType: Literal["BANK_ACCOUNT"]
-    beneficiaryId: str
-    instrumentId: str
-
-
-class _CreateTransactionIntentRequestOptional(TypedDict, total=False):
-    debitAccountId: Union[str, None]
-    debit: Union["CreateTransactionIntentRequestDebitBankAccount", None]
-    credit: Union[Union["CreateTransactionIntentRequestCreditAccount", "CreateTransactionIntentRequestCreditBankAccount", "CreateTransactionIntentRequestCreditExternalWallet"], None]
-    refundOf: Union[str, None]
-    debitAmount: Union[str, None]
-    creditAmount: Union[str, None]
-    creditCurrency: Optional[str]
-    creditRail: Union[Literal["WIRE", "ACH", "RTP", "SEPA", "SEPA_INSTANT", "SWIFT", "EXTERNAL_WALLET", "ETHEREUM", "BASE", "POLYGON"], None]
-    purpose: Union[Literal["PAYMENT_FOR_SERVICES", "PAYMENT_FOR_SOFTWARE", "PAYMENT_FOR_IMPORTED_GOODS", "TRAVEL_SERVICES", "VENDOR_CONTRACTOR_PAYOUTS", "TRANSFER_TO_OWN_ACCOUNT", "INVESTMENT_IN_SHARES", "PURCHASE_OF_PROPERTY", "REPAYMENT_OF_LOANS", "SALARY", "PAYMENT_OF_PROPERTY_RENTAL", "INFORMATION_SERVICE_CHARGES", "ADVERTISING_AND_PUBLIC_RELATIONS_EXPENSES", "ROYALTY_TRADEMARK_PATENT_AND_COPYRIGHT_FEES", "BROKER_FRONTEND_GUARANTEE_AND_CUSTODIAN_FEES", "ADVISOR_TECHNICAL_AND_ACADEMIC_FEES", "REPRESENTATIVE_OFFICE_EXPENSES", "TAX_PAYMENT", "TRANSPORTATION_FEES_FOR_GOODS", "CONSTRUCTION_COSTS", "INSURANCE_PREMIUM", "GENERAL_GOODS_TRADES_OFFLINE", "INSURANCE_CLAIMS_PAYMENT", "FAMILY_MAINTENANCE", "EDUCATION_RELATED_EXPENSES", "MEDICAL_TREATMENT", "DONATIONS", "MUTUAL_FUND_INVESTMENT", "CURRENCY_EXCHANGE", "USER_WITHDRAWAL", "ADVANCE_PAYMENTS_FOR_GOODS", "VENDOR_CONTRACTOR_PAYOUTS_SOFTWARE_DEVELOPMENT", "MERCHANT_SETTLEMENT", "REPATRIATION_FUND_SETTLEMENT", "PERSONAL_REMITTANCE", "RETURN_OF_FUNDS"], None]
-    debitMemo: Union[str, None]
-
-
-class CreateTransactionIntentRequest(_CreateTransactionIntentRequestOptional):
-    "A priced preview of a movement of funds"
-    idempotencyKey: str
 
 
 class CreateTransactionIntentRequestCreditAccount(TypedDict):
@@ -486,17 +462,6 @@ class FaultEffectAmbiguous(_FaultEffectAmbiguousOptional):
 class FaultEffectDrop(TypedDict):
     "The connection is closed before any processing; no answer"
     type: Literal["drop"]
-
-
-class _FaultEffectLatencyOptional(TypedDict, total=False):
-    ms: int
-    minMs: int
-    maxMs: int
-
-
-class FaultEffectLatency(_FaultEffectLatencyOptional):
-    "Added latency; the request is then processed as usual"
-    type: Literal["latency"]
 
 
 class _FaultEffectStatusOptional(TypedDict, total=False):
@@ -1336,7 +1301,13 @@ BeneficiaryInstrument = Union["BeneficiaryInstrumentBankAccount", "BeneficiaryIn
 CreateBeneficiaryRequest = Union["CreateBeneficiaryRequestPerson", "CreateBeneficiaryRequestBusiness"]
 
 
+CreateTransactionIntentRequest = Any
+
+
 FaultEffect = Union["FaultEffectLatency", "FaultEffectStatus", "FaultEffectDrop", "FaultEffectAmbiguous"]
+
+
+FaultEffectLatency = Any
 
 
 Instrument = Union["InstrumentAccount", "InstrumentBankAccount", "InstrumentVirtualAccount", "InstrumentExternalWallet"]
