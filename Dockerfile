@@ -1,6 +1,6 @@
 # service-sandbox: local emulator of the payments and accounts API.
 #
-#   docker build -t service-sandbox .
+#   docker build -t service-sandbox:0.2.0 -t service-sandbox .     # the version tag the kits' Testcontainers modules default to
 #   docker run -p 4010:4010 service-sandbox                                   # state in memory
 #   docker run -p 4010:4010 -v sandbox-data:/data -e DB_PATH=/data/sandbox.db service-sandbox   # state kept
 #   docker run --rm service-sandbox sign GET /v1/accounts                    # any sub-command (docs/cli.md)
@@ -51,15 +51,18 @@ COPY --from=build /app/fixtures ./fixtures
 COPY --from=build /app/openapi ./openapi
 # Runtime assets such as the dashboard's static files are read from src/ (src/emulator/dashboard).
 COPY --from=build /app/src ./src
+COPY --from=build /app/scripts/healthcheck.mjs ./scripts/healthcheck.mjs
 # A database file given with DB_PATH=/data/sandbox.db survives container restarts on this volume.
 RUN mkdir -p /data && chown node:node /data
 VOLUME ["/data"]
 # The official image's unprivileged user (uid 1000).
 USER node
 EXPOSE 4010
-# No curl in the slim image: node's own fetch checks the control plane's health route.
+# No curl in the slim image: node's own fetch checks the control plane's health route; a container that runs `listen`,
+# `sign` or `check-receiver` serves nothing and is healthy (scripts/healthcheck.mjs, docs/docker.md#healthcheck).
+# Podman without systemd never runs a HEALTHCHECK: the kits wait on an HTTP answer of /_emulator/health instead.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4010) + '/_emulator/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "scripts/healthcheck.mjs"]
 # The CLI is the entry point: no arguments serves; `docker run --rm IMAGE sign ...`, `check-receiver ...` and
 # `listen ...` run that sub-command (docs/cli.md).
 ENTRYPOINT ["node", "--max-semi-space-size=4", "dist/service-sandbox.mjs"]

@@ -10,7 +10,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,6 +30,8 @@ const START_FLAGS = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'ut
   .filter((word) => word.startsWith('--'));
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+/** Seconds of the WAL-ceiling run (docs/robustness.md#the-wal-ceiling): 2 minutes unless BENCH_WAL_DURATION says. */
+const WAL_DURATION = Number(process.env.BENCH_WAL_DURATION ?? 120);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const COMMIT_INTENTS_MEMORY = Number(process.env.BENCH_COMMIT_INTENTS_MEMORY ?? 12_000);
@@ -209,7 +211,7 @@ function cannon({ onInstance, ...options }) {
  * a write route). That ramp is reported apart (`connectionRampMs`), not mixed into the steady-state latencies.
  * `makeRequests()` gives autocannon's request list; `onInstance` receives the autocannon instance (to stop it early).
  */
-async function measure(url, makeRequests, pid = null, { onInstance } = {}) {
+async function measure(url, makeRequests, pid = null, { onInstance, duration = DURATION } = {}) {
   const latencies = [];
   const clients = new Set();
   let started = null;
@@ -228,7 +230,7 @@ async function measure(url, makeRequests, pid = null, { onInstance } = {}) {
   const maxRampMs = 30_000;
   const result = await cannon({
     url,
-    duration: WARMUP + DURATION + maxRampMs / 1000,
+    duration: WARMUP + duration + maxRampMs / 1000,
     requests: makeRequests(),
     onInstance: (i) => {
       instance = i;
@@ -245,7 +247,7 @@ async function measure(url, makeRequests, pid = null, { onInstance } = {}) {
           return;
         }
         if (windowEnd !== null) return;
-        if (now - windowStart >= DURATION * 1000) {
+        if (now - windowStart >= duration * 1000) {
           windowEnd = now;
           instance.stop();
           return;
@@ -514,6 +516,59 @@ async function depositsRun({ file }) {
     load,
   );
   if (file) removeDbFiles(db);
+}
+
+/**
+ * The WAL's ceiling (docs/robustness.md#the-wal-ceiling): deposits on a database file at full speed for WAL_DURATION
+ * seconds (2 minutes by default), the WAL file's size sampled every 50 ms; the row reports its peak next to the
+ * throughput (docs/decisions.md#wal-ceiling promises under 64 MiB).
+ */
+async function walRun() {
+  const db = path.join(DATA_DIR, 'tmp-wal.db');
+  removeDbFiles(db);
+  const load = loadAverage();
+  const server = await startSandboxServer({ db });
+  const target = '/v1/sandbox/accounts/acct_acme_usd/deposits';
+  const body = JSON.stringify({ depositInstructionId: 'di_acme_usd_ach', amount: '10.00', reference: 'bench wal' });
+  const check = await signedFetch(server.url, 'POST', target, body);
+  if (check.status !== 202) throw new Error(`deposit answered ${check.status}: ${check.text}`);
+  let peakWalBytes = 0;
+  const sample = () => {
+    try {
+      peakWalBytes = Math.max(peakWalBytes, statSync(`${db}-wal`).size);
+    } catch {
+      // no WAL file at this instant
+    }
+  };
+  const sampler = setInterval(sample, 50);
+  let figures;
+  try {
+    figures = await measure(
+      server.url,
+      () => {
+        const headers = signedOncePerSecond('POST', target, body);
+        return [{ method: 'POST', path: target, body, setupRequest: (request) => ({ ...request, headers: headers() }) }];
+      },
+      server.pid,
+      { duration: WAL_DURATION },
+    );
+  } finally {
+    clearInterval(sampler);
+  }
+  sample();
+  const databaseBytes = statSync(db).size;
+  const entry = record(
+    `WAL ceiling: POST sandbox deposit (file, ${WAL_DURATION} s)`,
+    `HMAC-signed POST ${target} at full speed for ${WAL_DURATION} s on a database file in WAL mode (--db); the WAL file's size sampled every 50 ms`,
+    figures,
+    await server.stop(),
+    load,
+  );
+  entry.peakWalMb = round(peakWalBytes / 2 ** 20, 1);
+  entry.databaseMbAfter = round(databaseBytes / 2 ** 20, 1);
+  log(`  peak WAL ${entry.peakWalMb} MiB (ceiling 64 MiB), database ${entry.databaseMbAfter} MiB after the run`);
+  removeDbFiles(db);
+  return entry;
 }
 
 // ---- write ceiling (bench/README.md, "The write ceiling") ----
@@ -951,7 +1006,7 @@ async function sandboxesOnly() {
  * (cold start, reset, snapshot restore, session create, one test's life through the Python kit), `peers` (the list next to Prism and Mockoon CLI).
  */
 async function onlySome(groups) {
-  const known = ['read', 'write', 'advance', 'startup', 'peers'];
+  const known = ['read', 'write', 'advance', 'startup', 'peers', 'wal'];
   const unknown = groups.filter((group) => !known.includes(group));
   if (unknown.length) throw new Error(`BENCH_ONLY: unknown group(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
   mkdirSync(DATA_DIR, { recursive: true });
@@ -998,6 +1053,7 @@ async function onlySome(groups) {
     log(pythonKitLine(extras.pythonKitLife));
   }
   if (groups.includes('write')) await writeScenarios();
+  if (groups.includes('wal')) await walRun();
   if (groups.includes('advance')) {
     const advance = await advanceRun();
     log(`  advance one emulated day, ${advance.inFlight} in flight: ${advance.runs.map((r) => `${r.ms} ms, server CPU ${r.serverCpuMs} ms (${r.retriesOwed} retries owed, ${r.pendingJobsBefore} jobs pending before, ${r.pendingJobsAfter} after)`).join('; ')}`);
@@ -1200,6 +1256,7 @@ async function main() {
   await ceilingRun(pageFile, 'ceiling');
   const openapi = await accountsRun();
   await writeScenarios(); // write ceilings, commits, deposits (bench/README.md, "The write ceiling")
+  await walRun(); // the WAL under a 2-minute full-speed write load (docs/robustness.md#the-wal-ceiling)
   await ceilingRun(pageFile, 'ceiling');
   const openapiFile = path.join(DATA_DIR, 'openapi.json');
   writeFileSync(openapiFile, openapi);

@@ -55,7 +55,26 @@ const trimmed = {
   },
 };
 
+/**
+ * The snapshot check's worker thread (src/emulator/snapshots.worker.ts) as dist/snapshots.worker.js, next to the bundle:
+ * the bundle starts it by that name relative to itself, as tsc's output finds its own copy beside snapshots.check.js.
+ */
+export const SNAPSHOT_WORKER = path.join(root, 'dist', 'snapshots.worker.js');
+
 export async function bundle() {
+  await build({
+    entryPoints: [path.join(root, 'dist', 'src', 'emulator', 'snapshots.worker.js')],
+    outfile: SNAPSHOT_WORKER,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: EXTERNAL,
+    plugins: [trimmed],
+    banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+    logLevel: 'warning',
+    legalComments: 'none',
+  });
   await build({
     entryPoints: [path.join(root, 'dist', 'src', 'cli.js')],
     outfile: BUNDLE,

@@ -74,11 +74,20 @@ async function main(argv: string[]): Promise<void> {
     throw error;
   }
   process.stdout.write(`service-sandbox listening on ${server.url} (docs ${server.url}/docs, dashboard ${server.url}/_emulator/ui)\n`);
+  // docs/decisions.md#shutdown: open requests get SHUTDOWN_GRACE_MS, then their connections are closed; a second
+  // signal, or a close that still has not finished a few seconds later, exits at once
+  let stopping = false;
   const shutdown = () => {
-    void server.close().then(() => process.exit(0));
+    if (stopping) process.exit(1);
+    stopping = true;
+    setTimeout(() => process.exit(1), 10_000).unref();
+    void server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
 }
 
 /** A `--host` that does not resolve stops start-up naming the flag (docs/configuration.md), not with a stack. */

@@ -8,8 +8,9 @@ import { clockStart, ConfigError, configSchema, type Config } from './config.js'
 import { loadFixtures } from './fixtures/fixtures.loader.js';
 import type { Fixtures } from './fixtures/fixtures.schema.js';
 import { seedFixtures } from './fixtures/fixtures.seed.js';
-import { parseSnapshotFile, restoreNewDatabase, setStartingSnapshot, type Snapshot } from './emulator/snapshots.service.js';
+import { readSnapshotFileAtStart, setStartingSnapshot, type Snapshot } from './emulator/snapshots.service.js';
 import { ServiceError } from './core/errors.js';
+import { restoreNewDatabase } from './emulator/snapshots.tables.js';
 import { readFileSync } from 'node:fs';
 import { afterJobsRan, jobFailureHandlers, jobHandlers, stateSlots, wireModules } from './modules.js';
 import { SandboxRuntime } from './runtime/sandbox-runtime.js';
@@ -79,7 +80,7 @@ export function createContext(options: ContextOptions = {}): AppContext {
 function startFromSnapshot(db: Db, file: string, warn: (line: string) => void): Snapshot {
   let snapshot: Snapshot;
   try {
-    snapshot = parseSnapshotFile(db, readFileSync(file), 'startup', Date.now());
+    snapshot = readSnapshotFileAtStart(readFileSync(file), 'startup', Date.now());
   } catch (error) {
     const reason = error instanceof ServiceError ? error.message.replace(/^Not a snapshot this server can restore: /, '') : (error as Error).message;
     throw new ConfigError(`invalid --snapshot / SNAPSHOT "${file}": not a snapshot this server can start from: ${reason}`);
@@ -89,7 +90,7 @@ function startFromSnapshot(db: Db, file: string, warn: (line: string) => void): 
     warn(`warning: --snapshot ${file} not loaded: the database already holds a sandbox (it is kept); /_emulator/reset goes to the snapshot`);
     return snapshot;
   }
-  restoreNewDatabase(db, snapshot);
+  restoreNewDatabase(db, snapshot.tables);
   const state: ClockState =
     snapshot.clockMode === 'frozen' ? { mode: 'frozen', frozenAtMs: snapshot.clockMs } : { mode: 'realtime', offsetMs: snapshot.clockMs - Date.now() };
   prepared(db, "DELETE FROM meta WHERE key = 'clock_high_water_ms'").run(); // the snapshot's instant is the new start

@@ -14,6 +14,13 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * Real ms a stopping server waits for open requests before it closes their connections (docs/decisions.md#shutdown):
+ * idle keep-alive connections are closed at once; a request held open (a latency fault, an SSE stream, a client that
+ * never reads) cannot keep the process alive past this.
+ */
+export const SHUTDOWN_GRACE_MS = 2000;
+
 /** Open the root sandbox with its sessions and listen (the session pool is built from the first session on: docs/sessions.md#how-fast). */
 export async function startServer(options: ContextOptions & { config: Partial<Config> }): Promise<RunningServer> {
   let sessions: SessionRegistry | undefined;
@@ -38,6 +45,15 @@ export async function startServer(options: ContextOptions & { config: Partial<Co
     ctx,
     sessions: sessions!,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    close: () => root.close(),
+    close: async () => {
+      app.server.closeIdleConnections();
+      const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      force.unref();
+      try {
+        await root.close();
+      } finally {
+        clearTimeout(force);
+      }
+    },
   };
 }

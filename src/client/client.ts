@@ -1,6 +1,8 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { components, operations, paths } from './generated/openapi.js';
+import { forwardWebhooks, type ForwardWebhooksOptions, type WebhookForwarder } from './forward.js';
 import { DEFAULT_SINGLE_KEY, signedHeaders, signingMiddleware, type SigningKey } from './signing.js';
+import { checkServerVersion } from './version-check.js';
 
 // The typed client of `service-sandbox/client` (docs/clients.md#typescript): openapi-fetch over the types
 // generated from the committed openapi/openapi.json (src/client/generated/openapi.ts), every request signed by
@@ -38,6 +40,33 @@ export class SandboxApiError extends Error {
   }
 }
 
+/**
+ * A settle whose `timeoutMs` passed before the sandbox was idle (an attempt still on the wire, jobs still running):
+ * the report, `settled: false`, is on the error (docs/control-plane.md#settle).
+ */
+export class NotSettledError extends Error {
+  constructor(readonly report: SettleReport) {
+    const waiting = Object.entries(report.waiting)
+      .filter(([, count]) => typeof count === 'number' && count > 0)
+      .map(([what, count]) => `${String(count)} ${what}`);
+    super(`the sandbox did not settle within the timeout (waited ${report.waitedMs} ms; still waiting: ${waiting.join(', ') || 'nothing counted'})`);
+    this.name = 'NotSettledError';
+  }
+}
+
+/** The instant sessions the kit creates are frozen at unless you give a `clock` (docs/clients.md#the-default-clock), as in every kit. */
+export const DEFAULT_SESSION_CLOCK = '2026-03-01T12:00:00.000Z';
+
+/** An AbortSignal for a call that may wait (docs/clients.md#cancelling). */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface SettleOptions extends CallOptions {
+  /** How long the server waits for the sandbox to be idle (its default when absent). */
+  timeoutMs?: number;
+}
+
 export interface SandboxClientOptions {
   /** The root (`http://127.0.0.1:4010`) or a session's base URL (`.../_sessions/ses_...`). */
   baseUrl: string;
@@ -47,13 +76,18 @@ export interface SandboxClientOptions {
   adminToken?: string;
   /** A fetch of your own (default: the global one). */
   fetch?: typeof fetch;
+  /** The session `baseUrl` belongs to (set by `forSession`). */
+  session?: Session;
 }
 
 export type SandboxApi = Client<paths>;
 
 export interface SandboxClient {
+  /** The root (`http://127.0.0.1:4010`) or a session's base URL (`.../_sessions/ses_...`). */
   readonly baseUrl: string;
   readonly key: SigningKey;
+  /** The session this client talks to (`id`, `baseUrl`, `credentials`), for a client from `forSession`. */
+  readonly session: Session | undefined;
   /** The typed openapi-fetch client: `api.GET('/v1/accounts', ...)`, every /v1 request signed. */
   readonly api: SandboxApi;
   /** The same sandbox, signed with another key (a MULTI_USER key, another programme's). */
@@ -71,24 +105,35 @@ export interface SandboxClient {
   ): Promise<PayoutResult>;
 
   // sessions (docs/sessions.md), on the root
-  createSession(options?: CreateSessionOptions): Promise<Session>;
+  /** A new session, frozen at DEFAULT_SESSION_CLOCK unless `clock` says otherwise (`'realtime'` or an instant) or it starts from a `snapshot` (its clock). */
+  createSession(options?: CreateSessionOptions, call?: CallOptions): Promise<Session>;
   listSessions(label?: string): Promise<Session[]>;
-  endSession(id: string): Promise<void>;
-  endSessions(label: string): Promise<EndedSessions>;
+  endSession(id: string, call?: CallOptions): Promise<void>;
+  endSessions(label: string, call?: CallOptions): Promise<EndedSessions>;
   // the sandbox this client talks to (the root or a session): docs/control-plane.md
-  reset(): Promise<void>;
+  reset(call?: CallOptions): Promise<void>;
   clock(): Promise<Clock>;
-  advanceClock(ms: number): Promise<Clock>;
+  advanceClock(ms: number, call?: CallOptions): Promise<Clock>;
   freezeClock(at: string | Date): Promise<Clock>;
-  settle(timeoutMs?: number): Promise<SettleReport>;
+  /**
+   * Wait until nothing is left to do at the current emulated instant (docs/control-plane.md#settle): the report, or a
+   * NotSettledError (the report on it) when the timeout passed first. A number is `{ timeoutMs }`.
+   */
+  settle(options?: SettleOptions | number): Promise<SettleReport>;
   /**
    * Settle, and while deliveries still wait for a later emulated instant (a retry after a refusal), advance the
    * clock to the report's `nextDueAt` and settle again: the last report, `waiting.deliveries` 0 unless `maxRounds`
-   * (default 20) ran out. The clock moves, so jobs due by then run too (docs/control-plane.md#settle).
+   * (default 20) ran out. The clock moves, so jobs due by then run too (docs/control-plane.md#settle). A
+   * NotSettledError when one of the settles timed out.
    */
-  settleUntilIdle(options?: { maxRounds?: number; timeoutMs?: number }): Promise<SettleReport>;
+  settleUntilIdle(options?: SettleOptions & { maxRounds?: number }): Promise<SettleReport>;
+  /**
+   * Forward this sandbox's webhooks to your app's URL (docs/clients.md#forwarding): resolves once the relay is ready;
+   * `stop()`, `signal` or `await using` ends it, and it ends by itself (`ended`) when the session ends.
+   */
+  forwardWebhooks(appUrl: string, options?: Omit<ForwardWebhooksOptions, 'adminToken' | 'fetch'>): Promise<WebhookForwarder>;
   saveSnapshot(name: string): Promise<Snapshot>;
-  restoreSnapshot(name: string): Promise<Snapshot>;
+  restoreSnapshot(name: string, call?: CallOptions): Promise<Snapshot>;
   /** A saved snapshot as one file (a SQLite database's bytes), for `uploadSnapshot` or `--snapshot FILE`. */
   exportSnapshot(name: string): Promise<Uint8Array>;
   /** Store an exported file under a name (on the root: a snapshot sessions can start from, docs/sessions.md). */
@@ -109,7 +154,19 @@ export function createSandboxClient(options: SandboxClientOptions): SandboxClien
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const key = options.key ?? DEFAULT_SINGLE_KEY;
   const api = createClient<paths>({ baseUrl, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  // the first request to a server reads its version and warns once when it differs (docs/clients.md#versions)
+  api.use({
+    onRequest: async ({ request }) => {
+      await checkServerVersion(baseUrl, { adminToken: options.adminToken, ...(options.fetch ? { fetch: options.fetch } : {}), signal: request.signal });
+      return undefined;
+    },
+  });
   api.use(signingMiddleware(key, { ...(options.adminToken ? { adminToken: options.adminToken } : {}) }));
+  const settleOnce = async (timeoutMs: number | undefined, signal: AbortSignal | undefined) => {
+    const report = data('POST /_emulator/settle', await api.POST('/_emulator/settle', { body: timeoutMs === undefined ? {} : { timeoutMs }, signal }));
+    if (!report.settled) throw new NotSettledError(report);
+    return report;
+  };
 
   const data = <T>(what: string, result: { data?: T; error?: unknown; response: Response }): T => {
     if (!result.response.ok || result.data === undefined) throw new SandboxApiError(result.response.status, result.error, what);
@@ -122,36 +179,47 @@ export function createSandboxClient(options: SandboxClientOptions): SandboxClien
   return {
     baseUrl,
     key,
+    session: options.session,
     api,
     withKey: (other) => createSandboxClient({ ...options, key: other }),
     forSession: (session, sessionKey) =>
-      createSandboxClient({ ...options, baseUrl: session.baseUrl, key: sessionKey ?? singleKeyOf(session) }),
+      createSandboxClient({ ...options, baseUrl: session.baseUrl, key: sessionKey ?? singleKeyOf(session), session }),
     payout: (format, message, payoutOptions) => submitPayout(api, baseUrl, key, format, message, payoutOptions),
 
-    createSession: async (body = {}) => data('POST /_emulator/sessions', await api.POST('/_emulator/sessions', { body })),
+    createSession: async (body = {}, { signal } = {}) =>
+      // a snapshot holds its own clock (docs/sessions.md#what-a-session-starts-from): the default applies without one
+      data('POST /_emulator/sessions', await api.POST('/_emulator/sessions', { body: body.snapshot ? body : { clock: DEFAULT_SESSION_CLOCK, ...body }, signal })),
     listSessions: async (label) =>
       data('GET /_emulator/sessions', await api.GET('/_emulator/sessions', { params: { query: label === undefined ? {} : { label } } })).data,
-    endSession: async (id) => done(`DELETE /_emulator/sessions/${id}`, await api.DELETE('/_emulator/sessions/{id}', { params: { path: { id } } })),
-    endSessions: async (label) => data('DELETE /_emulator/sessions', await api.DELETE('/_emulator/sessions', { params: { query: { label } } })),
+    endSession: async (id, { signal } = {}) =>
+      done(`DELETE /_emulator/sessions/${id}`, await api.DELETE('/_emulator/sessions/{id}', { params: { path: { id } }, signal })),
+    endSessions: async (label, { signal } = {}) =>
+      data('DELETE /_emulator/sessions', await api.DELETE('/_emulator/sessions', { params: { query: { label } }, signal })),
 
-    reset: async () => done('POST /_emulator/reset', await api.POST('/_emulator/reset')),
+    reset: async ({ signal } = {}) => done('POST /_emulator/reset', await api.POST('/_emulator/reset', { signal })),
     clock: async () => data('GET /_emulator/clock', await api.GET('/_emulator/clock')),
-    advanceClock: async (ms) => data('POST /_emulator/clock', await api.POST('/_emulator/clock', { body: { advanceMs: ms } })),
+    advanceClock: async (ms, { signal } = {}) => data('POST /_emulator/clock', await api.POST('/_emulator/clock', { body: { advanceMs: ms }, signal })),
     freezeClock: async (at) =>
       data('POST /_emulator/clock', await api.POST('/_emulator/clock', { body: { freezeAt: typeof at === 'string' ? at : at.toISOString() } })),
-    settle: async (timeoutMs) =>
-      data('POST /_emulator/settle', await api.POST('/_emulator/settle', { body: timeoutMs === undefined ? {} : { timeoutMs } })),
-    settleUntilIdle: async ({ maxRounds = 20, timeoutMs } = {}) => {
-      const settle = async () =>
-        data('POST /_emulator/settle', await api.POST('/_emulator/settle', { body: timeoutMs === undefined ? {} : { timeoutMs } }));
-      let report = await settle();
+    settle: async (settleOptions = {}) => {
+      const { timeoutMs, signal } = typeof settleOptions === 'number' ? { timeoutMs: settleOptions, signal: undefined } : settleOptions;
+      return settleOnce(timeoutMs, signal);
+    },
+    settleUntilIdle: async ({ maxRounds = 20, timeoutMs, signal } = {}) => {
+      let report = await settleOnce(timeoutMs, signal);
       for (let round = 0; round < maxRounds && report.waiting.deliveries > 0 && report.nextDueAt !== null; round++) {
         const advanceMs = Math.max(1, Date.parse(report.nextDueAt) - Date.parse(report.now));
-        data('POST /_emulator/clock', await api.POST('/_emulator/clock', { body: { advanceMs } }));
-        report = await settle();
+        data('POST /_emulator/clock', await api.POST('/_emulator/clock', { body: { advanceMs }, signal }));
+        report = await settleOnce(timeoutMs, signal);
       }
       return report;
     },
+    forwardWebhooks: (appUrl, forwardOptions = {}) =>
+      forwardWebhooks(baseUrl, appUrl, {
+        ...forwardOptions,
+        ...(options.adminToken ? { adminToken: options.adminToken } : {}),
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+      }),
     saveSnapshot: async (name) => data('POST /_emulator/snapshots', await api.POST('/_emulator/snapshots', { body: { name } })),
     exportSnapshot: async (name) => {
       const result = await api.GET('/_emulator/snapshots/{name}/export', { params: { path: { name } }, parseAs: 'arrayBuffer' });
@@ -170,8 +238,8 @@ export function createSandboxClient(options: SandboxClientOptions): SandboxClien
       ),
     deleteSnapshot: async (name) =>
       done(`DELETE /_emulator/snapshots/${name}`, await api.DELETE('/_emulator/snapshots/{name}', { params: { path: { name } } })),
-    restoreSnapshot: async (name) =>
-      data(`POST /_emulator/snapshots/${name}/restore`, await api.POST('/_emulator/snapshots/{name}/restore', { params: { path: { name } } })).snapshot,
+    restoreSnapshot: async (name, { signal } = {}) =>
+      data(`POST /_emulator/snapshots/${name}/restore`, await api.POST('/_emulator/snapshots/{name}/restore', { params: { path: { name } }, signal })).snapshot,
     addFault: async (rule) => data('POST /_emulator/faults', await api.POST('/_emulator/faults', { body: rule })),
     clearFaults: async () => done('DELETE /_emulator/faults', await api.DELETE('/_emulator/faults')),
     setWebhookChaos: async (settings) => data('PUT /_emulator/webhooks/chaos', await api.PUT('/_emulator/webhooks/chaos', { body: settings })),

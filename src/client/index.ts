@@ -2,9 +2,15 @@
 // generators, webhook verification and a verifying receiver for tests (docs/clients.md#typescript). An entry module
 // that imports only lib/core and its own folder, never the server (docs/architecture.md#layers), so an app's tests
 // can import it without the emulator's dependencies.
+export { VERSION } from '../version.js';
+export { VERSION_WARNING_CODE } from './version-check.js';
 export {
   createSandboxClient,
+  DEFAULT_SESSION_CLOCK,
+  NotSettledError,
   SandboxApiError,
+  type CallOptions,
+  type SettleOptions,
   type SandboxApi,
   type SandboxClient,
   type SandboxClientOptions,
@@ -26,6 +32,18 @@ export {
   type PayoutResult,
   type ServiceError,
 } from './client.js';
+export {
+  forwardWebhooks,
+  WebhookForwardingError,
+  type ForwardedAttempt,
+  type ForwardedDelivery,
+  type ForwardingEnd,
+  type ForwardingErrorCode,
+  type ForwardingReady,
+  type ForwardResult,
+  type ForwardWebhooksOptions,
+  type WebhookForwarder,
+} from './forward.js';
 export {
   DEFAULT_MULTI_KEY,
   DEFAULT_SINGLE_KEY,

@@ -41,7 +41,7 @@ export interface WebhookReceiver {
   readonly url: string;
   /** Each event once, in arrival order. */
   readonly events: WebhookEvent[];
-  /** Genuine deliveries of an eventId already kept (acknowledged with 204, not kept again). */
+  /** Genuine deliveries of an eventId already kept (acknowledged with 200, not kept again). */
   readonly duplicates: WebhookEvent[];
   /** Deliveries refused with 401. */
   readonly rejected: RejectedDelivery[];
@@ -100,7 +100,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
         seen.add(event.metadata.eventId);
         events.push(event);
       }
-      response.writeHead(204).end();
+      response.writeHead(200).end(); // a duplicate too: 200, as every kit's receiver (docs/clients.md#typescript)
     });
   });
   await new Promise<void>((resolve, reject) => {

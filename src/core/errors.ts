@@ -127,6 +127,17 @@ export const errors = {
   internal(message = 'Internal error') {
     return new ServiceError(500, 'INTERNAL_ERROR', message);
   },
+  /**
+   * The disk (or the database's page limit) is full: 507 Insufficient Storage with the interface's INTERNAL_ERROR
+   * code (docs/errors.md#disk-full). Nothing was written; reads go on.
+   */
+  diskFull() {
+    return new ServiceError(
+      507,
+      'INTERNAL_ERROR',
+      'The disk is full: the emulator could not write to its database, and nothing of this request was stored. Reads go on; free some space (or end sessions, delete snapshots) and send it again',
+    );
+  },
   /** The server cannot take the request now (it is shutting down). */
   unavailable(message: string) {
     return new ServiceError(503, 'INTERNAL_ERROR', message);

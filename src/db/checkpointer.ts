@@ -5,12 +5,27 @@ import type Database from 'better-sqlite3';
 // WAL checkpoints off the request path (docs/decisions.md#wal-checkpoints). By default SQLite checkpoints inside the
 // commit that takes the WAL past 1,000 pages: that request copies the WAL into the database file and waits for the
 // file's fsync, which on a busy disk is a stall of tens or hundreds of milliseconds for whoever committed. Here the
-// app's connection does not checkpoint by itself (`wal_autocheckpoint = 0`); a worker thread with its own connection
-// to the same file runs PASSIVE checkpoints (never waiting for, nor blocking, the writer) every CHECKPOINT_EVERY_MS.
+// app's connection checkpoints by itself only as a backstop, once per WAL_BACKSTOP_BYTES (below); a worker thread with its
+// own connection to the same file runs PASSIVE checkpoints (never waiting for, nor blocking, the writer) every
+// CHECKPOINT_EVERY_MS.
 // Closing the app's connection stops the worker first, synchronously, so that connection is the last one and SQLite's
 // own checkpoint on close leaves the whole database in the file, as before.
 
 const CHECKPOINT_EVERY_MS = 200;
+
+/**
+ * The WAL's ceiling (docs/decisions.md#wal-ceiling). Under sustained writes the worker's PASSIVE checkpoints never
+ * catch up with the writer, and SQLite starts the WAL over only when a write begins with every frame copied: the file
+ * grew without bound (5-7 GB under eight writing clients). So the app's connection keeps SQLite's own
+ * checkpoint as a backstop: once the WAL holds WAL_BACKSTOP_BYTES of frames, the commit that passes it checkpoints
+ * (copying only what the worker has not, the worker having copied most), the next write starts the WAL over, and
+ * `journal_size_limit` trims the file back to that size. The promise is WAL_CEILING_BYTES; the backstop is a quarter
+ * of it, so the frames written while a worker's checkpoint makes the backstop wait stay well under it.
+ */
+export const WAL_CEILING_BYTES = 64 * 1024 * 1024;
+export const WAL_BACKSTOP_BYTES = WAL_CEILING_BYTES / 4;
+/** Each WAL frame is a page and a 24-byte header (SQLite's WAL file format). */
+const WAL_FRAME_HEADER_BYTES = 24;
 const RUNNING = 0;
 const STOPPING = 1;
 
@@ -56,7 +71,9 @@ export function checkpointInBackground(db: Database.Database, path: string): boo
   });
   // a worker gone for any reason has no connection left to close: a later close must not wait for it
   worker.on('exit', () => Atomics.store(control, 1, 1));
-  db.pragma('wal_autocheckpoint = 0');
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  db.pragma(`wal_autocheckpoint = ${Math.max(1, Math.floor(WAL_BACKSTOP_BYTES / (pageSize + WAL_FRAME_HEADER_BYTES)))}`);
+  db.pragma(`journal_size_limit = ${WAL_BACKSTOP_BYTES}`);
   const close = db.close.bind(db);
   db.close = () => {
     Atomics.store(control, 0, STOPPING);

@@ -21,7 +21,7 @@ export type ActAsInput = z.infer<typeof actAsBody>;
 
 export const actAsResponse = z
   .object({
-    status: z.number().int().describe('Status of the public API call; 0 when a fault rule closed the connection without an answer (docs/faults.md)'),
+    status: z.number().int().describe('Status of the public API call (fault rules do not act on it: docs/faults.md)'),
     body: z.unknown().describe('Its body, parsed when JSON; null when empty'),
     actedAs: z.object({
       apiKey: z.string(),

@@ -6,6 +6,7 @@ import { HEADER, SCOPES } from '../http/auth.js';
 import { entitlementsOf } from '../domains/auth/credentials.store.js';
 import { signRequest } from '../lib/hmac.js';
 import type { ActAsInput, ActAsResult } from './act-as.schema.js';
+import { internalCallHeaders } from '../faults/internal-call.js';
 
 // The act-as proxy (docs/decisions.md#act-as): the dashboard drives the public API without holding any secret. The
 // server picks a key that can act for the user, signs the request exactly as a client would (docs/authentication.md),
@@ -86,14 +87,8 @@ export async function actAs(app: FastifyInstance, ctx: AppContext, input: ActAsI
   if (input.idempotencyKey !== undefined) headers[IDEMPOTENCY_HEADER] = input.idempotencyKey;
 
   const actedAs = { apiKey: key.api_key, integrationType: key.integration_type, programmeId: key.programme_id, userId: input.userId };
-  let response;
-  try {
-    response = await app.inject({ method: input.method as InjectOptions['method'], url: input.path, headers, payload });
-  } catch (error) {
-    // a fault rule's drop closes the connection (docs/faults.md#fault-rules): no answer, status 0
-    if ((error as { code?: string }).code === 'LIGHT_ECONNRESET') return { status: 0, body: null, actedAs };
-    throw error;
-  }
+  // not subject to the sandbox's fault rules (docs/faults.md#what-rules-never-touch)
+  const response = await app.inject({ method: input.method as InjectOptions['method'], url: input.path, headers: { ...headers, ...internalCallHeaders() }, payload });
   return {
     status: response.statusCode,
     body: parseBody(response.body, String(response.headers['content-type'] ?? '')),

@@ -10,6 +10,7 @@ import { changeClock } from './clock.service.js';
 import { DEMO_STEPS, DemoStepError, type ApiAnswer, type DemoOutcome, type DemoRefs, type DemoStep, type DemoTools } from './demo.script.js';
 import type { DemoState, DemoStepResult, DemoStepView } from './demo.schema.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
+import { internalCallHeaders } from '../faults/internal-call.js';
 
 // Running the guided demo one step at a time (docs/dashboard.md#run-a-demo). The progress (how many steps ran, what
 // they made) is a row of `meta` in the sandbox's own database, so it belongs to the sandbox the steps ran against: a
@@ -123,7 +124,8 @@ function toolsFor(app: FastifyInstance, ctx: AppContext, refs: DemoRefs): DemoTo
         [HEADER.signature]: signRequest({ apiKey: key.api_key, secret: key.secret, timestamp, method, target: path, body: payload ?? '' }),
       };
       if (payload !== undefined) headers['content-type'] = 'application/json';
-      const response = await app.inject({ method, url: path, headers, payload });
+      // not subject to the sandbox's fault rules (docs/faults.md#what-rules-never-touch)
+      const response = await app.inject({ method, url: path, headers: { ...headers, ...internalCallHeaders() }, payload });
       let parsed: unknown = null;
       try {
         parsed = response.body ? JSON.parse(response.body) : null;

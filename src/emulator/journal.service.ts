@@ -7,6 +7,7 @@ import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import { errorResponses } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.auth.js';
 import { firedFaultSchema } from '../faults/fault-rules.schema.js';
+import { INTERNAL_CALL_HEADER } from '../faults/internal-call.js';
 
 // The request journal (docs/test-kit.md#request-journal, docs/decisions.md#journal): the last N requests in a ring
 // buffer (never unbounded), with secrets and signatures redacted, so a test can assert "my app called commit exactly
@@ -16,7 +17,7 @@ const MAX_BODY_CHARS = 16 * 1024;
 // Larger JSON bodies (document uploads up to 20 MiB) are kept as a size note, not parsed and stored whole.
 const MAX_PARSED_BODY_CHARS = 32 * 1024;
 const REDACTED = '[REDACTED]';
-const SECRET_HEADERS = new Set(['authorization', 'x-service-signature', 'x-admin-token', 'cookie']);
+const SECRET_HEADERS = new Set(['authorization', 'x-service-signature', 'x-admin-token', 'cookie', INTERNAL_CALL_HEADER]);
 const SECRET_FIELDS = new Set(['accessToken', 'secret', 'password', 'contentBase64', 'signature', 'apiSecret']);
 
 export const journalEntrySchema = z

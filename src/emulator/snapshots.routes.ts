@@ -146,8 +146,10 @@ export const snapshotsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
           tags: ['Emulator: snapshots'],
           summary: 'Upload an exported snapshot file under a name',
           description:
-            'The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. A file that is not a ' +
-            'snapshot, or one exported at another schema version, is a 400 and nothing is stored. 201 for a new name, 200 when replacing.',
+            'The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. The file is checked ' +
+            'before anything is stored, while the server goes on answering: its schema must be one an export of this or an older ' +
+            'version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 ' +
+            'naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing.',
           params: snapshotParams,
           response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses(413, 415) },
         },
@@ -156,7 +158,7 @@ export const snapshotsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
         if (!Buffer.isBuffer(request.body)) {
           throw errors.unsupportedMediaType(`Send the snapshot file as ${SNAPSHOT_FILE_TYPES[0]} (curl --data-binary @file -H 'Content-Type: application/octet-stream')`);
         }
-        const { snapshot, replaced } = importSnapshot(ctx, request.params.name, request.body);
+        const { snapshot, replaced } = await importSnapshot(ctx, request.params.name, request.body);
         return reply.status(replaced ? 200 : 201).send(snapshot);
       },
     );

@@ -1,28 +1,16 @@
 import Database from 'better-sqlite3';
 import type { AppContext } from '../context.js';
-import { prepared, type Db } from '../db/connection.js';
-import { stateTables } from '../db/migrate.js';
 import { errors, ServiceError } from '../core/errors.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
 import { markEqualIfTracking, markEqualTo, tablesThatMayDiffer } from './snapshots.tracking.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
+import { checkInWorker, checkInWorkerSync, SnapshotRefusal, type CheckedFile } from './snapshots.check.js';
+import { fileTableName, fileTableSql, SNAPSHOT_FORMAT, SNAPSHOT_INFO_SQL, readTables, schemaVersionOf, triggerOrder, writeTables, type TableRows } from './snapshots.tables.js';
 
 // Snapshots of the whole sandbox state (docs/control-plane.md#snapshots, docs/decisions.md#snapshots): every
 // table (which holds the id sequence in `meta`, the webhook endpoint in `programmes`, jobs, outbox and
 // deliveries) plus the emulated clock. Kept in memory per sandbox (a runtime slot: docs/architecture.md#runtime);
 // exported and imported as one SQLite file.
-
-/**
- * The rows of one table as `raw()` arrays in column order (no per-row objects to build or walk). A table
- * with a rowid keeps it in front of each row (`key: 'rowid'`); a WITHOUT ROWID table (the list counters) and
- * `sqlite_sequence` are keyed by the positions of their key columns.
- */
-interface TableRows {
-  name: string;
-  columns: string[];
-  key: 'rowid' | number[];
-  rows: unknown[][];
-}
 
 export interface Snapshot {
   name: string;
@@ -45,8 +33,6 @@ export interface SnapshotSummary {
   rows: number;
 }
 
-/** Marks an exported file as ours; a file without it is refused on upload. */
-export const SNAPSHOT_FORMAT = 'service-sandbox-snapshot/1';
 export const SNAPSHOT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const NAME_RULE = 'a snapshot name is 1-64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit';
 
@@ -88,47 +74,6 @@ export function summarize(snapshot: Snapshot): SnapshotSummary {
     tables: snapshot.tables.length,
     rows: snapshot.tables.reduce((sum, table) => sum + table.rows.length, 0),
   };
-}
-
-function schemaVersionOf(db: Db): number {
-  return db.pragma('user_version', { simple: true }) as number;
-}
-
-function columnsOf(db: Db, table: string): string[] {
-  return (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as Array<{ name: string }>).map((row) => row.name);
-}
-
-/** How a table's rows are told apart: its rowid, or its primary-key columns (WITHOUT ROWID, sqlite_sequence by name). */
-function keyOf(db: Db, table: string): 'rowid' | number[] {
-  if (table === 'sqlite_sequence') return [0];
-  const definition = (db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) as { sql: string }).sql;
-  if (!/\bWITHOUT\s+ROWID\b/i.test(definition)) return 'rowid';
-  const info = db.prepare('SELECT cid, pk FROM pragma_table_info(?)').all(table) as Array<{ cid: number; pk: number }>;
-  return info.filter((column) => column.pk > 0).sort((a, b) => a.pk - b.pk).map((column) => column.cid);
-}
-
-function readRows(db: Db, table: string, key: 'rowid' | number[]): unknown[][] {
-  return prepared(db, key === 'rowid' ? `SELECT rowid, * FROM "${table}"` : `SELECT * FROM "${table}"`).raw(true).all() as unknown[][];
-}
-
-/** The tables a snapshot holds: every state table and, when it exists, sqlite_sequence. */
-function snapshotTables(db: Db): string[] {
-  return [...stateTables(db), ...(hasTable(db, 'sqlite_sequence') ? ['sqlite_sequence'] : [])];
-}
-
-/** Read every state table in one read transaction, so the snapshot is one consistent instant. */
-function readTables(db: Db): TableRows[] {
-  const read = db.transaction(() =>
-    snapshotTables(db).map((name) => {
-      const key = keyOf(db, name);
-      return { name, columns: columnsOf(db, name), key, rows: readRows(db, name, key) };
-    }),
-  );
-  return read();
-}
-
-function hasTable(db: Db, name: string): boolean {
-  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 }
 
 /** Take the current state as a snapshot (not stored). */
@@ -196,64 +141,8 @@ export function restoreSnapshot(ctx: AppContext, snapshot: Snapshot): void {
  * ends exactly as saved.
  */
 export function restoreTables(ctx: AppContext, snapshot: Snapshot): void {
-  writeTables(ctx.db, snapshot, tablesThatMayDiffer(ctx, snapshot, orderOf(ctx, snapshot)));
+  writeTables(ctx.db, snapshot.tables, tablesThatMayDiffer(ctx, snapshot, orderOf(ctx, snapshot)));
   markEqualIfTracking(ctx, snapshot);
-}
-
-export function restoreNewDatabase(db: Db, snapshot: Snapshot): void {
-  writeTables(db, snapshot, triggerOrder(db, snapshot.tables.map((table) => table.name)));
-}
-
-function writeTables(db: Db, snapshot: Snapshot, order: string[]): void {
-  const byName = new Map(snapshot.tables.map((table) => [table.name, table]));
-  db.pragma('foreign_keys = OFF');
-  try {
-    db.transaction(() => {
-      for (const name of order) writeBack(db, byName.get(name)!);
-    })();
-  } finally {
-    db.pragma('foreign_keys = ON');
-  }
-}
-
-/** Make one table equal to its saved rows, touching only the rows that differ. */
-function writeBack(db: Db, table: TableRows): void {
-  const { name, columns, key } = table;
-  const keyPositions = key === 'rowid' ? [0] : key;
-  const offset = key === 'rowid' ? 1 : 0; // column i of a row is at i + offset
-  const single = keyPositions.length === 1 ? keyPositions[0]! : -1;
-  // rowids are numbers and a one-column key is used as it is; a key of several columns is joined by NUL
-  const keyText = (row: unknown[]): unknown => (single >= 0 ? row[single] : keyPositions.map((i) => String(row[i])).join('\u0000'));
-  const saved = new Map<unknown, unknown[]>(table.rows.map((row) => [keyText(row), row]));
-  const quoted = columns.map((column) => `"${column}"`);
-  const where = key === 'rowid' ? 'rowid = ?' : key.map((i) => `${quoted[i]} = ?`).join(' AND ');
-  const keyValues = (row: unknown[]) => keyPositions.map((i) => row[i]);
-  // Rows that are gone or changed are deleted first and changed ones inserted again as saved: updating in
-  // place could collide with a unique key another row still holds until it is rewritten too.
-  for (const row of readRows(db, name, key)) {
-    const id = keyText(row);
-    const want = saved.get(id);
-    if (want && sameRow(row, want)) saved.delete(id);
-    else prepared(db, `DELETE FROM "${name}" WHERE ${where}`).run(keyValues(row));
-  }
-  if (saved.size === 0) return;
-  const insert = prepared(
-    db,
-    `INSERT INTO "${name}" (${key === 'rowid' ? 'rowid, ' : ''}${quoted.join(', ')}) VALUES (${[...Array(columns.length + offset)].map(() => '?').join(', ')})`,
-  );
-  for (const row of saved.values()) insert.run(row);
-}
-
-function sameRow(a: unknown[], b: unknown[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i += 1) {
-    const x = a[i];
-    const y = b[i];
-    if (x === y) continue;
-    if (Buffer.isBuffer(x) && Buffer.isBuffer(y) && x.equals(y)) continue;
-    return false;
-  }
-  return true;
 }
 
 /** triggerOrder, kept per sandbox while its schema and the snapshot's tables are the same. */
@@ -265,36 +154,6 @@ function orderOf(ctx: AppContext, snapshot: Snapshot): string[] {
   const order = triggerOrder(ctx.db, snapshot.tables.map((table) => table.name));
   state.order = { schemaVersion: snapshot.schemaVersion, tables, order };
   return order;
-}
-
-/**
- * Tables in an order where every table comes after the tables whose triggers write into it (transactions
- * before the list counters), so a table is compared only once the triggers that write into it have fired.
- */
-function triggerOrder(db: Db, tables: string[]): string[] {
-  const triggers = db.prepare("SELECT tbl_name AS owner, sql FROM sqlite_master WHERE type = 'trigger'").all() as Array<{ owner: string; sql: string }>;
-  const writes = new Map<string, Set<string>>();
-  for (const { owner, sql: text } of triggers) {
-    const body = text.slice(text.search(/\bBEGIN\b/i));
-    for (const match of body.matchAll(/\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+"?(\w+)"?/gi)) {
-      if (match[1] !== owner) (writes.get(owner) ?? writes.set(owner, new Set()).get(owner)!).add(match[1]!);
-    }
-  }
-  const incoming = new Map(tables.map((table) => [table, 0]));
-  for (const targets of writes.values()) for (const target of targets) if (incoming.has(target)) incoming.set(target, incoming.get(target)! + 1);
-  const ordered: string[] = [];
-  const ready = tables.filter((table) => incoming.get(table) === 0);
-  while (ready.length > 0) {
-    const table = ready.shift()!;
-    ordered.push(table);
-    for (const target of writes.get(table) ?? []) {
-      if (!incoming.has(target)) continue;
-      incoming.set(target, incoming.get(target)! - 1);
-      if (incoming.get(target) === 0) ready.push(target);
-    }
-  }
-  if (ordered.length !== tables.length) throw new Error('snapshot restore: the triggers write in a cycle; no safe order');
-  return ordered;
 }
 
 /** POST /_emulator/snapshots/{name}/restore */
@@ -316,7 +175,7 @@ export function exportSnapshot(ctx: AppContext, name: string): Buffer {
   const file = new Database(':memory:');
   try {
     file.transaction(() => {
-      file.exec('CREATE TABLE snapshot_info (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+      file.exec(SNAPSHOT_INFO_SQL);
       const info = file.prepare('INSERT INTO snapshot_info (key, value) VALUES (?, ?)');
       info.run('format', SNAPSHOT_FORMAT);
       info.run('name', snapshot.name);
@@ -327,9 +186,9 @@ export function exportSnapshot(ctx: AppContext, name: string): Buffer {
       for (const table of snapshot.tables) {
         // Columns without constraints: the file is a copy of the rows, not a second database to run on.
         // Rows keep their rowids, so a restore from an uploaded file compares rows as one from memory does.
-        const target = table.name === 'sqlite_sequence' ? 'snapshot_sequence' : table.name;
+        const target = fileTableName(table.name);
         const quoted = table.columns.map((column) => `"${column}"`);
-        file.exec(`CREATE TABLE "${target}" (${quoted.join(', ')})`);
+        file.exec(fileTableSql(table.name, table.columns));
         const withRowid = table.key === 'rowid';
         const insert = file.prepare(
           `INSERT INTO "${target}" (${withRowid ? 'rowid, ' : ''}${quoted.join(', ')}) VALUES (${[...Array(quoted.length + (withRowid ? 1 : 0))].map(() => '?').join(', ')})`,
@@ -349,64 +208,41 @@ function badFile(message: string): ServiceError {
   return errors.field('InvalidValue', 'body', `Not a snapshot this server can restore: ${message}`);
 }
 
+function asSnapshot(checked: CheckedFile, name: string, savedAtMs: number): Snapshot {
+  return { name, clockMs: checked.clockMs, clockMode: checked.clockMode, schemaVersion: checked.schemaVersion, savedAt: new Date(savedAtMs).toISOString(), tables: checked.tables };
+}
+
+function refused(error: unknown): unknown {
+  return error instanceof SnapshotRefusal ? badFile(error.message) : error;
+}
+
 /**
- * Read an exported snapshot file (PUT /_emulator/snapshots/{name}, `--snapshot FILE`). Checked before
- * anything is stored: a SQLite file, our format marker, this server's schema version, and every state
- * table with this server's columns.
+ * `--snapshot FILE` at start: the checks of an upload (snapshots.check.ts), waited for before the server answers
+ * anything. A refusal is a 400-style ServiceError that start-up turns into one line.
  */
-export function parseSnapshotFile(db: Db, bytes: Buffer, name: string, savedAtMs: number): Snapshot {
-  if (bytes.length === 0) throw badFile('the body is empty; send the file from GET /_emulator/snapshots/{name}/export as application/octet-stream');
-  let file: Db;
+export function readSnapshotFileAtStart(bytes: Buffer, name: string, savedAtMs: number): Snapshot {
   try {
-    file = new Database(bytes, { readonly: true });
+    return asSnapshot(checkInWorkerSync(bytes), name, savedAtMs);
   } catch (error) {
-    throw badFile(`the body is not a SQLite database file (${(error as Error).message})`);
-  }
-  try {
-    let info: Map<string, string>;
-    try {
-      info = new Map((file.prepare('SELECT key, value FROM snapshot_info').all() as Array<{ key: string; value: string }>).map((row) => [row.key, row.value]));
-    } catch (error) {
-      const message = (error as Error).message;
-      throw badFile(/no such table/.test(message) ? 'it has no snapshot_info table (a SQLite file, but not an exported snapshot)' : `the body is not a readable SQLite database file (${message})`);
-    }
-    if (info.get('format') !== SNAPSHOT_FORMAT) throw badFile(`its format is "${info.get('format') ?? 'missing'}", expected "${SNAPSHOT_FORMAT}"`);
-    const version = Number(info.get('schema_version'));
-    const ours = schemaVersionOf(db);
-    if (version !== ours) {
-      throw badFile(`it was exported at schema version ${info.get('schema_version')}; this server is at version ${ours} (export it again from a server of this version)`);
-    }
-    const clockMs = Number(info.get('clock_ms'));
-    const clockMode = info.get('clock_mode');
-    if (!Number.isSafeInteger(clockMs) || clockMs < 0 || (clockMode !== 'frozen' && clockMode !== 'realtime')) throw badFile('its clock is missing or unreadable');
-    const tables: TableRows[] = [];
-    for (const table of snapshotTables(db)) {
-      const stored = table === 'sqlite_sequence' ? 'snapshot_sequence' : table;
-      const expected = columnsOf(db, table);
-      const found = columnsOf(file, stored);
-      if (found.length === 0) throw badFile(`table ${stored} is missing`);
-      if (expected.join(',') !== found.join(',')) throw badFile(`table ${stored} has columns ${found.join(', ')}; expected ${expected.join(', ')}`);
-      const key = keyOf(db, table);
-      const select = `SELECT ${key === 'rowid' ? 'rowid, ' : ''}${expected.map((column) => `"${column}"`).join(', ')} FROM "${stored}"`;
-      tables.push({ name: table, columns: expected, key, rows: file.prepare(select).raw(true).all() as unknown[][] });
-    }
-    return {
-      name,
-      clockMs,
-      clockMode,
-      schemaVersion: version,
-      savedAt: new Date(savedAtMs).toISOString(),
-      tables,
-    };
-  } finally {
-    file.close();
+    throw refused(error);
   }
 }
 
-/** PUT /_emulator/snapshots/{name}: store an uploaded file under a name. */
-export function importSnapshot(ctx: AppContext, name: string, bytes: Buffer): { snapshot: SnapshotSummary; replaced: boolean } {
+/**
+ * PUT /_emulator/snapshots/{name}: store an uploaded file under a name once it passes every check
+ * (docs/robustness.md#hostile-files), made on a worker thread while the server goes on answering. Nothing of a refused
+ * file is stored, and the sandbox's state is not touched either way.
+ */
+export async function importSnapshot(ctx: AppContext, name: string, bytes: Buffer): Promise<{ snapshot: SnapshotSummary; replaced: boolean }> {
   checkSnapshotName(name, 'name');
-  const snapshot = parseSnapshotFile(ctx.db, bytes, name, ctx.clock.realNowMs());
+  const receivedAtMs = ctx.clock.realNowMs();
+  let checked: CheckedFile;
+  try {
+    checked = await checkInWorker(bytes);
+  } catch (error) {
+    throw refused(error);
+  }
+  const snapshot = asSnapshot(checked, name, receivedAtMs);
   const store = storeOf(ctx);
   const replaced = store.has(name);
   store.set(name, snapshot);

@@ -5,6 +5,7 @@ import { errors } from '../core/errors.js';
 import type { RequestJournal } from '../emulator/journal.service.js';
 import type { FaultEffect, FiredFault } from './fault-rules.schema.js';
 import { decideFaults, hasActiveFaultRules } from './fault-rules.service.js';
+import { isInternalCall } from './internal-call.js';
 
 // Where fault rules act on a request (docs/faults.md#how-rules-are-evaluated): after authentication and validation
 // (so a rule can match the user and the body), before the handler; an ambiguous failure acts again in onSend,
@@ -34,6 +35,8 @@ const STATUS_TEXT: Record<number, string> = {
 export function registerFaultRules(app: FastifyInstance, ctx: AppContext, journal: () => RequestJournal): void {
   app.addHook('preHandler', (request, reply, done) => {
     if (!hasActiveFaultRules(ctx) || EXEMPT.some((prefix) => request.url.startsWith(prefix))) return done();
+    // the demo's and act-as's own calls to the API (docs/faults.md#what-rules-never-touch)
+    if (isInternalCall(request.headers)) return done();
     const [path] = request.url.split('?', 1);
     const decision = decideFaults(ctx, {
       method: request.method,
@@ -100,7 +103,7 @@ function dropConnection(request: FastifyRequest, reply: FastifyReply, journal: R
 
 /**
  * Close the client's connection. Destroying a request whose body has been read leaves its socket open, so the
- * socket itself is destroyed; a request injected in process (the dashboard's act-as) has no real socket and is
+ * socket itself is destroyed; a request injected in process (a test's app.inject) has no real socket and is
  * destroyed instead, which its caller sees as a reset.
  */
 function closeConnection(request: FastifyRequest): void {

@@ -85,6 +85,10 @@ export function toServiceError(error: unknown, request?: FastifyRequest): Servic
     request?.log.error({ err: error }, 'response did not match its schema');
     return errors.internal('The emulator produced a response that does not match its own schema');
   }
+  if (isDiskFull(error)) {
+    request?.log.error({ err: error }, 'disk full');
+    return errors.diskFull();
+  }
   const fastifyError = error as FastifyError;
   const code = fastifyError?.code;
   switch (code) {
@@ -120,6 +124,19 @@ export function toServiceError(error: unknown, request?: FastifyRequest): Servic
   }
   request?.log.error({ err: error }, 'unhandled error');
   return errors.internal();
+}
+
+/**
+ * SQLite's SQLITE_FULL (the database or its journal could not grow: a full disk, or `max_page_count`) and the file
+ * system's ENOSPC (docs/errors.md#disk-full). A failed statement rolls back its transaction, so nothing is
+ * half-written; reads need no new pages and go on.
+ */
+export function isDiskFull(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
+    const code = (cause as { code?: unknown }).code;
+    if (code === 'SQLITE_FULL' || code === 'ENOSPC') return true;
+  }
+  return false;
 }
 
 function rawFor(request: FastifyRequest, location: Location): unknown {

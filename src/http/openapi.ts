@@ -89,7 +89,7 @@ const STATUS_TEXT: Record<string, string> = {
 
 const DEFAULT_ERROR = {
   description:
-    'Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body.',
+    'Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body.',
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ServiceError' } } },
 };
 

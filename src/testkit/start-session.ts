@@ -1,3 +1,4 @@
+import { DEFAULT_SESSION_CLOCK } from '../client/client.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { signedFetcher, startWebhookInbox, type SandboxClient, type SandboxCredentials } from './kit-parts.js';
 import type { FaultRule } from '../faults/fault-rules.schema.js';
@@ -20,7 +21,7 @@ export interface SessionSandboxOptions {
   fixtures?: Fixtures;
   /** Start from this snapshot of the server's root sandbox. */
   snapshot?: string;
-  /** `realtime` or an ISO instant to start frozen at (default: the server's --clock). */
+  /** `realtime` or an ISO instant to start frozen at (default: frozen at DEFAULT_SESSION_CLOCK, as every kit; a snapshot's own clock). */
   clock?: string;
   /** Ids follow this seed, as on a server started with --seed (docs/sessions.md#ids); default: the session's own. */
   seed?: string;
@@ -46,7 +47,7 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
   const adminToken = options.adminToken ?? process.env.ADMIN_TOKEN;
   const control = async (url: string, method: string, body?: unknown): Promise<unknown> => {
     const headers: Record<string, string> = {};
-    if (adminToken) headers['X-Admin-Token'] = adminToken;
+    if (adminToken) headers.Authorization = `Bearer ${adminToken}`;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await response.text();
@@ -68,7 +69,7 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
     session = (await control(`${server}/_emulator/sessions`, 'POST', {
       ...(options.fixtures ? { fixtures: options.fixtures } : {}),
       ...(options.snapshot ? { snapshot: options.snapshot } : {}),
-      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.clock ? { clock: options.clock } : options.snapshot ? {} : { clock: DEFAULT_SESSION_CLOCK }),
       ...(options.seed ? { seed: options.seed } : {}),
       ...(options.label ? { label: options.label } : {}),
       ...(inbox ? { webhookUrl: inbox.url } : {}),

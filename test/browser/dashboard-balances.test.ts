@@ -144,7 +144,10 @@ t.test('in the page: the chart and its table have one point per change, and foll
   await page.locator('#balance-heading').scrollIntoViewIfNeeded();
   await page.locator('#balance-heading').locator('..').screenshot({ path: artifactPath('dashboard-balances.png') });
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.waitForTimeout(400);
+  // the chart redraws for the new width when the page gets to it: wait for that (generous bound), not a fixed time
+  await page
+    .waitForFunction(() => (document.querySelector('#balance-chart canvas')?.getBoundingClientRect().right ?? Infinity) <= 390, undefined, { timeout: 15_000 })
+    .catch(() => undefined);
   const chartWidth = await page.locator('#balance-chart canvas').evaluate((canvas) => canvas.getBoundingClientRect().right);
   t.ok(chartWidth <= 390, `the chart fits a phone-sized screen (right edge ${chartWidth})`);
   await page.locator('#balance-heading').locator('..').screenshot({ path: artifactPath('dashboard-balances-phone.png') });

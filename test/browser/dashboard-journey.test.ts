@@ -92,7 +92,10 @@ t.test('the journey of an onboarded business, in order, live, from the keyboard,
   await page.locator('#journey-heading').scrollIntoViewIfNeeded();
   await page.locator('#journey-heading').locator('..').screenshot({ path: artifactPath('dashboard-journey.png') });
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.waitForTimeout(300);
+  // the layout settles for the new width when the page gets to it: wait for that (generous bound), not a fixed time
+  await page
+    .waitForFunction(() => document.querySelector('#journey')!.getBoundingClientRect().right <= 390 && document.documentElement.scrollWidth <= 390, undefined, { timeout: 15_000 })
+    .catch(() => undefined);
   const overflow = await page.evaluate(() => {
     const list = document.querySelector('#journey')!.getBoundingClientRect();
     return { right: list.right, scrollWidth: document.documentElement.scrollWidth };

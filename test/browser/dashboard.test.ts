@@ -160,7 +160,10 @@ t.test('dashboard: deposit flow, live status, deliveries, escaping', async (t) =
 
   await page.screenshot({ path: artifactPath('dashboard.png'), fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.waitForTimeout(300);
+  // the layout settles for the new width when the page gets to it: wait for that (generous bound), not a fixed time
+  await page
+    .waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, undefined, { timeout: 15_000 })
+    .catch(() => undefined);
   const overflow = await page.evaluate(() => {
     const width = document.documentElement.clientWidth;
     const wide = [...document.querySelectorAll('body *')]

@@ -51,7 +51,7 @@ async function listen(t: Test, args: string[]): Promise<Listening> {
   return listening;
 }
 
-async function until(check: () => boolean, what: () => string, timeoutMs = 15_000): Promise<void> {
+async function until(check: () => boolean, what: () => string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
@@ -159,6 +159,22 @@ tap.test('listen: without a listener, attempts fail as to an unreachable URL and
   t.match((await call(`${server.url}/_emulator/webhooks/listen`)).body, { forwardTo: null, connected: false });
 });
 
+tap.test('listen: a listener whose session ends exits 2 with one line, without connecting again', async (t) => {
+  await ensureBuilt();
+  const app = await startReceiver({ path: '/hooks' });
+  t.teardown(() => app.close());
+  const server = await serve();
+  t.teardown(() => server.close());
+  const created = await call(`${server.url}/_emulator/sessions`, 'POST', { label: 'listen-ends' });
+  const cli = await listen(t, ['--forward-to', app.url, '--url', server.url, '--session', created.body.id, '--json']);
+  let stderr = '';
+  cli.child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => cli.child.once('exit', (code) => resolve(code)));
+  t.equal((await call(`${server.url}/_emulator/sessions/${created.body.id}`, 'DELETE')).status, 204);
+  t.equal(await exited, 2, 'exit 2: the session is gone');
+  t.same(stderr.trim().split('\n'), [`service-sandbox listen: session ${created.body.id} has ended (or never existed): its webhooks are no longer forwarded`], 'one line, no "connecting again", no 404');
+});
+
 tap.test('listen: bad usage and refusals exit 2 with one line', async (t) => {
   await ensureBuilt();
   const server = await serve();
@@ -167,7 +183,7 @@ tap.test('listen: bad usage and refusals exit 2 with one line', async (t) => {
     [[], /--forward-to is required/],
     [['--forward-to', 'ftp://x'], /accepts an http:\/\/ or https:\/\/ URL/],
     [['--forward-to', 'http://127.0.0.1:9/h', '--session', 'bad id!'], /--session "bad id!"/],
-    [['--forward-to', 'http://127.0.0.1:9/h', '--url', server.url, '--session', 'ses_0000000000000000'], /refused the listener: 404/],
+    [['--forward-to', 'http://127.0.0.1:9/h', '--url', server.url, '--session', 'ses_0000000000000000'], /session ses_0000000000000000 has ended \(or never existed\)/],
     [['--forward-to', 'http://127.0.0.1:9/h', '--colour', 'blue'], /unknown argument --colour/],
   ];
   for (const [args, expected] of cases) {

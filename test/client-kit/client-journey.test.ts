@@ -275,8 +275,8 @@ t.test("docs/clients.md's first test runs as written, against a server", async (
   const section = page.slice(page.indexOf('### Install and first test'));
   const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
   t.ok(snippet.split('\n').length <= 10, 'under ten lines');
-  // the package's own name resolves to dist/ (package.json "exports"); the test runs the sources instead
-  const source = snippet.replace("'service-sandbox/client'", JSON.stringify(new URL('../../src/client/index.ts', import.meta.url).pathname));
+  // the package's name (@service-sandbox/client, built from src/client) resolves to a build; the test runs the sources
+  const source = snippet.replace(/'(@service-sandbox\/client|service-sandbox\/client)'/, JSON.stringify(new URL('../../src/client/index.ts', import.meta.url).pathname));
   mkdirSync(path.join(ROOT, '.tap'), { recursive: true });
   const dir = mkdtempSync(path.join(ROOT, '.tap', 'clients-doc-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

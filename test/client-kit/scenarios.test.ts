@@ -279,12 +279,16 @@ t.test('duplicate and badly signed webhooks under chaos leave exactly the right 
   const chaos = await sandbox.setWebhookChaos({ seed: 'ts-kit', duplicate: { times: 2 }, badSignature: { times: 1 } });
   t.equal(chaos.duplicate?.remaining, 2);
   const id = await deposit(sandbox, { depositInstructionId: 'di_acme_usd_ach', amount: '1250.00', reference: 'INV-2026-0311', counterpartyName: 'Northwind Traders' });
+  // settle before the clock moves: the first attempt (the badly signed one) is answered at START whatever the
+  // machine's speed, so its retry is due at START + 5 s (without it, the attempt raced advanceClock)
+  const first = await sandbox.settle();
+  t.equal(first.now, START, 'the first attempt went out at START');
   await sandbox.advanceClock(1000);
   // the badly signed attempt was refused (401) and is retried 5 s of emulated time later: settle, move the clock to
   // the retry, settle again, until nothing waits
   const report = await sandbox.settleUntilIdle();
   t.equal(report.waiting.deliveries, 0, JSON.stringify(report.waiting));
-  t.ok(Date.parse(report.now) >= Date.parse(START) + 6000, `the clock was moved to the retry (${report.now})`);
+  t.equal(report.now, new Date(Date.parse(START) + 5000).toISOString(), 'the clock was moved to the retry, 5 s after the refusal');
 
   t.same(webhooks.rejected.map((rejected) => rejected.reason), ['SIGNATURE_MISMATCH'], 'the badly signed attempt refused');
   t.same(statuses(webhooks, id), DEPOSIT_EVENTS, 'each event once, in order');

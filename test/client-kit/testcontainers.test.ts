@@ -1,23 +1,21 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import t, { type Test } from 'tap';
 import { startServer } from '../../src/server.js';
 import type { Config } from '../../src/config.js';
 import { startSandboxContainer, type TestcontainersModule } from '../../src/client/testcontainers.js';
+import { VERSION } from '../../src/version.js';
 import { START } from '../helper.js';
 
 // `service-sandbox/testcontainers` (docs/clients.md#testcontainers):
 // 1. always: its wiring, with a stand-in for the testcontainers module whose "container" is a server started here
 //    (the image, the exposed port, the wait on the health endpoint, the URL from the mapped port, sessions ended on stop);
-// 2. when SANDBOX_IMAGE names a built image of the Dockerfile: the real thing, testcontainers 10 (installed on demand
-//    into test/client-kit/.peers, git-ignored) against podman's Docker-compatible API on a socket of this test's own,
-//    the Ryuk reaper off and every connection on 127.0.0.1.
-
-const PEERS = path.join(import.meta.dirname, '.peers');
-const TESTCONTAINERS_VERSION = '10.28.0'; // 11 needs Node 22
+// 2. when SANDBOX_IMAGE names a built image of the Dockerfile: the real thing, testcontainers 10 (the package's optional
+//    peer, a devDependency here) against podman's Docker-compatible API on a socket of this test's own, the Ryuk
+//    reaper off and every connection on 127.0.0.1, waiting on an HTTP answer of /_emulator/health (podman runs no
+//    HEALTHCHECK without systemd).
 
 t.test('the module with a stand-in testcontainers: image, port, health wait, mapped URL, sessions', async (t) => {
   const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START } as Partial<Config> as never });
@@ -56,11 +54,11 @@ t.test('the module with a stand-in testcontainers: image, port, health wait, map
   }
   const standIn: TestcontainersModule = {
     GenericContainer,
-    Wait: { forHttp: (pathname, port) => `http ${pathname} ${port}`, forHealthCheck: () => 'healthcheck' },
-  };
+    Wait: { forHttp: (pathname: string, port: number) => ({ forStatusCode: (status: number) => `http ${pathname} ${port} ${status}` }) },
+  } as never;
 
   const container = await startSandboxContainer({ testcontainers: standIn, env: { LOG_LEVEL: 'warn' } });
-  t.same(calls, ['image service-sandbox', 'ports 4010', 'wait http /_emulator/health 4010', 'env {"LOG_LEVEL":"warn"}'], 'the image of docs/docker.md on 4010, waited for on its health endpoint');
+  t.same(calls, [`image service-sandbox:${VERSION}`, 'ports 4010', 'wait http /_emulator/health 4010 200', 'env {"LOG_LEVEL":"warn"}'], 'the image of docs/docker.md on 4010, waited for on an HTTP answer of its health endpoint');
   t.equal(container.url, server.url, 'the URL is the mapped port on the host');
   const first = await container.session({ label: 'testcontainers-stand-in' });
   const second = await container.session({ label: 'testcontainers-stand-in' });
@@ -72,24 +70,6 @@ t.test('the module with a stand-in testcontainers: image, port, health wait, map
   t.ok(stopped, 'the container is stopped');
   t.same(await container.client.listSessions('testcontainers-stand-in'), [], 'and the sessions still live were ended first');
 });
-
-/** testcontainers 10 from test/client-kit/.peers, installed there on first use; a reason when it cannot be. */
-async function testcontainersModule(): Promise<TestcontainersModule | string> {
-  const entry = path.join(PEERS, 'node_modules', 'testcontainers', 'build', 'index.js');
-  if (!existsSync(entry)) {
-    if (process.env.TESTCONTAINERS_NO_INSTALL) return 'testcontainers is not installed in test/client-kit/.peers (TESTCONTAINERS_NO_INSTALL)';
-    mkdirSync(PEERS, { recursive: true });
-    if (!existsSync(path.join(PEERS, 'package.json'))) writeFileSync(path.join(PEERS, 'package.json'), '{ "private": true }\n');
-    const installed = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel', 'error', `testcontainers@${TESTCONTAINERS_VERSION}`], {
-      cwd: PEERS,
-      encoding: 'utf8',
-      timeout: 300_000,
-    });
-    if (installed.status !== 0 || !existsSync(entry)) return `npm install testcontainers@${TESTCONTAINERS_VERSION} failed: ${installed.stderr}`;
-  }
-  const loaded = (await import(pathToFileURL(entry).href)) as TestcontainersModule & { default?: TestcontainersModule };
-  return loaded.GenericContainer ? loaded : (loaded.default as TestcontainersModule);
-}
 
 /** podman's Docker-compatible API on a socket of this test's own, or the DOCKER_HOST already set. */
 async function dockerHost(t: Test): Promise<string | undefined> {
@@ -112,14 +92,12 @@ t.test('the image in a container started by testcontainers 10: sessions, a depos
   if (!image) return skip('SANDBOX_IMAGE names no image (build one: podman build --format docker -t service-sandbox .)');
   const host = await dockerHost(t);
   if (!host) return skip('no DOCKER_HOST and no podman to serve one');
-  const module = await testcontainersModule();
-  if (typeof module === 'string') return skip(module);
   process.env.DOCKER_HOST = host;
   process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
   process.env.TESTCONTAINERS_HOST_OVERRIDE = '127.0.0.1';
 
   const started = Date.now();
-  const container = await startSandboxContainer({ testcontainers: module, image, startupTimeoutMs: 60_000 });
+  const container = await startSandboxContainer({ image, startupTimeoutMs: 60_000 });
   t.teardown(() => container.stop());
   t.match(container.url, /^http:\/\/127\.0\.0\.1:\d+$/, `started and answering in ${Date.now() - started} ms`);
 

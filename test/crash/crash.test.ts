@@ -316,7 +316,7 @@ t.test('SIGKILL under load, restart on the same file: nothing acknowledged is lo
     const got = delivered();
     return (ctx.db.prepare('SELECT event_id FROM outbox').all() as Array<{ event_id: string }>).map((row) => row.event_id).filter((id) => !got.has(id));
   };
-  const deadline = Date.now() + 40_000;
+  const deadline = Date.now() + 120_000; // a generous bound: each step settles rather than sleeps
   let steps = 0;
   while (Date.now() < deadline) {
     const undelivered = (ctx.db.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status <> 'DELIVERED'").get() as { n: number }).n;
@@ -325,7 +325,9 @@ t.test('SIGKILL under load, restart on the same file: nothing acknowledged is lo
     const advanced = await client.control('POST', '/_emulator/clock', { advanceMs: 60_000 });
     if (advanced.status !== 200) t.fail(`clock advance: ${advanced.status} ${advanced.text}`);
     steps += 1;
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    // wait for the deliveries due now to be answered (docs/control-plane.md#settle), not a fixed time
+    const settled = await client.control('POST', '/_emulator/settle', {});
+    if (settled.status !== 200) t.fail(`settle: ${settled.status} ${settled.text}`);
   }
   t.same(owed(), [], `every outbox event reached the receiver at least once (${steps} clock steps of 60 s)`);
   t.equal((ctx.db.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status <> 'DELIVERED'").get() as { n: number }).n, 0, 'every delivery is DELIVERED');

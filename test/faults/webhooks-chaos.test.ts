@@ -65,7 +65,7 @@ async function deliveries(sandbox: TestApp, query = '') {
   return json(await sandbox.app.inject({ method: 'GET', url: `/_emulator/webhooks/deliveries?sortDirection=ASC&pageSize=200${query}` })).data as any[];
 }
 
-async function waitFor(read: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+async function waitFor(read: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await read())) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
@@ -252,7 +252,9 @@ t.test('delay: the attempt is held at least ms of real time; a range gives a see
   t.equal(receiver.requests.length, 0, 'nothing arrived while held');
   await dispatcher.drain();
   t.equal(receiver.requests.length, 1);
-  t.ok(receiver.requests[0]!.receivedAtMs - startedAt >= 150, `arrived after ${receiver.requests[0]!.receivedAtMs - startedAt} ms`);
+  // the log's detail is the proof; the arrival time only shows a hold happened (5 ms: libuv times the hold from its
+  // cached loop time, which can be older than Date.now() was here)
+  t.ok(receiver.requests[0]!.receivedAtMs - startedAt >= 145, `arrived after ${receiver.requests[0]!.receivedAtMs - startedAt} ms`);
   const [delivery] = await deliveries(sandbox);
   t.same(delivery.attempts[0].chaos, [{ type: 'delay', detail: 'held 150 ms before it was sent' }]);
 
@@ -294,7 +296,7 @@ t.test('reorder: with no later event, the hold ends after holdMs and the event i
   const deposit = createTestDeposit(sandbox.ctx);
   await dispatcher.drain();
   t.equal(receiver.requests.length, 1);
-  t.ok(receiver.requests[0]!.receivedAtMs - startedAt >= 100, 'held at least holdMs');
+  t.ok(receiver.requests[0]!.receivedAtMs - startedAt >= 95, 'held at least holdMs (less libuv\'s loop-time margin)');
   const [delivery] = await deliveries(sandbox);
   t.same(delivery.attempts[0].chaos, [{ type: 'reorder', detail: `held 100 ms; no later event of transaction ${deposit.id} was sent meanwhile` }]);
 });

@@ -26,8 +26,21 @@ export async function launchChromium(): Promise<Browser> {
         'Install it with `apt-get update && apt-get install -y chromium` (.ci/run does this), or set CHROMIUM_PATH.',
     );
   }
-  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  // Playwright's 30 s defaults (navigation, waits) are a bet on the machine's speed: a loaded 2-core CI machine running
+  // several Chromiums can take longer to load a page. Every context (newPage makes one) gets a generous bound instead.
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (...args) => {
+    const context = await newContext(...args);
+    context.setDefaultTimeout(BROWSER_TIMEOUT_MS);
+    context.setDefaultNavigationTimeout(BROWSER_TIMEOUT_MS);
+    return context;
+  };
+  return browser;
 }
+
+/** The bound on a page's waits and navigations when a test gives none (generous: slow is not wrong). */
+export const BROWSER_TIMEOUT_MS = 120_000;
 
 /** Where screenshots go (git-ignored); created on demand. */
 export function artifactPath(name: string): string {

@@ -70,7 +70,7 @@ function probeAll(ctx: AppContext): Record<string, unknown> {
   return Object.fromEntries(Object.entries(CASES).map(([name, slotCase]) => [name, JSON.parse(JSON.stringify(slotCase.probe(ctx)))]));
 }
 
-async function waitFor(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+async function waitFor(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

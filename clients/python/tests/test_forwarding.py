@@ -118,7 +118,7 @@ def test_bad_arguments_are_type_and_value_errors(sandbox):
 
 # Starts an emulator of its own (with an admin token), so it needs the CLI and node on the test host: skipped where the
 # emulator runs elsewhere and no Node is installed (scripts/podman-service.sh, docs/ci.md#checked-with-podman).
-@pytest.mark.skipif(shutil.which(sandbox_cli()[0]) is None, reason="no CLI to start a server of its own (no node on PATH)")
+@pytest.mark.skipif(shutil.which(sandbox_cli()[0]) is None, reason="no CLI to start a server of its own (no node on PATH, or no built dist/)")
 def test_the_admin_token_goes_with_the_stream_and_the_results():
     # A server of its own that requires an admin token (docs/configuration.md): the forwarder sends it as a Bearer
     # token on the stream and on every result it reports.

@@ -1163,7 +1163,7 @@ export interface paths {
         get: operations["emulatorGetSnapshot"];
         /**
          * Upload an exported snapshot file under a name
-         * @description The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. A file that is not a snapshot, or one exported at another schema version, is a 400 and nothing is stored. 201 for a new name, 200 when replacing.
+         * @description The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. The file is checked before anything is stored, while the server goes on answering: its schema must be one an export of this or an older version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing.
          */
         put: operations["emulatorUploadSnapshot"];
         post?: never;
@@ -1500,7 +1500,7 @@ export interface components {
             };
         };
         ActAsResult: {
-            /** @description Status of the public API call; 0 when a fault rule closed the connection without an answer (docs/faults.md) */
+            /** @description Status of the public API call (fault rules do not act on it: docs/faults.md) */
             status: number;
             /** @description Its body, parsed when JSON; null when empty */
             body: unknown;
@@ -3162,7 +3162,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3207,7 +3207,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3275,7 +3275,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3341,7 +3341,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3426,7 +3426,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3498,7 +3498,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3575,7 +3575,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3659,7 +3659,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3718,7 +3718,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3780,7 +3780,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3842,7 +3842,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3904,7 +3904,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3981,7 +3981,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4080,7 +4080,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4166,7 +4166,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4256,7 +4256,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4339,7 +4339,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4436,7 +4436,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4513,7 +4513,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4585,7 +4585,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4651,7 +4651,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4728,7 +4728,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4805,7 +4805,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4877,7 +4877,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4970,7 +4970,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5047,7 +5047,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5133,7 +5133,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5223,7 +5223,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5343,7 +5343,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5378,7 +5378,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5429,7 +5429,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5476,7 +5476,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5534,7 +5534,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5588,7 +5588,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5650,7 +5650,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5712,7 +5712,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5783,7 +5783,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5842,7 +5842,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5907,7 +5907,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5971,7 +5971,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6021,7 +6021,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6082,7 +6082,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6129,7 +6129,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6174,7 +6174,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6221,7 +6221,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6279,7 +6279,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6341,7 +6341,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6403,7 +6403,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6470,7 +6470,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6535,7 +6535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6613,7 +6613,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6660,7 +6660,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6746,7 +6746,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6802,7 +6802,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6877,7 +6877,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6955,7 +6955,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7026,7 +7026,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7101,7 +7101,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7176,7 +7176,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7251,7 +7251,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7317,7 +7317,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7366,7 +7366,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7429,7 +7429,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7491,7 +7491,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7571,7 +7571,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7631,7 +7631,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7699,7 +7699,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7743,7 +7743,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7801,7 +7801,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7848,7 +7848,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7919,7 +7919,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -7966,7 +7966,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8035,7 +8035,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8080,7 +8080,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8142,7 +8142,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8202,7 +8202,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8249,7 +8249,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8369,7 +8369,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8414,7 +8414,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8485,7 +8485,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8541,7 +8541,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8627,7 +8627,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8677,7 +8677,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8739,7 +8739,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -8799,7 +8799,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR) has the same ServiceError body. */
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
                     [name: string]: unknown;

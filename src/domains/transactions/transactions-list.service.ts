@@ -16,14 +16,13 @@ import type { ListTransactionsQuery, TransactionSortField } from './transactions
 // transactions. `accountId` narrows either to one account (the caller's own, or any account of the
 // programme at programme scope), sub-balances included (migration 002 `transaction_accounts`).
 //
-// Speed with 1,000,000 rows (migrations 002 and 007): each sort of each scope is one index range
+// Speed with 1,000,000 rows (migrations 002, 007 and 013): each sort of each scope is one index range
 // (ORDER BY key, id in the same direction), filters on type/status have their own indexes, the page is
 // the stored REST JSON of each row concatenated, and `totalRecords` comes from counters kept by triggers:
 // `transaction_counts` (scope x type x status) and `transaction_time_counts` (scope x hour of createdAt or
-// updatedAt), a scope being 'user:<id>', 'account:<id>' or 'programme:<id>', and for users and programmes
-// `transaction_kind_time_counts` (the hourly counters split by type and by status, migration 007). Only
-// bounds on both createdAt and updatedAt, a time bound with both a type and a status, or a time bound with
-// either on the account filter fall back to COUNT over the query's index range.
+// updatedAt), a scope being 'user:<id>', 'account:<id>' or 'programme:<id>'. A time bound with a type or status
+// filter, bounds on both createdAt and updatedAt, or a time bound with a filter on the account scope count the
+// query's own index range (the (scope, type or status, time) indexes; docs/decisions.md#list-counters).
 
 const SORT_COLUMN: Record<TransactionSortField, string> = {
   CREATED_AT: 'created_at_ms',
@@ -125,11 +124,9 @@ export function listTransactionsJson(ctx: AppContext, caller: CallerScope, query
     let totalRecords: number;
     if (!timeBound) {
       totalRecords = countFromCounters(ctx, countScope, query.type, query.status);
-    } else if (createdBound !== updatedBound && (query.type === undefined || query.status === undefined) && (!byAccount || (query.type === undefined && query.status === undefined))) {
+    } else if (createdBound !== updatedBound && query.type === undefined && query.status === undefined) {
       const field = createdBound ? 'created' : 'updated';
-      const filter: Listing['filter'] =
-        query.type !== undefined ? { column: 'type', value: query.type } : query.status !== undefined ? { column: 'status', value: query.status } : undefined;
-      const listing: Listing = { table: byAccount ? 'transaction_accounts' : 'transactions', key: scopeKey, scopeId, countScope, filter };
+      const listing: Listing = { table: byAccount ? 'transaction_accounts' : 'transactions', key: scopeKey, scopeId, countScope };
       totalRecords = createdBound
         ? countInRange(ctx, listing, field, query.minCreatedAt, undefined)
         : countInRange(ctx, listing, field, query.minUpdatedAt, query.maxUpdatedAt);
@@ -180,8 +177,7 @@ function countFromCounters(ctx: AppContext, scope: string, type?: string, status
   return prepared<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM transaction_counts WHERE ${where.join(' AND ')}`).get(...params)!.n;
 }
 
-// Exact counts over a time range from the hourly counters of migration 002 (transaction_time_counts), or
-// for one type or status filter those of migration 007 (transaction_kind_time_counts):
+// Exact counts over a time range from the hourly counters of migration 002 (transaction_time_counts):
 // whole hours are summed, and only the hour a bound falls in is counted row by row, from whichever side
 // of the bound is smaller (a probe of PROBE rows decides), so even a million rows sharing one instant
 // (a frozen clock) count in a few milliseconds.
@@ -193,39 +189,18 @@ interface Listing {
   key: 'user_id' | 'account_id' | 'programme_id';
   scopeId: string;
   countScope: string;
-  /** One type or status filter (user and programme scopes): counted from the split hourly counters. */
-  filter?: { column: 'type' | 'status'; value: string };
-}
-
-/** Where a listing's hourly counters are: the plain ones, or the ones split by type or status. */
-function hourlyCounters(listing: Listing): { table: string; where: string; params: string[] } {
-  return listing.filter === undefined
-    ? { table: 'transaction_time_counts', where: 'scope = ? AND field = ?', params: [listing.countScope] }
-    : { table: 'transaction_kind_time_counts', where: 'scope = ? AND kind = ? AND field = ?', params: [listing.countScope, `${listing.filter.column}:${listing.filter.value}`] };
-}
-
-/** The listing's rows (its scope, and its filter if any) as SQL, for counting inside the bound's hour. */
-function rowsOf(listing: Listing): { where: string; params: string[] } {
-  return listing.filter === undefined
-    ? { where: `${listing.key} = ?`, params: [listing.scopeId] }
-    : { where: `${listing.key} = ? AND ${listing.filter.column} = ?`, params: [listing.scopeId, listing.filter.value] };
 }
 
 function countInRange(ctx: AppContext, listing: Listing, field: 'created' | 'updated', minMs: number | undefined, maxMs: number | undefined): number {
   // A narrow range (the tail a change sync polls) is cheaper to count row by row, up to PROBE rows.
   const column = `${field}_at_ms`;
-  const scope = rowsOf(listing);
+  const scope = { where: `${listing.key} = ?`, params: [listing.scopeId] };
   const direct = prepared<{ n: number }>(
     ctx.db,
     `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${listing.table} WHERE ${scope.where} AND ${column} >= ? AND ${column} <= ? LIMIT ?)`,
   ).get(...scope.params, minMs ?? Number.MIN_SAFE_INTEGER, maxMs ?? Number.MAX_SAFE_INTEGER, PROBE)!.n;
   if (direct < PROBE) return direct;
-  const total = countFromCounters(
-    ctx,
-    listing.countScope,
-    listing.filter?.column === 'type' ? listing.filter.value : undefined,
-    listing.filter?.column === 'status' ? listing.filter.value : undefined,
-  );
+  const total = countFromCounters(ctx, listing.countScope);
   const upper = maxMs === undefined ? total : countBelow(ctx, listing, field, maxMs + 1, total);
   const lower = minMs === undefined ? 0 : countBelow(ctx, listing, field, minMs, total);
   return upper - lower;
@@ -234,7 +209,7 @@ function countInRange(ctx: AppContext, listing: Listing, field: 'created' | 'upd
 /** Rows of the scope whose `field` is before `x` (epoch ms). */
 function countBelow(ctx: AppContext, listing: Listing, field: 'created' | 'updated', x: number, total: number): number {
   const column = `${field}_at_ms`;
-  const scope = rowsOf(listing);
+  const scope = { where: `${listing.key} = ?`, params: [listing.scopeId] };
   const rows = (from: number, to: number, limit?: number) =>
     prepared<{ n: number }>(
       ctx.db,
@@ -242,7 +217,7 @@ function countBelow(ctx: AppContext, listing: Listing, field: 'created' | 'updat
         ? `SELECT COUNT(*) AS n FROM ${listing.table} WHERE ${scope.where} AND ${column} >= ? AND ${column} < ?`
         : `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${listing.table} WHERE ${scope.where} AND ${column} >= ? AND ${column} < ? LIMIT ?)`,
     ).get(...scope.params, from, to, ...(limit === undefined ? [] : [limit]))!.n;
-  const counters = hourlyCounters(listing);
+  const counters = { table: 'transaction_time_counts', where: 'scope = ? AND field = ?', params: [listing.countScope] };
   if (x <= 0) return rows(Number.MIN_SAFE_INTEGER, x);
   const fieldCode = field === 'created' ? 'c' : 'u';
   const bucket = Math.floor(x / BUCKET_MS);

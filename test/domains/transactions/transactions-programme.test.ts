@@ -297,7 +297,7 @@ t.test('the programme counters equal the rows they summarise, through creates, s
   t.equal((await getJson(sandbox, '/v1/transactions', PROGRAMME)).totalRecords, 38, 'the fixtures\' programme total again');
 });
 
-t.test('exact totals for a time bound with a type or status filter: split hourly counters (2,400 rows share one instant)', async (t) => {
+t.test('exact totals for a time bound with a type or status filter, counted from the index range (2,400 rows share one instant); the counters equal COUNT(*)', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);
   const deposit = (i: number) =>
@@ -331,23 +331,29 @@ t.test('exact totals for a time bound with a type or status filter: split hourly
     }
     t.equal(await total('type=DEPOSIT&status=COMPLETED&minUpdatedAt=2026-03-01T12:00:01Z'), items.filter((i) => i.type === 'DEPOSIT' && i.status === 'COMPLETED' && i.updatedAt >= '2026-03-01T12:00:01.000Z').length, `${label}: both filters and a bound`);
   }
-  const drift = sandbox.ctx.db
-    .prepare(
-      `SELECT COUNT(*) AS n FROM (
-         SELECT scope, kind, field, bucket, n FROM transaction_kind_time_counts WHERE n <> 0
-         EXCEPT SELECT 'user:' || user_id, 'type:' || type, 'c', created_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
-         EXCEPT SELECT 'user:' || user_id, 'type:' || type, 'u', updated_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
-         EXCEPT SELECT 'user:' || user_id, 'status:' || status, 'c', created_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
-         EXCEPT SELECT 'user:' || user_id, 'status:' || status, 'u', updated_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
-         EXCEPT SELECT 'programme:' || programme_id, 'type:' || type, 'c', created_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
-         EXCEPT SELECT 'programme:' || programme_id, 'type:' || type, 'u', updated_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
-         EXCEPT SELECT 'programme:' || programme_id, 'status:' || status, 'c', created_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4
-         EXCEPT SELECT 'programme:' || programme_id, 'status:' || status, 'u', updated_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3, 4)`,
-    )
-    .get() as { n: number };
-  t.equal(drift.n, 0, 'every split hourly counter equals a count of its rows');
-  const nonzero = (sandbox.ctx.db.prepare('SELECT COUNT(*) AS n FROM transaction_kind_time_counts WHERE n <> 0').get() as { n: number }).n;
-  t.ok(nonzero > 0, 'the split counters are kept');
+  // The counters that stay (migration 013 dropped the split ones) equal a count of their rows, in every scope.
+  const db = sandbox.ctx.db;
+  const counted = (sql: string) => db.prepare(sql).all();
+  t.same(
+    counted(`SELECT scope, type, status, n FROM transaction_counts WHERE n <> 0 ORDER BY 1, 2, 3`),
+    counted(`SELECT scope, type, status, n FROM (
+       SELECT 'user:' || user_id AS scope, type, status, COUNT(*) AS n FROM transactions GROUP BY 1, 2, 3
+       UNION ALL SELECT 'programme:' || programme_id, type, status, COUNT(*) FROM transactions GROUP BY 1, 2, 3
+       UNION ALL SELECT 'account:' || account_id, type, status, COUNT(*) FROM transaction_accounts GROUP BY 1, 2, 3) ORDER BY 1, 2, 3`),
+    'transaction_counts equals COUNT(*) per scope, type and status',
+  );
+  t.same(
+    counted(`SELECT scope, field, bucket, n FROM transaction_time_counts WHERE n <> 0 ORDER BY 1, 2, 3`),
+    counted(`SELECT scope, field, bucket, n FROM (
+       SELECT 'user:' || user_id AS scope, 'c' AS field, created_at_ms / 3600000 AS bucket, COUNT(*) AS n FROM transactions GROUP BY 1, 2, 3
+       UNION ALL SELECT 'user:' || user_id, 'u', updated_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3
+       UNION ALL SELECT 'programme:' || programme_id, 'c', created_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3
+       UNION ALL SELECT 'programme:' || programme_id, 'u', updated_at_ms / 3600000, COUNT(*) FROM transactions GROUP BY 1, 2, 3
+       UNION ALL SELECT 'account:' || account_id, 'c', created_at_ms / 3600000, COUNT(*) FROM transaction_accounts GROUP BY 1, 2, 3
+       UNION ALL SELECT 'account:' || account_id, 'u', updated_at_ms / 3600000, COUNT(*) FROM transaction_accounts GROUP BY 1, 2, 3) ORDER BY 1, 2, 3`),
+    'transaction_time_counts equals COUNT(*) per scope, field and hour',
+  );
+  t.equal(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'transaction_kind_time_counts'").get(), undefined, 'the split hourly counters are gone (migration 013)');
 });
 
 t.test('a database made before programme counters existed is backfilled by the migration', async (t) => {
@@ -368,8 +374,7 @@ t.test('a database made before programme counters existed is backfilled by the m
   const programmeMigration = migrations.find((migration) => migration.name === 'programme-transactions')!;
   const added = old.prepare("SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') AND (name LIKE 'transactions_programme_%' OR name LIKE 'transactions_user_%_updated')").all() as Array<{ type: string; name: string }>;
   t.equal(added.length, 14, 'migration 007 made eight programme indexes, two user indexes and four triggers');
-  old.exec('DROP TRIGGER transactions_kind_time_insert; DROP TRIGGER transactions_kind_time_status_update; DROP TRIGGER transactions_kind_time_type_update; DROP TRIGGER transactions_kind_time_delete; DROP TABLE transaction_kind_time_counts');
-  for (const { type, name } of added) old.exec(`DROP ${type.toUpperCase()} ${name}`);
+    for (const { type, name } of added) old.exec(`DROP ${type.toUpperCase()} ${name}`);
   old.exec("DELETE FROM transaction_counts WHERE scope LIKE 'programme:%'; DELETE FROM transaction_time_counts WHERE scope LIKE 'programme:%'");
   old.pragma(`user_version = ${programmeMigration.version - 1}`);
   old.close();
@@ -381,8 +386,8 @@ t.test('a database made before programme counters existed is backfilled by the m
   t.equal(all.length, 42);
   t.same(all.filter((item) => expected.some((mine: any) => mine.id === item.id)).length, expected.length, 'jane\'s rows among them');
   t.equal((await getJson(reopened, '/v1/transactions?pageSize=1&minUpdatedAt=2026-03-01T00:00:00Z', PROGRAMME)).totalRecords, all.filter((item) => item.updatedAt >= '2026-03-01T00:00:00.000Z').length);
-  const backfilled = reopened.ctx.db
-    .prepare("SELECT SUM(n) AS n FROM transaction_kind_time_counts WHERE scope = 'programme:prg_sandbox' AND kind LIKE 'type:%' AND field = 'u'")
+  const counters = reopened.ctx.db
+    .prepare("SELECT SUM(n) AS n FROM transaction_time_counts WHERE scope = 'programme:prg_sandbox' AND field = 'u'")
     .get() as { n: number };
-  t.equal(backfilled.n, all.length, 'the split hourly counters backfilled: one per row and field');
+  t.equal(counters.n, all.length, 'the programme hourly counters backfilled: one per row');
 });

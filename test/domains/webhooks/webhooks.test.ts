@@ -4,6 +4,7 @@ import Fastify from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { buildTestApp, CREDENTIALS, json, START, type TestApp } from '../../helper.js';
 import { createTestDeposit, forceStatus, serviceHeaders, startReceiver, type Receiver } from '../../helpers/receiver.js';
+import { waitUntil } from '../../helpers/wait.js';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../../../src/domains/webhooks/webhooks.dispatcher.js';
 import { checkWebhookSignature, signWebhook, verifyWebhookSignature } from '../../../src/webhook-verify.js';
 import * as packageApi from '../../../src/index.js';
@@ -73,7 +74,7 @@ t.test("a deposit's lifecycle: two signed events, in order, with exact headers a
     t.equal(request.headers['x-service-api-key'], WEBHOOK.apiKey);
     const timestamp = String(request.headers['x-service-timestamp']);
     t.match(timestamp, /^[0-9]+$/);
-    t.ok(Math.abs(Number(timestamp) - Date.now()) < 10_000, 'timestamp is real wall-clock ms, not the emulated 2026 clock');
+    t.ok(Math.abs(Number(timestamp) - Date.now()) < 60_000, 'timestamp is real wall-clock ms, not the emulated 2026 clock');
     const signature = String(request.headers['x-service-signature']);
     t.match(signature, /^[0-9a-f]{64}$/, 'lowercase hex');
     // recomputed independently of the package's helper
@@ -144,21 +145,21 @@ t.test('the signature covers the URL path without its query string', async (t) =
 
 t.test('delivering never blocks the request that caused the event', async (t) => {
   const receiver = await startReceiver({ answer: () => 'hang' });
-  const sandbox = await buildTestApp({ config: { webhookUrl: receiver.url, webhookTimeoutMs: 3000 } });
+  // the attempt hangs until the dispatcher stops (a timeout no test run reaches): an answer proves nothing waited
+  const sandbox = await buildTestApp({ config: { webhookUrl: receiver.url, webhookTimeoutMs: 600_000 } });
   const dispatcher = startWebhookDispatcher(sandbox.ctx);
   t.teardown(async () => {
     await dispatcher.stop();
     await receiver.close();
     await sandbox.close();
   });
-  createTestDeposit(sandbox.ctx);
-  await new Promise((resolve) => setTimeout(resolve, 100)); // the first delivery is now hanging
-  t.equal(receiver.requests.length, 1);
-  const started = Date.now();
+  const deposit = createTestDeposit(sandbox.ctx);
+  await waitUntil(() => receiver.requests.length === 1, 'the first delivery, hanging');
   // advancing completes the deposit (an event) while the receiver hangs; the call must not wait for it
   const response = await sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: 1000 } });
   t.equal(response.statusCode, 200);
-  t.ok(Date.now() - started < 1000, `the request answered in ${Date.now() - started} ms`);
+  const attempts = sandbox.ctx.db.prepare('SELECT attempt_count FROM webhook_deliveries WHERE resource_id = ?').pluck().all(deposit.id);
+  t.ok(attempts.every((count) => count === 0), 'answered while the first attempt was still open (no attempt recorded yet)');
 });
 
 t.test('no endpoint: events are SKIPPED, replayable once an endpoint is set; PUT/GET endpoint', async (t) => {

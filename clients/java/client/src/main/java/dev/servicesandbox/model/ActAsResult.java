@@ -5,7 +5,7 @@ import java.util.Map;
 
 /**
  * The `ActAsResult` object of the API.
- * @param status Status of the public API call; 0 when a fault rule closed the connection without an answer (docs/faults.md)
+ * @param status Status of the public API call (fault rules do not act on it: docs/faults.md)
  * @param body Its body, parsed when JSON; null when empty
  * @param actedAs the `actedAs` property
  */

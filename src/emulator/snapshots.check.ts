@@ -1,0 +1,331 @@
+import Database from 'better-sqlite3';
+import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import type { Db } from '../db/connection.js';
+import { migrate } from '../db/migrate.js';
+import { migrations } from '../db/migrations/index.js';
+import { rowProblem } from './snapshots.rules.js';
+import {
+  columnsOf,
+  fileTableName,
+  fileTableSql,
+  keyOf,
+  readTables,
+  restoreNewDatabase,
+  snapshotTables,
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_INFO_SQL,
+  type TableRows,
+} from './snapshots.tables.js';
+
+// An uploaded snapshot file is untrusted (docs/robustness.md#hostile-files, docs/control-plane.md#snapshots): a SQLite
+// file can hold views and triggers that run whatever query they like the moment a table is read, a corrupt b-tree, or
+// rows no request could have written. So before any row of it is read:
+//   1. it is opened read-only, as a private in-memory copy, with `trusted_schema` off (better-sqlite3 12 already opens
+//      every connection in SQLite's defensive mode, SQLITE_DBCONFIG_DEFENSIVE);
+//   2. its sqlite_master (tables, indexes, triggers, views, their SQL normalised) must be exactly the file schema of
+//      one migration level this build knows: no view, no trigger, no extra or missing table or index, no later level;
+//   3. PRAGMA integrity_check must say ok;
+// and then every row of every state table must pass the rules the API writes by (snapshots.rules.ts). A file of an
+// older level is filled into a database of that level and migrated as a database file is, then checked the same way.
+// The whole check runs on a worker thread with a time bound (checkInWorker), so no file can hold the event loop.
+
+/** A file that is not a snapshot this server can restore; the message says why (a 400 on `body`). */
+export class SnapshotRefusal extends Error {}
+
+/** What a checked file holds: the rows of this build's state tables, and the clock. */
+export interface CheckedFile {
+  clockMs: number;
+  clockMode: 'frozen' | 'realtime';
+  schemaVersion: number;
+  tables: TableRows[];
+}
+
+/**
+ * How long a check may take before the file is refused (docs/decisions.md#snapshot-files): 30 s, and 1 s more per MiB.
+ * Once the schema is known to be plain tables, the work left is linear in the file's size (a 118 MiB file took 52 s
+ * on a 2-core machine at load 39, docs/robustness.md#hostile-files); the bound stops a file SQLite would work on
+ * without end, not a large honest one.
+ */
+export function checkTimeLimitMs(bytes: number): number {
+  return 30_000 + Math.ceil(bytes / 1_048_576) * 1_000;
+}
+
+export interface LevelTable {
+  name: string;
+  columns: string[];
+  key: 'rowid' | number[];
+  /** The columns that name a row in a refusal (its primary key), or none: the rowid names it. */
+  primaryKey: number[];
+}
+
+/** The file schema of one migration level: sqlite_master as an export at that level writes it. */
+export interface SchemaLevel {
+  version: number;
+  /** `type name` -> normalised SQL ('' for SQLite's automatic indexes). */
+  entries: Map<string, string>;
+  tables: LevelTable[];
+}
+
+/** Whitespace and the spaces around punctuation do not make two declarations differ. */
+function normalise(sql: string | null): string {
+  return (sql ?? '').replace(/\s+/g, ' ').replace(/\s*([(),])\s*/g, '$1').trim();
+}
+
+function levelOf(db: Db, version: number): SchemaLevel {
+  const tables = snapshotTables(db).map((name): LevelTable => {
+    const info = db.prepare('SELECT pk FROM pragma_table_info(?)').all(name) as Array<{ pk: number }>;
+    const primaryKey = info.flatMap((column, index) => (column.pk > 0 ? [index] : []));
+    return { name, columns: columnsOf(db, name), key: keyOf(db, name), primaryKey };
+  });
+  const entries = new Map<string, string>([
+    ['table snapshot_info', normalise(SNAPSHOT_INFO_SQL)],
+    ['index sqlite_autoindex_snapshot_info_1', ''],
+  ]);
+  for (const table of tables) entries.set(`table ${fileTableName(table.name)}`, normalise(fileTableSql(table.name, table.columns)));
+  return { version, entries, tables };
+}
+
+/** Made once per thread (a constant of the build). */
+let levels: SchemaLevel[] | undefined;
+
+/**
+ * The file schema at every migration level, from the first to this build's (derived from src/db/migrations, so a new
+ * migration adds its level by itself). A constant of the build, made once per thread (~20 ms: every migration once).
+ */
+export function knownLevels(): SchemaLevel[] {
+  if (levels) return levels;
+  const db = new Database(':memory:');
+  try {
+    db.pragma('foreign_keys = ON');
+    const made: SchemaLevel[] = [];
+    for (const version of migrations.map((migration) => migration.version).sort((a, b) => a - b)) {
+      migrate(db, version);
+      made.push(levelOf(db, version));
+    }
+    levels = made;
+    return made;
+  } finally {
+    db.close();
+  }
+}
+
+function refuse(message: string): never {
+  throw new SnapshotRefusal(message);
+}
+
+/** Check an exported snapshot file and read its rows (this build's tables; an older file migrated). Throws SnapshotRefusal. */
+export function checkSnapshotFile(bytes: Uint8Array): CheckedFile {
+  if (bytes.length === 0) refuse('the body is empty; send the file from GET /_emulator/snapshots/{name}/export as application/octet-stream');
+  let file: Db;
+  try {
+    file = new Database(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), { readonly: true });
+  } catch (error) {
+    refuse(`the body is not a SQLite database file (${(error as Error).message})`);
+  }
+  try {
+    // a schema's functions and virtual tables are not trusted to run from a view or trigger (defensive mode is on)
+    file.pragma('trusted_schema = OFF');
+    const level = matchSchema(file);
+    const integrity = file.prepare('PRAGMA integrity_check(1)').pluck().get() as string;
+    if (integrity !== 'ok') refuse(`SQLite's integrity check fails: ${integrity}`);
+    const info = readInfo(file, level);
+    let tables = level.tables.map((table): TableRows => {
+      const select = `SELECT ${table.key === 'rowid' ? 'rowid, ' : ''}${table.columns.map((column) => `"${column}"`).join(', ')} FROM "${fileTableName(table.name)}"`;
+      return { name: table.name, columns: table.columns, key: table.key, rows: file.prepare(select).raw(true).all() as unknown[][] };
+    });
+    const latest = knownLevels().at(-1)!;
+    if (level.version !== latest.version) tables = migrateTables(level.version, tables);
+    checkRows(tables, latest);
+    return { ...info, schemaVersion: latest.version, tables };
+  } catch (error) {
+    if (error instanceof SnapshotRefusal) throw error;
+    refuse(`the body is not a readable SQLite database file (${(error as Error).message})`);
+  } finally {
+    file.close();
+  }
+}
+
+/** The level whose file schema the file has exactly, or a refusal naming the first difference. */
+function matchSchema(file: Db): SchemaLevel {
+  const rows = file.prepare('SELECT type, name, tbl_name AS owner, sql FROM sqlite_master').all() as Array<{ type: string; name: string; owner: string; sql: string | null }>;
+  const view = rows.find((row) => row.type === 'view');
+  if (view) refuse(`it holds a view (${view.name}); a snapshot file holds only tables`);
+  const trigger = rows.find((row) => row.type === 'trigger');
+  if (trigger) refuse(`it holds a trigger (${trigger.name} on ${trigger.owner}); a snapshot file holds only tables`);
+  const known = knownLevels();
+  const latest = known.at(-1)!.version;
+  const claimed = file.pragma('user_version', { simple: true }) as number;
+  if (claimed > latest) refuse(`its schema is version ${claimed}, later than this server's ${latest} (export it again from a server of this version, or run a later one)`);
+  const level = known.find((candidate) => candidate.version === claimed);
+  if (!level) {
+    if (!rows.some((row) => row.name === 'snapshot_info')) refuse('it has no snapshot_info table (a SQLite file, but not an exported snapshot)');
+    refuse(`its schema version ${claimed} is not one this build knows (1 to ${latest})`);
+  }
+  const found = new Map(rows.map((row) => [`${row.type} ${row.name}`, normalise(row.sql)]));
+  if (!found.has('table snapshot_info')) refuse('it has no snapshot_info table (a SQLite file, but not an exported snapshot)');
+  for (const [entry, sql] of level.entries) {
+    const [type, name] = entry.split(' ') as [string, string];
+    if (!found.has(entry)) refuse(`${type} ${name} is missing`);
+    if (found.get(entry) === sql) continue;
+    if (type !== 'table') refuse(`${type} ${name} is declared differently from an exported file's`);
+    const columns = columnsOf(file, name);
+    const expected = level.tables.find((table) => fileTableName(table.name) === name)?.columns ?? ['key', 'value'];
+    if (columns.join(',') !== expected.join(',')) refuse(`table ${name} has columns ${columns.join(', ')}; expected ${expected.join(', ')}`);
+    refuse(`table ${name} is declared as ${found.get(entry)}; an exported file declares ${sql}`);
+  }
+  const extra = rows.find((row) => !level.entries.has(`${row.type} ${row.name}`));
+  if (extra) refuse(`it holds ${extra.type} ${extra.name}, which no exported file of schema version ${claimed} has`);
+  return level;
+}
+
+function readInfo(file: Db, level: SchemaLevel): Omit<CheckedFile, 'tables' | 'schemaVersion'> {
+  const info = new Map(file.prepare('SELECT key, value FROM snapshot_info').raw(true).all() as Array<[unknown, unknown]>);
+  const value = (key: string): string | undefined => {
+    const found = info.get(key);
+    return typeof found === 'string' ? found : undefined;
+  };
+  if (value('format') !== SNAPSHOT_FORMAT) refuse(`its format is "${value('format') ?? 'missing'}", expected "${SNAPSHOT_FORMAT}"`);
+  if (value('schema_version') !== String(level.version)) {
+    refuse(`its snapshot_info says schema version ${value('schema_version') ?? '(missing)'}, but its tables are those of version ${level.version}`);
+  }
+  const clockMs = Number(value('clock_ms'));
+  const clockMode = value('clock_mode');
+  // docs/decisions.md#snapshot-files: the clock never leaves 0000-01-01..9999-12-31
+  if (value('clock_ms') === undefined || !Number.isSafeInteger(clockMs) || clockMs < 0 || clockMs > 253_402_300_799_999 || (clockMode !== 'frozen' && clockMode !== 'realtime')) {
+    refuse('its clock is missing or unreadable');
+  }
+  return { clockMs, clockMode };
+}
+
+/** An older file's rows, filled into a database of its level and migrated as a database file is; read back at this build's. */
+function migrateTables(version: number, tables: TableRows[]): TableRows[] {
+  const db = new Database(':memory:');
+  try {
+    db.pragma('foreign_keys = ON');
+    migrate(db, version);
+    try {
+      restoreNewDatabase(db, tables);
+      migrate(db);
+    } catch (error) {
+      refuse(`its rows (schema version ${version}) cannot be migrated to this server's schema: ${(error as Error).message}`);
+    }
+    return readTables(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** Every row of every table against the rules (snapshots.rules.ts); the first offending one is named. */
+function checkRows(tables: TableRows[], latest: SchemaLevel): void {
+  for (const table of tables) {
+    const offset = table.key === 'rowid' ? 1 : 0;
+    const primaryKey = latest.tables.find((known) => known.name === table.name)?.primaryKey ?? [];
+    for (const row of table.rows) {
+      const problem = rowProblem(table.name, table.columns, row, offset);
+      if (problem) refuse(`table ${fileTableName(table.name)}, row ${rowLabel(table, primaryKey, row)}: ${problem}`);
+    }
+  }
+}
+
+/** A row as a refusal names it: its primary key when it has a text one, and its rowid when it has one. */
+function rowLabel(table: TableRows, primaryKey: number[], row: unknown[]): string {
+  const shown = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value) : String(value));
+  if (table.key !== 'rowid') return table.key.map((index) => `${table.columns[index]} ${shown(row[index])}`).join(', ');
+  const values = primaryKey.map((index) => row[index + 1]);
+  if (values.length === 0 || (values.length === 1 && typeof values[0] === 'number')) return `rowid ${String(row[0])}`;
+  return `${primaryKey.map((index, n) => `${table.columns[index]} ${shown(values[n])}`).join(', ')} (rowid ${String(row[0])})`;
+}
+
+// ---- the worker: the check off the main thread, bounded in time ----
+
+/** What the worker answers. */
+export type CheckAnswer = { ok: true; file: CheckedFile } | { ok: false; refusal: string } | { ok: false; failure: string };
+
+/**
+ * The worker's entry (snapshots.worker.ts): next to this module from source (tests) and from tsc's output (dist/src),
+ * and next to the bundle as dist/snapshots.worker.js (scripts/bundle.mjs writes it there).
+ */
+function workerEntry(): URL {
+  return new URL(import.meta.url.endsWith('.ts') ? './snapshots.worker.ts' : './snapshots.worker.js', import.meta.url);
+}
+
+/**
+ * A check thread. From source it needs only the TypeScript loader among the parent's flags (a test runner's other
+ * import hooks would each be loaded again in every thread); built, the parent's flags as they are.
+ */
+function startWorker(workerData: Record<string, unknown>, transferList: Transferable[] = []): Worker {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const execArgv = fromSource ? process.execArgv.filter((flag) => flag.includes('ts-loader')) : process.execArgv;
+  const worker = new Worker(workerEntry(), { workerData, execArgv, transferList: transferList as never });
+  worker.unref();
+  return worker;
+}
+
+function timedOut(limitMs: number): SnapshotRefusal {
+  return new SnapshotRefusal(`checking it took longer than ${limitMs / 1000} s, the bound on one file (docs/robustness.md#hostile-files)`);
+}
+
+function answered(answer: CheckAnswer): CheckedFile {
+  if (answer.ok) return answer.file;
+  if ('refusal' in answer) throw new SnapshotRefusal(answer.refusal);
+  throw new Error(`snapshot check failed: ${answer.failure}`);
+}
+
+export interface CheckOptions {
+  limitMs?: number;
+  /** Tests only: the worker waits until word 0 of this shared array is no longer 0 before it checks anything. */
+  hold?: Int32Array;
+}
+
+/**
+ * One idle check thread, kept for the next upload: starting a thread and loading the check's modules costs more than
+ * checking a small file. Per process, like the schema image (db/connection.ts): a thread holds no sandbox's state. A
+ * thread that passed its time bound is ended, never kept.
+ */
+const idleWorkers: Worker[] = [];
+
+/** Check a file on a worker thread; the event loop goes on meanwhile. Refused past `limitMs`, the worker ended. */
+export function checkInWorker(bytes: Buffer, { limitMs = checkTimeLimitMs(bytes.length), hold }: CheckOptions = {}): Promise<CheckedFile> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const worker = idleWorkers.pop() ?? startWorker({ serve: true });
+    const settle = (outcome: () => CheckedFile, reusable: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      worker.removeListener('message', onMessage).removeListener('error', onError).removeListener('exit', onExit);
+      if (reusable && idleWorkers.length === 0) idleWorkers.push(worker);
+      else void worker.terminate();
+      try {
+        resolve(outcome());
+      } catch (error) {
+        reject(error as Error);
+      }
+    };
+    const onMessage = (answer: CheckAnswer) => settle(() => answered(answer), true);
+    const onError = (error: Error) => settle(() => { throw new Error(`snapshot check failed: ${error.message}`); }, false);
+    const onExit = (code: number) => settle(() => { throw new Error(`snapshot check ended without an answer (exit code ${code})`); }, false);
+    const timer = setTimeout(() => settle(() => { throw timedOut(limitMs); }, false), limitMs);
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    worker.postMessage({ bytes, ...(hold ? { hold: hold.buffer } : {}) });
+  });
+}
+
+/**
+ * The same check, waited for synchronously (`--snapshot FILE` at start, before the server answers anything): the
+ * main thread sleeps on a shared word until the worker answers or the bound passes.
+ */
+export function checkInWorkerSync(bytes: Buffer, limitMs = checkTimeLimitMs(bytes.length)): CheckedFile {
+  const { port1, port2 } = new MessageChannel();
+  const done = new Int32Array(new SharedArrayBuffer(4));
+  const worker = startWorker({ bytes, port: port2, done: done.buffer }, [port2]);
+  try {
+    Atomics.wait(done, 0, 0, limitMs);
+    const message = receiveMessageOnPort(port1);
+    if (!message) throw timedOut(limitMs);
+    return answered(message.message as CheckAnswer);
+  } finally {
+    port1.close();
+    void worker.terminate();
+  }
+}

@@ -1,0 +1,172 @@
+import { prepared, type Db } from '../db/connection.js';
+import { stateTables } from '../db/migrate.js';
+
+// The tables of a snapshot as rows, read from a database and written back into one (docs/control-plane.md#snapshots):
+// used by the snapshots of a sandbox (snapshots.service.ts) and by the check of an uploaded file, which migrates an
+// older file's rows on a database of its own (snapshots.check.ts).
+
+/** Marks an exported file as ours; a file without it is refused on upload. */
+export const SNAPSHOT_FORMAT = 'service-sandbox-snapshot/1';
+
+/** The table of an exported file that says what it is (format, schema version, clock). */
+export const SNAPSHOT_INFO_SQL = 'CREATE TABLE snapshot_info (key TEXT PRIMARY KEY, value TEXT NOT NULL)';
+
+/** The table an exported file stores `sqlite_sequence` under (SQLite reserves the `sqlite_` names). */
+export const SEQUENCE_TABLE = 'snapshot_sequence';
+
+/** The name a table has in an exported file. */
+export function fileTableName(table: string): string {
+  return table === 'sqlite_sequence' ? SEQUENCE_TABLE : table;
+}
+
+/**
+ * How an exported file declares a table: its columns without types or constraints (the file is a copy of the rows, not
+ * a second database to run on). The check of an uploaded file expects exactly this text (snapshots.check.ts).
+ */
+export function fileTableSql(table: string, columns: string[]): string {
+  return `CREATE TABLE "${fileTableName(table)}" (${columns.map((column) => `"${column}"`).join(', ')})`;
+}
+
+/**
+ * The rows of one table as `raw()` arrays in column order (no per-row objects to build or walk). A table
+ * with a rowid keeps it in front of each row (`key: 'rowid'`); a WITHOUT ROWID table (the list counters) and
+ * `sqlite_sequence` are keyed by the positions of their key columns.
+ */
+export interface TableRows {
+  name: string;
+  columns: string[];
+  key: 'rowid' | number[];
+  rows: unknown[][];
+}
+
+
+export function schemaVersionOf(db: Db): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+export function columnsOf(db: Db, table: string): string[] {
+  return (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as Array<{ name: string }>).map((row) => row.name);
+}
+
+/** How a table's rows are told apart: its rowid, or its primary-key columns (WITHOUT ROWID, sqlite_sequence by name). */
+export function keyOf(db: Db, table: string): 'rowid' | number[] {
+  if (table === 'sqlite_sequence') return [0];
+  const definition = (db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) as { sql: string }).sql;
+  if (!/\bWITHOUT\s+ROWID\b/i.test(definition)) return 'rowid';
+  const info = db.prepare('SELECT cid, pk FROM pragma_table_info(?)').all(table) as Array<{ cid: number; pk: number }>;
+  return info.filter((column) => column.pk > 0).sort((a, b) => a.pk - b.pk).map((column) => column.cid);
+}
+
+export function readRows(db: Db, table: string, key: 'rowid' | number[]): unknown[][] {
+  return prepared(db, key === 'rowid' ? `SELECT rowid, * FROM "${table}"` : `SELECT * FROM "${table}"`).raw(true).all() as unknown[][];
+}
+
+/** The tables a snapshot holds: every state table and, when it exists, sqlite_sequence. */
+export function snapshotTables(db: Db): string[] {
+  return [...stateTables(db), ...(hasTable(db, 'sqlite_sequence') ? ['sqlite_sequence'] : [])];
+}
+
+/** Read every state table in one read transaction, so the snapshot is one consistent instant. */
+export function readTables(db: Db): TableRows[] {
+  const read = db.transaction(() =>
+    snapshotTables(db).map((name) => {
+      const key = keyOf(db, name);
+      return { name, columns: columnsOf(db, name), key, rows: readRows(db, name, key) };
+    }),
+  );
+  return read();
+}
+
+export function hasTable(db: Db, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+}
+
+
+/** Fill a bare database (start-up, or an older file being migrated) with a snapshot's tables. */
+export function restoreNewDatabase(db: Db, tables: TableRows[]): void {
+  writeTables(db, tables, triggerOrder(db, tables.map((table) => table.name)));
+}
+
+export function writeTables(db: Db, tables: TableRows[], order: string[]): void {
+  const byName = new Map(tables.map((table) => [table.name, table]));
+  db.pragma('foreign_keys = OFF');
+  try {
+    db.transaction(() => {
+      for (const name of order) writeBack(db, byName.get(name)!);
+    })();
+  } finally {
+    db.pragma('foreign_keys = ON');
+  }
+}
+
+/** Make one table equal to its saved rows, touching only the rows that differ. */
+function writeBack(db: Db, table: TableRows): void {
+  const { name, columns, key } = table;
+  const keyPositions = key === 'rowid' ? [0] : key;
+  const offset = key === 'rowid' ? 1 : 0; // column i of a row is at i + offset
+  const single = keyPositions.length === 1 ? keyPositions[0]! : -1;
+  // rowids are numbers and a one-column key is used as it is; a key of several columns is joined by NUL
+  const keyText = (row: unknown[]): unknown => (single >= 0 ? row[single] : keyPositions.map((i) => String(row[i])).join('\u0000'));
+  const saved = new Map<unknown, unknown[]>(table.rows.map((row) => [keyText(row), row]));
+  const quoted = columns.map((column) => `"${column}"`);
+  const where = key === 'rowid' ? 'rowid = ?' : key.map((i) => `${quoted[i]} = ?`).join(' AND ');
+  const keyValues = (row: unknown[]) => keyPositions.map((i) => row[i]);
+  // Rows that are gone or changed are deleted first and changed ones inserted again as saved: updating in
+  // place could collide with a unique key another row still holds until it is rewritten too.
+  for (const row of readRows(db, name, key)) {
+    const id = keyText(row);
+    const want = saved.get(id);
+    if (want && sameRow(row, want)) saved.delete(id);
+    else prepared(db, `DELETE FROM "${name}" WHERE ${where}`).run(keyValues(row));
+  }
+  if (saved.size === 0) return;
+  const insert = prepared(
+    db,
+    `INSERT INTO "${name}" (${key === 'rowid' ? 'rowid, ' : ''}${quoted.join(', ')}) VALUES (${[...Array(columns.length + offset)].map(() => '?').join(', ')})`,
+  );
+  for (const row of saved.values()) insert.run(row);
+}
+
+function sameRow(a: unknown[], b: unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) {
+    const x = a[i];
+    const y = b[i];
+    if (x === y) continue;
+    if (Buffer.isBuffer(x) && Buffer.isBuffer(y) && x.equals(y)) continue;
+    return false;
+  }
+  return true;
+}
+
+
+/**
+ * Tables in an order where every table comes after the tables whose triggers write into it (transactions
+ * before the list counters), so a table is compared only once the triggers that write into it have fired.
+ */
+export function triggerOrder(db: Db, tables: string[]): string[] {
+  const triggers = db.prepare("SELECT tbl_name AS owner, sql FROM sqlite_master WHERE type = 'trigger'").all() as Array<{ owner: string; sql: string }>;
+  const writes = new Map<string, Set<string>>();
+  for (const { owner, sql: text } of triggers) {
+    const body = text.slice(text.search(/\bBEGIN\b/i));
+    for (const match of body.matchAll(/\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+"?(\w+)"?/gi)) {
+      if (match[1] !== owner) (writes.get(owner) ?? writes.set(owner, new Set()).get(owner)!).add(match[1]!);
+    }
+  }
+  const incoming = new Map(tables.map((table) => [table, 0]));
+  for (const targets of writes.values()) for (const target of targets) if (incoming.has(target)) incoming.set(target, incoming.get(target)! + 1);
+  const ordered: string[] = [];
+  const ready = tables.filter((table) => incoming.get(table) === 0);
+  while (ready.length > 0) {
+    const table = ready.shift()!;
+    ordered.push(table);
+    for (const target of writes.get(table) ?? []) {
+      if (!incoming.has(target)) continue;
+      incoming.set(target, incoming.get(target)! - 1);
+      if (incoming.get(target) === 0) ready.push(target);
+    }
+  }
+  if (ordered.length !== tables.length) throw new Error('snapshot restore: the triggers write in a cycle; no safe order');
+  return ordered;
+}
+

@@ -1,0 +1,26 @@
+import t from 'tap';
+import { knownLevels } from '../../src/emulator/snapshots.check.js';
+import { ROW_RULES, rowProblem } from '../../src/emulator/snapshots.rules.js';
+
+// The row rules of snapshot files (src/emulator/snapshots.rules.ts, docs/robustness.md#hostile-files): one per column of
+// every state table of this build, so a migration that adds a table or a column fails here until it adds its rules.
+
+t.test('every state table and every column of this build has a rule, and no rule names anything else', async (t) => {
+  const latest = knownLevels().at(-1)!;
+  for (const table of latest.tables) {
+    t.ok(ROW_RULES[table.name], `table ${table.name} has rules`);
+    t.same(Object.keys(ROW_RULES[table.name] ?? {}).sort(), [...table.columns].sort(), `table ${table.name}: one rule per column`);
+  }
+  t.same(Object.keys(ROW_RULES).sort(), latest.tables.map((table) => table.name).sort(), 'no rules for tables this build does not have');
+});
+
+t.test('the levels: one per migration, each with its tables', async (t) => {
+  const levels = knownLevels();
+  t.same(levels.map((level) => level.version), levels.map((_, index) => index + 1));
+  t.ok(levels.every((level) => level.entries.has('table snapshot_info')));
+});
+
+t.test('a rule names the column and what is wrong', async (t) => {
+  t.equal(rowProblem('jobs', ['id', 'status'], [1, 'BOGUS'], 0), 'column status is "BOGUS", not one of PENDING, DONE, FAILED, CANCELED');
+  t.equal(rowProblem('nowhere', ['a'], [1], 0), 'this build has no rules for table nowhere');
+});
