@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The emulator as a podman service container, with the Python and Go kits' forwarding suites against it and no
-# Node on the test side (docs/ci.md#checked-with-podman; issue 38's "Done when").
+# Node on the test side (docs/ci.md#checked-with-podman).
 #
 # Usage, from anywhere in the checkout (as a user that can run podman; needs python3 with pytest and pytest-xdist,
 # and go):   scripts/podman-service.sh [RUNS]        (RUNS defaults to 5)
