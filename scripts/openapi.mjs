@@ -38,7 +38,7 @@ export async function servedDocument() {
   const ctx = createContext({ config: { logLevel: 'silent', db: ':memory:' }, clock: createClock({ mode: 'frozen', atMs: Date.parse('2026-03-01T12:00:00.000Z') }) });
   const { openSandbox } = await import('../src/sandbox.ts');
   const { createSessionRegistry } = await import('../src/sessions/sessions.registry.ts');
-  const app = await buildApp(ctx, { sessions: (rootCtx) => createSessionRegistry(rootCtx, openSandbox) });
+  const app = await buildApp(ctx, { sessions: createSessionRegistry(ctx, openSandbox) });
   try {
     const answer = await app.inject({ method: 'GET', url: '/openapi.json' });
     return `${JSON.stringify(JSON.parse(answer.body), null, 2)}\n`;

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
-import { createServer } from 'node:http';
-import Fastify, { type FastifyInstance, type FastifyServerFactory, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { z } from 'zod';
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -16,12 +16,14 @@ import { finishDocument, type RouteNotes } from './http/openapi-document.js';
 import { registerRouteCatalog } from './http/route-catalog.js';
 import { registerDocs } from './http/docs.js';
 import { redactUrl } from './http/redact.js';
+import { bindSandbox } from './http/request-sandbox.js';
 import { journalRoutes, registerJournal } from './emulator/journal.service.js';
 import { endUiEvents } from './emulator/dashboard.events.js';
+import { endListener } from './emulator/listen.service.js';
 import { registerFaultRules } from './faults/fault-rules.hooks.js';
 import { VERSION } from './version.js';
 import { routeModules } from './modules.js';
-import type { SessionRegistry } from './sessions/sessions.registry.js';
+import { SESSION_PATH, type SessionRegistry } from './sessions/sessions.registry.js';
 import { sessionsRoutes } from './sessions/sessions.routes.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024; // docs/decisions.md#status-codes: 1 MiB
@@ -32,20 +34,19 @@ export interface BuildAppOptions {
   /** Extra plugins registered after the domain routes (tests use this for probe routes). */
   plugins?: FastifyPluginAsync[];
   /**
-   * The server's root sandbox serves sessions (docs/sessions.md): their control-plane routes, and its listener
-   * hands every /_sessions/{id}/... request to that session's app. A session's own app has none.
+   * The sessions the app serves beside the root sandbox (docs/sessions.md): the root's /_emulator/sessions routes, and
+   * every /_sessions/{id}/... request bound to that session's sandbox before routing.
    */
-  sessions?: (ctx: AppContext) => SessionRegistry;
-  /**
-   * Let requests in between the steps of the build (a session built ahead for the pool: docs/sessions.md#how-fast),
-   * so a request to another sandbox waits for one step, not the whole build.
-   */
-  yieldBetweenSteps?: boolean;
+  sessions?: SessionRegistry;
 }
 
-/** Build the Fastify app around a context (routes are thin; domains hold the logic). */
+/**
+ * Build the one Fastify app of the server around its root sandbox (routes are thin; domains hold the logic). Every
+ * route is registered once; each request is bound to its sandbox, the root or a session, before routing
+ * (docs/architecture.md#the-request-path, step 0), and handlers and hooks read it with `ctxOf(request)`.
+ */
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
-  const sessions = options.sessions?.(ctx);
+  const { sessions } = options;
   const app = Fastify({
     logger:
       ctx.config.logLevel === 'silent'
@@ -73,9 +74,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     // Requests Node's HTTP parser refuses before routing still get the error body (http/client-errors.ts).
     clientErrorHandler: writeClientError,
     return503OnClosing: false,
-    // One listener for the root sandbox and every session: a session's requests go to its own app, with the
-    // server's timeouts as Fastify would set them (docs/sessions.md#addresses-and-signing).
-    serverFactory: sessions ? sessionAwareServer(sessions) : undefined,
+    // Which sandbox (docs/architecture.md#the-request-path, step 0): a session's requests are routed without their
+    // /_sessions/{id} prefix, the target as sent kept for signing (docs/sessions.md#addresses-and-signing).
+    rewriteUrl: (req) => sandboxUrl(req, ctx, sessions),
     // A URL that does not percent-decode or an over-long path parameter fails in the router, before any
     // hook or error handler: answer it with the error body of interface 7.1 too (found by fuzzing: docs/robustness.md).
     frameworkErrors: frameworkErrorHandler,
@@ -91,6 +92,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   app.setSerializerCompiler(serializerCompiler);
   registerRouteCatalog(app);
   registerErrorHandling(app);
+  // first of all hooks: a session path whose session does not exist is a 404 before anything else runs
+  if (sessions) app.addHook('onRequest', sessions.onRequest);
   registerBodyParsers(app);
 
   const routeNotes: RouteNotes = new Map();
@@ -132,26 +135,20 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
 
   // Fault rules act before the journal's hooks, so the journal records the answer the client really got
   // (docs/faults.md#in-the-journal).
-  registerFaultRules(app, ctx, () => journal);
+  registerFaultRules(app);
   // docs/test-kit.md#request-journal: the journal sees every request, including ones refused by auth or validation.
-  const journal = registerJournal(app, ctx);
-  registerAuth(app, ctx, credentials); // before any route: it gives each route its policy's hook
-  journalRoutes(app, journal);
-  const step = options.yieldBetweenSteps ? () => new Promise<void>((resolve) => setImmediate(resolve)) : () => undefined;
-  for (const module of routeModules) {
-    await app.register(module(ctx));
-    await step();
-  }
-  if (sessions) {
-    await app.register(sessionsRoutes(ctx, sessions));
-    app.addHook('onClose', () => sessions.close());
-    // A session's dashboard event stream holds the shared listener open: end them all before it closes
-    // (docs/dashboard.md#live-updates).
-    app.addHook('preClose', (done) => {
-      for (const session of sessions.list()) endUiEvents(session.sandbox.ctx);
-      done();
-    });
-  }
+  registerJournal(app, ctx.config);
+  registerAuth(app, ctx.config, credentials); // before any route: it gives each route its policy's hook
+  journalRoutes(app);
+  for (const module of routeModules) await app.register(module);
+  if (sessions) await app.register(sessionsRoutes(ctx, sessions));
+  // Open event streams (the dashboard's, listen's) would hold the listener open: the root's end, and every session
+  // ends (its streams first, then the requests inside it), before the app closes (docs/dashboard.md#live-updates).
+  app.addHook('preClose', async () => {
+    endUiEvents(ctx);
+    endListener(ctx);
+    await sessions?.close();
+  });
   for (const plugin of options.plugins ?? []) await app.register(plugin);
 
   await app.ready();
@@ -171,18 +168,12 @@ function acceptsNoBody(body: unknown): boolean {
   return body instanceof z.ZodType && body.safeParse(undefined).success;
 }
 
-/** The root's listener: session paths to their apps, the rest to the root app; timeouts as Fastify sets them. */
-function sessionAwareServer(sessions: SessionRegistry): FastifyServerFactory {
-  return (handler, serverOptions) => {
-    const server = createServer((req, res) => {
-      if (!sessions.dispatch(req, res)) handler(req, res);
-    });
-    const { keepAliveTimeout, requestTimeout, connectionTimeout } = serverOptions as { keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number };
-    server.keepAliveTimeout = keepAliveTimeout;
-    server.requestTimeout = requestTimeout;
-    server.setTimeout(connectionTimeout);
-    return server;
-  };
+/** Bind the request to its sandbox and answer the url to route: a session's without its prefix. */
+function sandboxUrl(req: IncomingMessage, root: AppContext, sessions: SessionRegistry | undefined): string {
+  const url = req.url ?? '/';
+  if (sessions && url.startsWith(SESSION_PATH)) return sessions.enter(req);
+  bindSandbox(req, root);
+  return url;
 }
 
 function serializeRequest(request: FastifyRequest) {

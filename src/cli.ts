@@ -88,6 +88,10 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+  // docs/decisions.md#shutdown: started through `npx` (npm exec -> sh -> node), a SIGTERM to npm ends its shell and
+  // leaves node to init; the server stops as on SIGTERM once the process that started it is gone.
+  const parent = process.ppid;
+  if (parent > 1) setInterval(() => process.ppid !== parent && shutdown(), 1_000).unref();
 }
 
 /** A `--host` that does not resolve stops start-up naming the flag (docs/configuration.md), not with a stack. */
@@ -116,7 +120,7 @@ Usage:
   service-sandbox [serve] [--port 4010] [--host 127.0.0.1] [--db :memory:|FILE] [--fixtures FILE]
                   [--seed TEXT] [--clock realtime|ISO-INSTANT] [--webhook-url URL] [--log-level LEVEL]
                   [--admin-token TOKEN] [--journal-size N] [--webhook-timeout-ms MS] [--read-cache on|off]
-                  [--snapshot FILE] [--max-sessions N] [--session-idle-timeout SECONDS] [--session-pool N]
+                  [--snapshot FILE] [--max-sessions N] [--session-idle-timeout SECONDS]
   service-sandbox sign METHOD TARGET [--body TEXT | --body-file FILE] [--key API_KEY] [--secret SECRET]
                   [--program PRG] [--user USR] [--fixtures FILE] [--format curl|json]
                   prints curl -H arguments for an HMAC-signed request (defaults: the SINGLE_USER sandbox key);

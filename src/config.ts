@@ -17,6 +17,9 @@ export const DEFAULT_FIXTURES = path.join(PROJECT_ROOT, 'fixtures', 'default.jso
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/** The seed of ids when `--seed` is not given (docs/configuration.md). */
+export const DEFAULT_SEED = 'service-sandbox';
+
 export const configSchema = z.object({
   port: z.coerce
     .number({ error: 'accepts an integer port 0-65535' })
@@ -34,7 +37,8 @@ export const configSchema = z.object({
     })
     .default(':memory:'),
   fixtures: z.string().min(1, 'accepts a path to a fixtures JSON file').default(DEFAULT_FIXTURES),
-  seed: z.string().min(1, 'accepts any non-empty string').default('service-sandbox'),
+  // Absent: the ids of DEFAULT_SEED, and sessions draw from a seed of the start's own (docs/sessions.md#ids).
+  seed: z.string().min(1, 'accepts any non-empty string').optional(),
   // Omitted: a database file resumes its stored clock, a new one starts in real time (docs/configuration.md#clock).
   clock: z
     .string()
@@ -82,12 +86,6 @@ export const configSchema = z.object({
     .min(1, 'accepts an integer number of seconds 1-86400')
     .max(86400, 'accepts an integer number of seconds 1-86400')
     .default(900),
-  sessionPool: z.coerce
-    .number({ error: 'accepts an integer 0-16' })
-    .int('accepts an integer 0-16')
-    .min(0, 'accepts an integer 0-16')
-    .max(16, 'accepts an integer 0-16')
-    .default(2),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -140,7 +138,6 @@ export const OPTIONS = [
   { flag: '--snapshot', env: 'SNAPSHOT', key: 'snapshot' },
   { flag: '--max-sessions', env: 'MAX_SESSIONS', key: 'maxSessions' },
   { flag: '--session-idle-timeout', env: 'SESSION_IDLE_TIMEOUT', key: 'sessionIdleTimeout' },
-  { flag: '--session-pool', env: 'SESSION_POOL', key: 'sessionPool' },
 ] as const;
 
 export class ConfigError extends Error {

@@ -4,7 +4,7 @@ import { createClock, type Clock, type ClockState } from './lib/clock.js';
 import { planClockStart, readStoredClock, storeClock, type ClockStartPlan } from './emulator/clock.store.js';
 import { advanceClock } from './scheduler/scheduler.js';
 import { createIdSource } from './lib/ids.js';
-import { clockStart, ConfigError, configSchema, type Config } from './config.js';
+import { clockStart, ConfigError, configSchema, DEFAULT_SEED, type Config } from './config.js';
 import { loadFixtures } from './fixtures/fixtures.loader.js';
 import type { Fixtures } from './fixtures/fixtures.schema.js';
 import { seedFixtures } from './fixtures/fixtures.seed.js';
@@ -47,7 +47,7 @@ export function createContext(options: ContextOptions = {}): AppContext {
   const ctx: AppContext = {
     db,
     clock,
-    ids: createIdSource(config.seed, databaseCounter(db)),
+    ids: createIdSource(config.seed ?? DEFAULT_SEED, databaseCounter(db)),
     config,
     fixtures,
     jobHandlers,

@@ -45,13 +45,31 @@ export const modules: readonly DomainDescriptor[] = [
 /** Every route module, in registration order. */
 export const routeModules = modules.flatMap((module) => module.routes ?? []);
 
+/**
+ * One table by job type from every module's part of it. A job type two modules declare is refused at start, as a
+ * runtime slot declared twice is (docs/architecture.md#a-new-job): one of the two handlers would silently never run.
+ */
+export function byJobType<T>(descriptors: readonly DomainDescriptor[], part: (module: DomainDescriptor) => Record<string, T> | undefined, what: string): Record<string, T> {
+  const table: Record<string, T> = {};
+  const owner = new Map<string, string>();
+  for (const module of descriptors) {
+    for (const [type, value] of Object.entries(part(module) ?? {})) {
+      const first = owner.get(type);
+      if (first !== undefined) throw new Error(`${what} for job type ${type} is declared twice, by the ${first} and ${module.name} modules`);
+      owner.set(type, module.name);
+      table[type] = value;
+    }
+  }
+  return table;
+}
+
 /** Every job type and its handler. */
-export const jobHandlers: Record<string, JobHandler> = Object.assign({}, ...modules.map((module) => module.jobs ?? {}));
+export const jobHandlers: Record<string, JobHandler> = byJobType(modules, (module) => module.jobs, 'a handler');
 
 /** What a job's failure does, by job type (docs/decisions.md#failed-jobs); a type without one is only recorded FAILED. */
-export const jobFailureHandlers: Record<string, JobFailureHandler> = Object.assign({}, ...modules.map((module) => module.jobFailures ?? {}));
+export const jobFailureHandlers: Record<string, JobFailureHandler> = byJobType(modules, (module) => module.jobFailures, 'a failure handler');
 
-/** Long-running services started with the server (the webhook dispatcher, the clock's high-water mark). */
+/** What runs beside each sandbox while it is open (the webhook dispatcher, the clock's high-water mark, the ends of its streams). */
 export const backgroundServices: BackgroundService[] = modules.flatMap((module) => module.services ?? []);
 
 /** Every runtime slot, in the order of the modules that own them (docs/architecture.md#runtime). */

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import type { ContextOptions } from './create-context.js';
+import { buildApp } from './app.js';
 import { openSandbox } from './sandbox.js';
 import { createSessionRegistry, type SessionRegistry } from './sessions/sessions.registry.js';
 
@@ -21,20 +22,35 @@ export interface RunningServer {
  */
 export const SHUTDOWN_GRACE_MS = 2000;
 
-/** Open the root sandbox with its sessions and listen (the session pool is built from the first session on: docs/sessions.md#how-fast). */
+/** Open the root sandbox, the registry of its sessions and the one app that serves them all, and listen. */
 export async function startServer(options: ContextOptions & { config: Partial<Config> }): Promise<RunningServer> {
-  let sessions: SessionRegistry | undefined;
-  const root = await openSandbox(options, {
-    sessions: (ctx) => {
-      sessions = createSessionRegistry(ctx, openSandbox);
-      return sessions;
-    },
-  });
-  const { app, ctx } = root;
+  const root = openSandbox(options);
+  const { ctx } = root;
+  const sessions = createSessionRegistry(ctx, openSandbox);
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(ctx, { sessions });
+  } catch (error) {
+    await sessions.close();
+    await root.close();
+    throw error;
+  }
+  // the root's streams end first (its background services), then the app closes (sessions end before it: src/app.ts)
+  // docs/decisions.md#shutdown: idle connections close at once, open requests get SHUTDOWN_GRACE_MS
+  const close = async () => {
+    app.server.closeIdleConnections();
+    const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    force.unref();
+    try {
+      await root.close(() => app.close());
+    } finally {
+      clearTimeout(force);
+    }
+  };
   try {
     await app.listen({ port: ctx.config.port, host: ctx.config.host });
   } catch (error) {
-    await root.close();
+    await close();
     throw error;
   }
   const address = app.server.address();
@@ -43,17 +59,8 @@ export async function startServer(options: ContextOptions & { config: Partial<Co
   return {
     app,
     ctx,
-    sessions: sessions!,
+    sessions,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    close: async () => {
-      app.server.closeIdleConnections();
-      const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-      force.unref();
-      try {
-        await root.close();
-      } finally {
-        clearTimeout(force);
-      }
-    },
+    close,
   };
 }

@@ -18,7 +18,7 @@ t.test('defaults', async (t) => {
     host: '127.0.0.1',
     db: ':memory:',
     fixtures: DEFAULT_FIXTURES,
-    seed: 'service-sandbox',
+    // no seed: ids follow DEFAULT_SEED, sessions a seed of the start's own (docs/sessions.md#ids)
     // no clock: a database file resumes its stored clock, a new one starts in real time (clockStart below)
     logLevel: 'info',
     journalSize: 1000,
@@ -26,7 +26,6 @@ t.test('defaults', async (t) => {
     readCache: 'on',
     maxSessions: 64,
     sessionIdleTimeout: 900,
-    sessionPool: 2,
   });
   t.ok(existsSync(DEFAULT_FIXTURES), 'the default fixtures file exists');
 });
@@ -49,7 +48,6 @@ const GOOD: Record<(typeof OPTIONS)[number]['key'], [string, unknown]> = {
   snapshot: [DEFAULT_FIXTURES, DEFAULT_FIXTURES],
   maxSessions: ['0', 0],
   sessionIdleTimeout: ['30', 30],
-  sessionPool: ['4', 4],
 };
 
 // Values each option refuses.
@@ -83,7 +81,6 @@ const BAD: Record<(typeof OPTIONS)[number]['key'], string[]> = {
   snapshot: ['', '/nonexistent-directory/state.sandbox-snapshot', tmpdir()],
   maxSessions: ['-1', '1001', 'lots', '2.5'],
   sessionIdleTimeout: ['0', '86401', '1.5', 'never'],
-  sessionPool: ['-1', '17', 'x'],
 };
 
 t.test('every option as a flag, as --flag=value and as an environment variable', async (t) => {

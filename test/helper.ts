@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyPluginAsync, InjectOptions, LightMyRequest
 import { buildApp } from '../src/app.js';
 import { createContext } from '../src/create-context.js';
 import { openSandbox } from '../src/sandbox.js';
-import { createSessionRegistry } from '../src/sessions/sessions.registry.js';
+import { createSessionRegistry, type SessionRegistry } from '../src/sessions/sessions.registry.js';
 import type { AppContext } from '../src/context.js';
 import { createClock } from '../src/lib/clock.js';
 import { signRequest } from '../src/lib/hmac.js';
@@ -27,6 +27,8 @@ export const CREDENTIALS = {
 export interface TestApp {
   app: FastifyInstance;
   ctx: AppContext;
+  /** The sessions the app serves (docs/sessions.md); `app.inject` reaches one at `/_sessions/{id}/...`. */
+  sessions: SessionRegistry;
   /** Signed request as usr_acme with the SINGLE_USER key (default), or another identity. */
   request(method: string, url: string, body?: unknown, as?: Identity): Promise<LightMyRequestResponse>;
   /** HMAC headers for a request (docs/authentication.md). */
@@ -77,7 +79,8 @@ export interface TestAppOptions {
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const clock = createClock({ mode: 'frozen', atMs: Date.parse(options.start ?? START) });
   const ctx = createContext({ config: { logLevel: 'silent', db: options.db ?? ':memory:', ...options.config }, clock });
-  const build = () => buildApp(ctx, { logStream: options.logStream, plugins: options.plugins, sessions: (root) => createSessionRegistry(root, openSandbox) });
+  const sessions = createSessionRegistry(ctx, openSandbox);
+  const build = () => buildApp(ctx, { logStream: options.logStream, plugins: options.plugins, sessions });
   const built = options.conformance === false ? { result: build(), recorder: () => undefined } : withConformance(build);
   const app = await built.result;
   const conformance: ConformanceRecorder = built.recorder() ?? { mismatches: [], checked: 0, enabled: false };
@@ -106,6 +109,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   return {
     app,
     ctx,
+    sessions,
     request,
     sign,
     conformance,

@@ -1,11 +1,14 @@
-import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import type { JobFailureHandler, JobHandler } from '../scheduler/scheduler.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 
-/** A long-running service started with the server; returns its stop function. */
-export type BackgroundService = (ctx: AppContext, app: FastifyInstance) => () => void | Promise<void>;
+/**
+ * A long-running piece of a sandbox, started when the sandbox opens (the root or a session) and stopped when it
+ * closes; returns its stop function. It gets the sandbox's context only: sandboxes share one app
+ * (docs/architecture.md#the-request-path).
+ */
+export type BackgroundService = (ctx: AppContext) => () => void | Promise<void>;
 
 /**
  * What one module (a /v1 domain, the control plane, faults) adds to the app: its route modules (registered in this
@@ -14,7 +17,8 @@ export type BackgroundService = (ctx: AppContext, app: FastifyInstance) => () =>
  */
 export interface DomainDescriptor {
   name: string;
-  routes?: Array<(ctx: AppContext) => FastifyPluginAsyncZod>;
+  /** Registered once for every sandbox: handlers read theirs from the request (`ctxOf(request)`, src/http/request-sandbox.ts). */
+  routes?: FastifyPluginAsyncZod[];
   jobs?: Record<string, JobHandler>;
   /** What a job's failure does to what it works on, by job type (docs/decisions.md#failed-jobs). */
   jobFailures?: Record<string, JobFailureHandler>;

@@ -60,7 +60,11 @@ function checkPath(path: string): void {
   }
 }
 
-export async function actAs(app: FastifyInstance, ctx: AppContext, input: ActAsInput): Promise<ActAsResult> {
+/**
+ * `prefix`: the path prefix of the sandbox acting (a session's `/_sessions/{id}`, '' for the root): the one app serves
+ * every sandbox, so the request goes, and is signed, under it (docs/sessions.md#addresses-and-signing).
+ */
+export async function actAs(app: FastifyInstance, ctx: AppContext, input: ActAsInput, prefix = ''): Promise<ActAsResult> {
   checkPath(input.path);
   const payout = input.path.startsWith(PAYOUT_PREFIX);
   if ((input.method === 'GET' || input.method === 'DELETE') && input.body !== undefined) {
@@ -75,7 +79,7 @@ export async function actAs(app: FastifyInstance, ctx: AppContext, input: ActAsI
   // docs/decisions.md#hmac-timestamp: milliseconds of the real wall clock; the payout variant takes RFC 3339 UTC
   // instead.
   const timestamp = payout ? new Date(ctx.clock.realNowMs()).toISOString() : String(ctx.clock.realNowMs());
-  const signature = signRequest({ apiKey: key.api_key, secret: key.secret, timestamp, method: input.method, target: input.path, body: payload ?? '' });
+  const signature = signRequest({ apiKey: key.api_key, secret: key.secret, timestamp, method: input.method, target: prefix + input.path, body: payload ?? '' });
   const headers: Record<string, string> = {
     [HEADER.apiKey]: key.api_key,
     [HEADER.timestamp]: timestamp,
@@ -88,7 +92,7 @@ export async function actAs(app: FastifyInstance, ctx: AppContext, input: ActAsI
 
   const actedAs = { apiKey: key.api_key, integrationType: key.integration_type, programmeId: key.programme_id, userId: input.userId };
   // not subject to the sandbox's fault rules (docs/faults.md#what-rules-never-touch)
-  const response = await app.inject({ method: input.method as InjectOptions['method'], url: input.path, headers: { ...headers, ...internalCallHeaders() }, payload });
+  const response = await app.inject({ method: input.method as InjectOptions['method'], url: prefix + input.path, headers: { ...headers, ...internalCallHeaders() }, payload });
   return {
     status: response.statusCode,
     body: parseBody(response.body, String(response.headers['content-type'] ?? '')),

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { changeMarker } from '../db/read-cache.js';
 import { clockView } from './clock.service.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
+import type { BackgroundService } from '../domains/domain.js';
 
 // The dashboard's push channel (docs/dashboard.md#live-updates): GET /_emulator/ui/events is a server-sent event
 // stream that says "changed" whenever this sandbox's database or clock has changed, so an open page refetches its
@@ -35,7 +35,7 @@ export interface UiEvents {
 
 /**
  * Each sandbox's streams (docs/architecture.md#runtime), so the server can end a session's streams when it closes
- * (see endUiEvents). Made when the dashboard's routes are registered; open pages stay connected across a reset.
+ * (see endUiEvents). Made when the first page opens a stream; open pages stay connected across a reset.
  */
 export const uiEventsSlot: StateSlot<UiEvents | null> = {
   name: 'emulator.uiEvents',
@@ -50,11 +50,20 @@ export function endUiEvents(ctx: AppContext): void {
   ctx.runtime.get(uiEventsSlot)?.closeAll();
 }
 
+/** The sandbox's event streams, made when the first page opens one. */
 export function uiEvents(ctx: AppContext): UiEvents {
+  const existing = ctx.runtime.get(uiEventsSlot);
+  if (existing) return existing;
   const events = makeUiEvents(ctx);
   ctx.runtime.set(uiEventsSlot, events);
   return events;
 }
+
+/**
+ * Background service (emulator.domain.ts): a sandbox's open streams end when it closes, before the server does, or
+ * its listener would wait for them forever (docs/dashboard.md#live-updates).
+ */
+export const uiEventsService: BackgroundService = (ctx) => () => endUiEvents(ctx);
 
 function makeUiEvents(ctx: AppContext): UiEvents {
   const streams = new Set<ServerResponse>();
@@ -128,12 +137,4 @@ function makeUiEvents(ctx: AppContext): UiEvents {
       stopIfIdle();
     },
   };
-}
-
-/** The app's event streams end before it closes, or its server would wait for them forever. */
-export function closeUiEventsWithApp(app: FastifyInstance, events: UiEvents): void {
-  app.addHook('preClose', (done) => {
-    events.closeAll();
-    done();
-  });
 }

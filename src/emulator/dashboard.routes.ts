@@ -3,15 +3,15 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { ctxOf } from '../http/request-sandbox.js';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../config.js';
 import { pathPrefixOf } from '../http/public-url.js';
-import type { AppContext } from '../context.js';
 import { errorResponses, errors } from '../core/errors.js';
 import { CONTROL_PLANE, OPEN } from './emulator.auth.js';
 import { dashboardStateQuery, dashboardStateResponse } from './overview.schema.js';
 import { getDashboardState } from './overview.service.js';
-import { closeUiEventsWithApp, MAX_STREAMS, uiEvents } from './dashboard.events.js';
+import { MAX_STREAMS, uiEvents } from './dashboard.events.js';
 
 // The dashboard (docs/dashboard.md): plain HTML, CSS and native ES modules, committed as source under
 // src/emulator/dashboard/ and served from there as they are (no build step). They are read from the package
@@ -132,81 +132,79 @@ const SECURITY_HEADERS = {
 // server's request log at the default level.
 const QUIET = 'warn';
 
-export const dashboardRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
-  async (app) => {
-    const dashboard = installedDashboard();
-    const send = (reply: FastifyReply, contentType: string, body: string) => reply.headers(SECURITY_HEADERS).type(contentType).send(body);
+export const dashboardRoutes: FastifyPluginAsyncZod = async (app) => {
+  const dashboard = installedDashboard();
+  const send = (reply: FastifyReply, contentType: string, body: string) => reply.headers(SECURITY_HEADERS).type(contentType).send(body);
 
-    app.get(
-      PAGE_URL,
-      {
-        config: OPEN, // a browser cannot add the token to a page load; the page holds no data
-        schema: {
-          operationId: 'emulatorDashboard',
-          description: 'The dashboard page (HTML): state, live transactions, webhook deliveries, the request journal and actions (docs/dashboard.md).',
-          tags: ['Emulator'],
-          summary: 'Dashboard (HTML page): state, live transactions, webhook deliveries, request journal and actions',
-          produces: ['text/html'],
-          response: { 200: z.string().describe('text/html'), ...errorResponses() },
-        },
+  app.get(
+    PAGE_URL,
+    {
+      config: OPEN, // a browser cannot add the token to a page load; the page holds no data
+      schema: {
+        operationId: 'emulatorDashboard',
+        description: 'The dashboard page (HTML): state, live transactions, webhook deliveries, the request journal and actions (docs/dashboard.md).',
+        tags: ['Emulator'],
+        summary: 'Dashboard (HTML page): state, live transactions, webhook deliveries, request journal and actions',
+        produces: ['text/html'],
+        response: { 200: z.string().describe('text/html'), ...errorResponses() },
       },
-      async (request, reply) => {
-        if (dashboard instanceof Error) {
-          throw errors.internal(`Dashboard files are missing from ${DASHBOARD_DIR}; the install must include src/emulator/dashboard/`);
-        }
-        // A session's page loads its files from the session (docs/sessions.md#the-dashboard).
-        const prefix = pathPrefixOf(request);
-        return send(reply, 'text/html; charset=utf-8', prefix ? dashboard.page.replaceAll('"/_emulator/ui/', `"${prefix}/_emulator/ui/`) : dashboard.page);
-      },
-    );
-    // The page's modules and style sheet, one route each; not API operations, so left out of the OpenAPI document.
-    for (const file of dashboard instanceof Error ? [] : [...dashboard.files, ...installedVendorFiles()]) {
-      app.get(file.url, { config: OPEN, logLevel: QUIET, schema: { hide: true } }, async (_request, reply) => send(reply, file.contentType, file.body));
-    }
+    },
+    async (request, reply) => {
+      if (dashboard instanceof Error) {
+        throw errors.internal(`Dashboard files are missing from ${DASHBOARD_DIR}; the install must include src/emulator/dashboard/`);
+      }
+      // A session's page loads its files from the session (docs/sessions.md#the-dashboard).
+      const prefix = pathPrefixOf(request);
+      return send(reply, 'text/html; charset=utf-8', prefix ? dashboard.page.replaceAll('"/_emulator/ui/', `"${prefix}/_emulator/ui/`) : dashboard.page);
+    },
+  );
+  // The page's modules and style sheet, one route each; not API operations, so left out of the OpenAPI document.
+  for (const file of dashboard instanceof Error ? [] : [...dashboard.files, ...installedVendorFiles()]) {
+    app.get(file.url, { config: OPEN, logLevel: QUIET, schema: { hide: true } }, async (_request, reply) => send(reply, file.contentType, file.body));
+  }
 
-    app.get(
-      '/_emulator/ui/state',
-      {
-        config: CONTROL_PLANE,
-        logLevel: QUIET,
-        schema: {
-          operationId: 'emulatorDashboardState',
-          tags: ['Emulator'],
-          summary: 'The dashboard\'s feed: overview, clock, newest transactions and the selected transaction with its deliveries',
-          description: 'What the dashboard polls every second. Not recorded in the request journal (nor is anything under /_emulator/ui).',
-          querystring: dashboardStateQuery,
-          response: { 200: dashboardStateResponse, ...errorResponses() },
-        },
+  app.get(
+    '/_emulator/ui/state',
+    {
+      config: CONTROL_PLANE,
+      logLevel: QUIET,
+      schema: {
+        operationId: 'emulatorDashboardState',
+        tags: ['Emulator'],
+        summary: 'The dashboard\'s feed: overview, clock, newest transactions and the selected transaction with its deliveries',
+        description: 'What the dashboard polls every second. Not recorded in the request journal (nor is anything under /_emulator/ui).',
+        querystring: dashboardStateQuery,
+        response: { 200: dashboardStateResponse, ...errorResponses() },
       },
-      async (request) => getDashboardState(ctx, request.query),
-    );
+    },
+    async (request) => getDashboardState(ctxOf(request), request.query),
+  );
 
-    // docs/dashboard.md#live-updates: "changed" notices pushed to open pages; they refetch the feed above.
-    const events = uiEvents(ctx);
-    closeUiEventsWithApp(app, events);
-    app.get(
-      '/_emulator/ui/events',
-      {
-        config: CONTROL_PLANE,
-        logLevel: QUIET,
-        schema: {
-          operationId: 'emulatorDashboardEvents',
-          tags: ['Emulator'],
-          summary: 'The dashboard\'s push channel: a server-sent event stream of "changed" notices',
-          description:
-            'text/event-stream that stays open: `event: ready` at once, then `event: changed` (data `{ "now" }`, the emulated time) ' +
-            'within about 100 ms of any change to this sandbox\'s database or clock, and a comment line every 15 s. ' +
-            `The notice carries no state: refetch GET /_emulator/ui/state. At most ${MAX_STREAMS} streams per sandbox (429 beyond). ` +
-            'Ended when the server or session closes. Not recorded in the request journal.',
-          produces: ['text/event-stream'],
-          querystring: z.strictObject({}),
-          response: { 200: z.string().describe('text/event-stream'), ...errorResponses(429) },
-        },
+  // docs/dashboard.md#live-updates: "changed" notices pushed to open pages; they refetch the feed above.
+  app.get(
+    '/_emulator/ui/events',
+    {
+      config: CONTROL_PLANE,
+      logLevel: QUIET,
+      schema: {
+        operationId: 'emulatorDashboardEvents',
+        tags: ['Emulator'],
+        summary: 'The dashboard\'s push channel: a server-sent event stream of "changed" notices',
+        description:
+          'text/event-stream that stays open: `event: ready` at once, then `event: changed` (data `{ "now" }`, the emulated time) ' +
+          'within about 100 ms of any change to this sandbox\'s database or clock, and a comment line every 15 s. ' +
+          `The notice carries no state: refetch GET /_emulator/ui/state. At most ${MAX_STREAMS} streams per sandbox (429 beyond). ` +
+          'Ended when the server or session closes. Not recorded in the request journal.',
+        produces: ['text/event-stream'],
+        querystring: z.strictObject({}),
+        response: { 200: z.string().describe('text/event-stream'), ...errorResponses(429) },
       },
-      async (_request, reply) => {
-        if (events.open() >= MAX_STREAMS) throw errors.tooManyRequests(`This sandbox already has ${MAX_STREAMS} dashboard event streams open; close one`);
-        reply.hijack();
-        events.attach(reply.raw);
-      },
-    );
-  };
+    },
+    async (request, reply) => {
+      const events = uiEvents(ctxOf(request));
+      if (events.open() >= MAX_STREAMS) throw errors.tooManyRequests(`This sandbox already has ${MAX_STREAMS} dashboard event streams open; close one`);
+      reply.hijack();
+      events.attach(reply.raw);
+    },
+  );
+};

@@ -108,7 +108,7 @@ function expectStatus(method: string, path: string, answer: ApiAnswer, expect: n
   throw new DemoStepError(`${method} ${path} answered ${answer.status} (expected ${expect.join(' or ')}): ${message}`);
 }
 
-function toolsFor(app: FastifyInstance, ctx: AppContext, refs: DemoRefs): DemoTools {
+function toolsFor(app: FastifyInstance, ctx: AppContext, refs: DemoRefs, prefix: string): DemoTools {
   return {
     refs,
     timeline: ctx.fixtures.timeline,
@@ -121,11 +121,11 @@ function toolsFor(app: FastifyInstance, ctx: AppContext, refs: DemoRefs): DemoTo
         [HEADER.apiKey]: key.api_key,
         [HEADER.timestamp]: timestamp,
         [HEADER.programId]: key.programme_id,
-        [HEADER.signature]: signRequest({ apiKey: key.api_key, secret: key.secret, timestamp, method, target: path, body: payload ?? '' }),
+        [HEADER.signature]: signRequest({ apiKey: key.api_key, secret: key.secret, timestamp, method, target: prefix + path, body: payload ?? '' }),
       };
       if (payload !== undefined) headers['content-type'] = 'application/json';
       // not subject to the sandbox's fault rules (docs/faults.md#what-rules-never-touch)
-      const response = await app.inject({ method, url: path, headers: { ...headers, ...internalCallHeaders() }, payload });
+      const response = await app.inject({ method, url: prefix + path, headers: { ...headers, ...internalCallHeaders() }, payload });
       let parsed: unknown = null;
       try {
         parsed = response.body ? JSON.parse(response.body) : null;
@@ -136,7 +136,7 @@ function toolsFor(app: FastifyInstance, ctx: AppContext, refs: DemoRefs): DemoTo
     },
     async asUser(method, path, body, expect, idempotencyKey) {
       if (!refs.userId) throw new DemoStepError('The demo has no user yet');
-      const answer = await actAs(app, ctx, { userId: refs.userId, method, path, ...(body === undefined ? {} : { body }), ...(idempotencyKey ? { idempotencyKey } : {}) });
+      const answer = await actAs(app, ctx, { userId: refs.userId, method, path, ...(body === undefined ? {} : { body }), ...(idempotencyKey ? { idempotencyKey } : {}) }, prefix);
       return expectStatus(method, path, answer, expect);
     },
     freezeClock() {
@@ -150,7 +150,8 @@ function toolsFor(app: FastifyInstance, ctx: AppContext, refs: DemoRefs): DemoTo
 }
 
 /** Run step `number` (1-based) against this sandbox: only the next step may run, one at a time. */
-export async function runDemoStep(app: FastifyInstance, ctx: AppContext, number: number): Promise<DemoStepResult> {
+/** `prefix`: the sandbox's path prefix, under which the demo's requests go (actAs). */
+export async function runDemoStep(app: FastifyInstance, ctx: AppContext, number: number, prefix = ''): Promise<DemoStepResult> {
   if (number > DEMO_STEPS.length) throw errors.notFound(`The demo has ${DEMO_STEPS.length} steps; there is no step ${number}`);
   const run = ctx.runtime.get(demoRunSlot);
   const running = run.runningStep;
@@ -171,7 +172,7 @@ export async function runDemoStep(app: FastifyInstance, ctx: AppContext, number:
   run.runningStep = number;
   let outcome: DemoOutcome;
   try {
-    outcome = await step.run(toolsFor(app, ctx, refs));
+    outcome = await step.run(toolsFor(app, ctx, refs, prefix));
   } catch (error) {
     if (error instanceof DemoStepError || error instanceof ServiceError) {
       throw errors.conflict(`Step ${number} of the demo (${step.id}) could not run: ${error.message}. The demo stays at step ${number}`);

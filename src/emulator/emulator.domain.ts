@@ -20,11 +20,11 @@ import { snapshotsSlot, startingSnapshotSlot } from './snapshots.service.js';
 import { snapshotTrackingSlot } from './snapshots.tracking.js';
 import { resetImageSlot } from './reset.service.js';
 import { journalSlot } from './journal.service.js';
-import { uiEventsSlot } from './dashboard.events.js';
+import { uiEventsService, uiEventsSlot } from './dashboard.events.js';
 import { demoRunSlot } from './demo.service.js';
 import { listenRoutes } from './listen.routes.js';
 import { settleRoutes } from './settle.routes.js';
-import { listenSlot, registerListenRelay } from './listen.service.js';
+import { listenService, listenSlot, registerListenRelay } from './listen.service.js';
 
 // The control plane (docs/control-plane.md): one `<area>.routes.ts` per area, listed in the order their routes
 // appear in the OpenAPI document (docs/architecture.md#a-new-control-plane-route).
@@ -50,7 +50,7 @@ export const emulatorDomain: DomainDescriptor = {
     emulatorJobsRoutes,
     demoRoutes,
   ],
-  services: [clockHighWaterService],
+  services: [clockHighWaterService, uiEventsService, listenService],
   // what the control plane holds in memory per sandbox (docs/architecture.md#runtime)
   state: [snapshotsSlot, startingSnapshotSlot, snapshotTrackingSlot, resetImageSlot, journalSlot, uiEventsSlot, demoRunSlot, listenSlot],
   // the listen relay reaches the webhook sender as its delivery transport, not by an import (docs/webhooks.md#listen)

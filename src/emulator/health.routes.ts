@@ -1,15 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { AppContext } from '../context.js';
+import { ctxOf } from '../http/request-sandbox.js';
 import { VERSION } from '../version.js';
 import { OPEN } from './emulator.auth.js';
 import { healthResponse } from './health.schema.js';
 
 // GET /_emulator/health (docs/control-plane.md#health-reset-and-clock)
-export const healthRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
-  async (app) => {
-    app.get(
-      '/_emulator/health',
-      { config: OPEN, schema: { operationId: 'emulatorHealth', description: 'Answers 200 while the server runs; open even when the server runs with an admin token, for health checks.', tags: ['Emulator'], summary: 'Liveness (open even when ADMIN_TOKEN is set)', response: { 200: healthResponse } } },
-      async () => ({ status: 'ok' as const, now: ctx.clock.nowIso(), version: VERSION }),
-    );
-  };
+export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get(
+    '/_emulator/health',
+    { config: OPEN, schema: { operationId: 'emulatorHealth', description: 'Answers 200 while the server runs; open even when the server runs with an admin token, for health checks.', tags: ['Emulator'], summary: 'Liveness (open even when ADMIN_TOKEN is set)', response: { 200: healthResponse } } },
+    async (request) => ({ status: 'ok' as const, now: ctxOf(request).clock.nowIso(), version: VERSION }),
+  );
+};

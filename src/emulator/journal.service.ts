@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { instant } from '../http/formats.js';
-import type { AppContext } from '../context.js';
+import type { Config } from '../config.js';
+import { ctxOf, sandboxOf } from '../http/request-sandbox.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import { errorResponses } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.auth.js';
@@ -298,9 +299,8 @@ export const journalSlot: StateSlot<RequestJournal> = {
  * callback-style and keep their bookkeeping on the request: they run on every request, and a promise per
  * hook and a WeakMap entry per request showed in the list's profile (docs/benchmarks.md).
  */
-export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJournal {
-  const journal = ctx.runtime.get(journalSlot);
-  if (journal.capacity === 0) return journal; // --journal-size 0: no hooks at all
+export function registerJournal(app: FastifyInstance, config: Config): void {
+  if (config.journalSize === 0) return; // --journal-size 0: no hooks at all
 
   app.addHook('onRequest', (request, _reply, done) => {
     // wall clock on purpose: the journal records when requests really arrived
@@ -314,13 +314,18 @@ export function registerJournal(app: FastifyInstance, ctx: AppContext): RequestJ
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    if (!request.journalRecorded && !skipped(request.url)) {
+    const journal = journalOf(request);
+    if (journal && !request.journalRecorded && !skipped(request.url)) {
       request.journalRecorded = true;
       journal.add(recordedOf(request, reply.statusCode, request.journalPayload ?? null, String(reply.getHeader('content-type') ?? '')));
     }
     done();
   });
-  return journal;
+}
+
+/** The journal of the request's sandbox (none: a session path whose session does not exist). */
+export function journalOf(request: FastifyRequest): RequestJournal | undefined {
+  return sandboxOf(request)?.runtime.get(journalSlot);
 }
 
 function skipped(url: string): boolean {
@@ -366,7 +371,7 @@ export const journalQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100000).optional().describe('Newest N matches'),
 });
 
-export function journalRoutes(app: FastifyInstance, journal: RequestJournal): void {
+export function journalRoutes(app: FastifyInstance): void {
   const typed = app.withTypeProvider<ZodTypeProvider>();
   typed.get(
     '/_emulator/requests',
@@ -384,6 +389,7 @@ export function journalRoutes(app: FastifyInstance, journal: RequestJournal): vo
     async (request) => {
       const { method, pathPrefix, status, since, limit } = request.query;
       const sinceMs = since ? Date.parse(since) : undefined;
+      const journal = ctxOf(request).runtime.get(journalSlot);
       // filtered on what was recorded, so only the entries answered are built
       const data = journal.select(
         (entry) =>
@@ -399,8 +405,8 @@ export function journalRoutes(app: FastifyInstance, journal: RequestJournal): vo
   typed.delete(
     '/_emulator/requests',
     { config: CONTROL_PLANE, schema: { operationId: 'emulatorClearRequests', description: 'Empties the request journal.', tags: ['Emulator'], summary: 'Clear the request journal', response: { 204: z.null(), ...errorResponses() } } },
-    async (_request, reply) => {
-      journal.clear();
+    async (request, reply) => {
+      ctxOf(request).runtime.get(journalSlot).clear();
       return reply.status(204).send(null);
     },
   );

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { AppContext } from '../context.js';
 import { errors } from '../core/errors.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
+import type { BackgroundService } from '../domains/domain.js';
 import { RESPONSE_BODY_LOG_LIMIT, setWebhookEndpoint, type AttemptResult } from '../domains/webhooks/webhooks.service.js';
 import { registerDeliveryTransport, type DeliveryTransport, type TransportedAttempt } from '../domains/webhooks/webhooks.transport.js';
 import type { ListenResultBody, ListenStatus } from './listen.schema.js';
@@ -160,6 +161,9 @@ export function endListener(ctx: AppContext): void {
   const state = stateOf(ctx);
   if (state.listener) dropListener(state, state.listener, 'the sandbox closed', { name: 'closed', data: { reason: 'the sandbox closed', reconnect: true } });
 }
+
+/** Background service (emulator.domain.ts): the relay's stream ends when its sandbox closes. */
+export const listenService: BackgroundService = (ctx) => () => endListener(ctx);
 
 const relay: DeliveryTransport = {
   carries(ctx, url) {

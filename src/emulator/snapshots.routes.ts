@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { AppContext } from '../context.js';
+import { ctxOf } from '../http/request-sandbox.js';
 import { errorResponses, errorBodySchema, errors } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.auth.js';
 import { restoreSnapshotResponse, saveSnapshotBody, snapshotListSchema, snapshotParams, snapshotSummarySchema } from './snapshots.schema.js';
@@ -21,145 +21,144 @@ import {
 const SNAPSHOT_FILE_TYPES = ['application/octet-stream', 'application/vnd.sqlite3', 'application/x-sqlite3'];
 const SNAPSHOT_BODY_LIMIT = 512 * 1024 * 1024;
 
-export const snapshotsRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
-  async (app) => {
-    // Only this plugin's routes take a binary body; elsewhere these types stay a 415 (http/body-parsers.ts).
-    app.addContentTypeParser(SNAPSHOT_FILE_TYPES, { parseAs: 'buffer', bodyLimit: SNAPSHOT_BODY_LIMIT }, (request, body: Buffer, done) => {
-      request.rawBody = body;
-      done(null, body);
-    });
+export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
+  // Only this plugin's routes take a binary body; elsewhere these types stay a 415 (http/body-parsers.ts).
+  app.addContentTypeParser(SNAPSHOT_FILE_TYPES, { parseAs: 'buffer', bodyLimit: SNAPSHOT_BODY_LIMIT }, (request, body: Buffer, done) => {
+    request.rawBody = body;
+    done(null, body);
+  });
 
-    app.post(
-      '/_emulator/snapshots',
-      {
-        config: CONTROL_PLANE,
-        schema: {
-          operationId: 'emulatorSaveSnapshot',
-          tags: ['Emulator: snapshots'],
-          summary: 'Save the whole state under a name',
-          description:
-            'Every table (users, accounts, transactions, jobs, outbox, deliveries, the id sequence, the webhook endpoint) and the ' +
-            'emulated clock. 201 for a new name; 200 when it replaces the snapshot of that name.',
-          body: saveSnapshotBody,
-          response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses() },
-        },
+  app.post(
+    '/_emulator/snapshots',
+    {
+      config: CONTROL_PLANE,
+      schema: {
+        operationId: 'emulatorSaveSnapshot',
+        tags: ['Emulator: snapshots'],
+        summary: 'Save the whole state under a name',
+        description:
+          'Every table (users, accounts, transactions, jobs, outbox, deliveries, the id sequence, the webhook endpoint) and the ' +
+          'emulated clock. 201 for a new name; 200 when it replaces the snapshot of that name.',
+        body: saveSnapshotBody,
+        response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses() },
       },
-      async (request, reply) => {
-        const { snapshot, replaced } = saveSnapshot(ctx, request.body.name);
-        return reply.status(replaced ? 200 : 201).send(snapshot);
-      },
-    );
+    },
+    async (request, reply) => {
+      const { snapshot, replaced } = saveSnapshot(ctxOf(request), request.body.name);
+      return reply.status(replaced ? 200 : 201).send(snapshot);
+    },
+  );
 
-    app.get(
-      '/_emulator/snapshots',
-      {
-        config: CONTROL_PLANE,
-        schema: { operationId: 'emulatorListSnapshots', description: 'Every saved snapshot: its name, emulated clock and clock mode, schema version, when it was saved, and its table and row counts (docs/control-plane.md#snapshots).', tags: ['Emulator: snapshots'], summary: 'The saved snapshots, by name', response: { 200: snapshotListSchema, ...errorResponses() } },
-      },
-      async () => ({ data: listSnapshots(ctx) }),
-    );
+  app.get(
+    '/_emulator/snapshots',
+    {
+      config: CONTROL_PLANE,
+      schema: { operationId: 'emulatorListSnapshots', description: 'Every saved snapshot: its name, emulated clock and clock mode, schema version, when it was saved, and its table and row counts (docs/control-plane.md#snapshots).', tags: ['Emulator: snapshots'], summary: 'The saved snapshots, by name', response: { 200: snapshotListSchema, ...errorResponses() } },
+    },
+    async (request) => ({ data: listSnapshots(ctxOf(request)) }),
+  );
 
-    app.get(
-      '/_emulator/snapshots/:name',
-      {
-        config: CONTROL_PLANE,
-        schema: {
-          operationId: 'emulatorGetSnapshot',
-          description: 'One saved snapshot, described as in the list. 404 for an unknown name.',
-          tags: ['Emulator: snapshots'],
-          summary: 'One saved snapshot',
-          params: snapshotParams,
-          response: { 200: snapshotSummarySchema, ...errorResponses(404) },
-        },
+  app.get(
+    '/_emulator/snapshots/:name',
+    {
+      config: CONTROL_PLANE,
+      schema: {
+        operationId: 'emulatorGetSnapshot',
+        description: 'One saved snapshot, described as in the list. 404 for an unknown name.',
+        tags: ['Emulator: snapshots'],
+        summary: 'One saved snapshot',
+        params: snapshotParams,
+        response: { 200: snapshotSummarySchema, ...errorResponses(404) },
       },
-      async (request) => summarize(getSnapshot(ctx, request.params.name)),
-    );
+    },
+    async (request) => summarize(getSnapshot(ctxOf(request), request.params.name)),
+  );
 
-    app.delete(
-      '/_emulator/snapshots/:name',
-      {
-        config: CONTROL_PLANE,
-        schema: {
-          operationId: 'emulatorDeleteSnapshot',
-          description: 'Removes a saved snapshot; the current state is not touched. 404 for an unknown name.',
-          tags: ['Emulator: snapshots'],
-          summary: 'Remove a saved snapshot',
-          params: snapshotParams,
-          response: { 204: z.null(), ...errorResponses(404) },
-        },
+  app.delete(
+    '/_emulator/snapshots/:name',
+    {
+      config: CONTROL_PLANE,
+      schema: {
+        operationId: 'emulatorDeleteSnapshot',
+        description: 'Removes a saved snapshot; the current state is not touched. 404 for an unknown name.',
+        tags: ['Emulator: snapshots'],
+        summary: 'Remove a saved snapshot',
+        params: snapshotParams,
+        response: { 204: z.null(), ...errorResponses(404) },
       },
-      async (request, reply) => {
-        deleteSnapshot(ctx, request.params.name);
-        return reply.status(204).send(null);
-      },
-    );
+    },
+    async (request, reply) => {
+      deleteSnapshot(ctxOf(request), request.params.name);
+      return reply.status(204).send(null);
+    },
+  );
 
-    app.post(
-      '/_emulator/snapshots/:name/restore',
-      {
-        config: CONTROL_PLANE,
-        schema: {
-          operationId: 'emulatorRestoreSnapshot',
-          tags: ['Emulator: snapshots'],
-          summary: 'Bring a saved state back',
-          description:
-            'Every table is replaced in one transaction and the clock reads the snapshot instant again (frozen or flowing as it was): ' +
-            'like a reset, a deliberate move backwards. Bearer tokens issued after the snapshot are gone with it.',
-          params: snapshotParams,
-          response: { 200: restoreSnapshotResponse, ...errorResponses(404) },
-        },
+  app.post(
+    '/_emulator/snapshots/:name/restore',
+    {
+      config: CONTROL_PLANE,
+      schema: {
+        operationId: 'emulatorRestoreSnapshot',
+        tags: ['Emulator: snapshots'],
+        summary: 'Bring a saved state back',
+        description:
+          'Every table is replaced in one transaction and the clock reads the snapshot instant again (frozen or flowing as it was): ' +
+          'like a reset, a deliberate move backwards. Bearer tokens issued after the snapshot are gone with it.',
+        params: snapshotParams,
+        response: { 200: restoreSnapshotResponse, ...errorResponses(404) },
       },
-      async (request) => ({ status: 'restored' as const, ...restoreNamedSnapshot(ctx, request.params.name) }),
-    );
+    },
+    async (request) => ({ status: 'restored' as const, ...restoreNamedSnapshot(ctxOf(request), request.params.name) }),
+  );
 
-    app.get(
-      '/_emulator/snapshots/:name/export',
-      {
-        config: CONTROL_PLANE,
-        schema: {
-          operationId: 'emulatorExportSnapshot',
-          tags: ['Emulator: snapshots'],
-          summary: 'Download a snapshot as one file',
-          description: 'A SQLite database file: the state tables and a snapshot_info table. Upload it with PUT /_emulator/snapshots/{name} or start a server with --snapshot FILE.',
-          produces: ['application/vnd.sqlite3'],
-          params: snapshotParams,
-          response: { 200: z.unknown().describe('The snapshot file (application/vnd.sqlite3)'), 404: errorBodySchema },
-        },
+  app.get(
+    '/_emulator/snapshots/:name/export',
+    {
+      config: CONTROL_PLANE,
+      schema: {
+        operationId: 'emulatorExportSnapshot',
+        tags: ['Emulator: snapshots'],
+        summary: 'Download a snapshot as one file',
+        description: 'A SQLite database file: the state tables and a snapshot_info table. Upload it with PUT /_emulator/snapshots/{name} or start a server with --snapshot FILE.',
+        produces: ['application/vnd.sqlite3'],
+        params: snapshotParams,
+        response: { 200: z.unknown().describe('The snapshot file (application/vnd.sqlite3)'), 404: errorBodySchema },
       },
-      async (request, reply) => {
-        const file = exportSnapshot(ctx, request.params.name);
-        return reply
-          .header('content-type', 'application/vnd.sqlite3')
-          .header('content-disposition', `attachment; filename="${request.params.name}.sandbox-snapshot"`)
-          .header('cache-control', 'no-store')
-          .send(file);
-      },
-    );
+    },
+    async (request, reply) => {
+      const file = exportSnapshot(ctxOf(request), request.params.name);
+      return reply
+        .header('content-type', 'application/vnd.sqlite3')
+        .header('content-disposition', `attachment; filename="${request.params.name}.sandbox-snapshot"`)
+        .header('cache-control', 'no-store')
+        .send(file);
+    },
+  );
 
-    app.put(
-      '/_emulator/snapshots/:name',
-      {
-        config: CONTROL_PLANE,
-        bodyLimit: SNAPSHOT_BODY_LIMIT,
-        schema: {
-          operationId: 'emulatorUploadSnapshot',
-          tags: ['Emulator: snapshots'],
-          summary: 'Upload an exported snapshot file under a name',
-          description:
-            'The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. The file is checked ' +
-            'before anything is stored, while the server goes on answering: its schema must be one an export of this or an older ' +
-            'version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 ' +
-            'naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing.',
-          params: snapshotParams,
-          response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses(413, 415) },
-        },
+  app.put(
+    '/_emulator/snapshots/:name',
+    {
+      config: CONTROL_PLANE,
+      bodyLimit: SNAPSHOT_BODY_LIMIT,
+      schema: {
+        operationId: 'emulatorUploadSnapshot',
+        tags: ['Emulator: snapshots'],
+        summary: 'Upload an exported snapshot file under a name',
+        description:
+          'The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. The file is checked ' +
+          'before anything is stored, while the server goes on answering: its schema must be one an export of this or an older ' +
+          'version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 ' +
+          'naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing.',
+        params: snapshotParams,
+        response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses(413, 415) },
       },
-      async (request, reply) => {
-        if (!Buffer.isBuffer(request.body)) {
-          throw errors.unsupportedMediaType(`Send the snapshot file as ${SNAPSHOT_FILE_TYPES[0]} (curl --data-binary @file -H 'Content-Type: application/octet-stream')`);
-        }
-        const { snapshot, replaced } = await importSnapshot(ctx, request.params.name, request.body);
-        return reply.status(replaced ? 200 : 201).send(snapshot);
-      },
-    );
-  };
+    },
+    async (request, reply) => {
+      if (!Buffer.isBuffer(request.body)) {
+        throw errors.unsupportedMediaType(`Send the snapshot file as ${SNAPSHOT_FILE_TYPES[0]} (curl --data-binary @file -H 'Content-Type: application/octet-stream')`);
+      }
+      const { snapshot, replaced } = await importSnapshot(ctxOf(request), request.params.name, request.body);
+      return reply.status(replaced ? 200 : 201).send(snapshot);
+    },
+  );
+};

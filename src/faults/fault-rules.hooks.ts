@@ -1,8 +1,8 @@
 import { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
+import { sandboxOf } from '../http/request-sandbox.js';
 import { errors } from '../core/errors.js';
-import type { RequestJournal } from '../emulator/journal.service.js';
+import { journalOf } from '../emulator/journal.service.js';
 import type { FaultEffect, FiredFault } from './fault-rules.schema.js';
 import { decideFaults, hasActiveFaultRules } from './fault-rules.service.js';
 import { isInternalCall } from './internal-call.js';
@@ -32,9 +32,10 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 /** Register before the journal, so the journal records the answer the client really got. */
-export function registerFaultRules(app: FastifyInstance, ctx: AppContext, journal: () => RequestJournal): void {
+export function registerFaultRules(app: FastifyInstance): void {
   app.addHook('preHandler', (request, reply, done) => {
-    if (!hasActiveFaultRules(ctx) || EXEMPT.some((prefix) => request.url.startsWith(prefix))) return done();
+    const ctx = sandboxOf(request);
+    if (!ctx || !hasActiveFaultRules(ctx) || EXEMPT.some((prefix) => request.url.startsWith(prefix))) return done();
     // the demo's and act-as's own calls to the API (docs/faults.md#what-rules-never-touch)
     if (isInternalCall(request.headers)) return done();
     const [path] = request.url.split('?', 1);
@@ -55,7 +56,7 @@ export function registerFaultRules(app: FastifyInstance, ctx: AppContext, journa
         request.faultAmbiguous = { ruleId: terminal.ruleId, status: effect.status };
         return done();
       }
-      if (effect.type === 'drop') return dropConnection(request, reply, journal());
+      if (effect.type === 'drop') return dropConnection(request, reply);
       sendFaultStatus(reply, terminal.ruleId, effect);
     };
     if (decision.latencyMs > 0) setTimeout(act, decision.latencyMs);
@@ -70,7 +71,7 @@ export function registerFaultRules(app: FastifyInstance, ctx: AppContext, journa
     if (note) note.detail = note.detail.replace('processed', `processed (${reply.statusCode})`);
     discard(payload);
     if (ambiguous.status === undefined) {
-      journal().addUnanswered(request);
+      journalOf(request)?.addUnanswered(request);
       closeConnection(request);
       return done(null, '');
     }
@@ -95,8 +96,8 @@ function sendFaultStatus(reply: FastifyReply, ruleId: string, effect: Extract<Fa
 }
 
 /** No answer at all: the journal records it now (no onResponse follows a destroyed socket). */
-function dropConnection(request: FastifyRequest, reply: FastifyReply, journal: RequestJournal): void {
-  journal.addUnanswered(request);
+function dropConnection(request: FastifyRequest, reply: FastifyReply): void {
+  journalOf(request)?.addUnanswered(request);
   reply.hijack();
   closeConnection(request);
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_SEED } from '../config.js';
 import type { AppContext } from '../context.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import { errors } from '../core/errors.js';
@@ -40,7 +41,7 @@ export function addFaultRule(ctx: AppContext, input: CreateFaultRuleInput): Faul
   const id = `flt_${book.nextNumber++}`;
   // docs/faults.md#seeds: the default seed is the server's seed and the rule's id, so the same rules added in the
   // same order draw the same faults on every run.
-  const seed = input.seed ?? `${ctx.config.seed}:${id}`;
+  const seed = input.seed ?? `${ctx.config.seed ?? DEFAULT_SEED}:${id}`;
   const view: FaultRule = {
     id,
     match: input.match.method === undefined ? input.match : { ...input.match, method: input.match.method.toUpperCase() },

@@ -1,3 +1,4 @@
+import { DEFAULT_SEED } from '../config.js';
 import type { AppContext } from '../context.js';
 import { seededRandom } from '../lib/seeded-random.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
@@ -98,7 +99,7 @@ const webhookChaosInterceptor: DeliveryInterceptor = {
 };
 
 function defaultChaosSeed(ctx: AppContext): string {
-  return `${ctx.config.seed}/webhook-chaos`;
+  return `${ctx.config.seed ?? DEFAULT_SEED}/webhook-chaos`;
 }
 
 /** True when the sandbox has settings or held attempts (the sender reads the delivery for chaos only then). */

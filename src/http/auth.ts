@@ -1,6 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
+import type { Config } from '../config.js';
+import { ctxOf } from './request-sandbox.js';
 import { hexDigestsEqual, hmacSha256Hex } from '../lib/hmac.js';
 import { pathPrefixOf } from './public-url.js';
 import { errors, ServiceError } from '../core/errors.js';
@@ -333,13 +335,13 @@ function hmacContext(ctx: AppContext, store: CredentialStore, request: FastifyRe
  * route-level hook costs nothing on routes without one, and reading the policy back per request through
  * `request.routeOptions` builds a frozen object each time (measured: docs/benchmarks.md). Registered before the routes.
  */
-export function registerAuth(app: FastifyInstance, ctx: AppContext, store: CredentialStore): void {
+export function registerAuth(app: FastifyInstance, config: Config, store: CredentialStore): void {
   app.addHook('onRoute', (route) => {
     const policy = route.config?.auth;
     if (!policy) return;
     const authHook = (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
       try {
-        request.auth = authenticate(ctx, store, request, policy);
+        request.auth = authenticate(ctxOf(request), store, request, policy);
       } catch (error) {
         done(error as Error);
         return;
@@ -359,11 +361,11 @@ export function registerAuth(app: FastifyInstance, ctx: AppContext, store: Crede
   // A control-plane path no route matches (an unknown path, or a method it does not take) answers only with
   // the admin token too, so the 404 or 405 says nothing of the control plane without it. No hook at all when
   // no token is set.
-  if (ctx.config.adminToken) {
+  if (config.adminToken) {
     app.addHook('onRequest', (request, _reply, done) => {
       if (request.routeOptions.url !== undefined || !request.url.startsWith('/_emulator')) return done();
       try {
-        request.auth = verifyAdmin(ctx, request);
+        request.auth = verifyAdmin(ctxOf(request), request);
       } catch (error) {
         done(error as Error);
         return;

@@ -10,14 +10,14 @@ const PREFIX = Symbol('service-sandbox.pathPrefix');
 
 type PrefixedRequest = IncomingMessage & { originalUrl?: string; [PREFIX]?: string };
 
-/** Hand `req` to an app that serves `prefix`: its url loses the prefix (`/_sessions/x?a` -> `/?a`). */
-export function enterPathPrefix(req: IncomingMessage, prefix: string): void {
+/** Note that `req` arrived under `prefix` and answer the url to route without it (`/_sessions/x?a` -> `/?a`). */
+export function enterPathPrefix(req: IncomingMessage, prefix: string): string {
   const raw = req as PrefixedRequest;
   const url = raw.url ?? '/';
   raw.originalUrl = url;
   raw[PREFIX] = prefix;
   const rest = url.slice(prefix.length);
-  raw.url = rest.startsWith('/') ? rest : `/${rest}`;
+  return rest.startsWith('/') ? rest : `/${rest}`;
 }
 
 /** The path prefix the request arrived under ('' for the root sandbox). */

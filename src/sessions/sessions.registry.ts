@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
@@ -8,50 +8,43 @@ import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../emulator
 import { pinSessionWebhookUrl } from '../domains/webhooks/webhooks.service.js';
 import { errors, ServiceError } from '../core/errors.js';
 import { enterPathPrefix } from '../http/public-url.js';
-import { endListener } from '../emulator/listen.service.js';
+import { bindSandbox } from '../http/request-sandbox.js';
 import { createIdSource } from '../lib/ids.js';
 import { databaseCounter } from '../db/id-counter.js';
 import { openImage, type Db } from '../db/connection.js';
 import { forgetClock } from '../emulator/clock.store.js';
 
-// Sessions (docs/sessions.md): whole sandboxes, each with its own in-memory database, clock, scheduler, webhook
-// dispatcher, journal and snapshots, served by the root sandbox's listener under /_sessions/{id}. They share
-// nothing but the process: a session's app is built by the same buildApp as the root's, around its own context.
+// Sessions (docs/sessions.md): sandboxes of their own, each with its own in-memory database, clock, scheduler, webhook
+// dispatcher, journal and snapshots, served by the server's one app under /_sessions/{id}. A session is data, not a
+// server: its context and the background pieces beside it; the app resolves each request's sandbox before routing
+// (docs/architecture.md#the-request-path, step 0).
 
 export const SESSION_PATH = '/_sessions/';
 
 /**
- * A whole sandbox as the registry uses it: what `openSandbox` (src/sandbox.ts) answers. The server hands that
- * function in, so sessions name no app/wiring module (docs/architecture.md#layers).
+ * A sandbox as the registry uses it: what `openSandbox` (src/sandbox.ts) answers. The server hands that function in,
+ * so sessions name no app/wiring module (docs/architecture.md#layers).
  */
 export interface Sandbox {
   ctx: AppContext;
-  app: FastifyInstance;
-  close(): Promise<void>;
+  /** Stop its background pieces (its streams end), wait for `drained` if given, then close its database. */
+  close(drained?: () => Promise<void>): Promise<void>;
 }
 
-export type OpenSandbox = (options: { config: Partial<Config>; fixtures: Fixtures; image?: Buffer }, build?: { yieldBetweenSteps?: boolean }) => Promise<Sandbox>;
+export type OpenSandbox = (options: { config: Partial<Config>; fixtures: Fixtures; image?: Buffer }) => Sandbox;
 
-/** Sandboxes built ahead for one start, and the image of their database (docs/sessions.md#how-fast). */
-interface Pool {
-  start: SandboxStart;
-  sandboxes: Sandbox[];
-  image?: Buffer;
-}
-
-/** How a pooled sandbox starts: the server's clock and fixtures unless given. */
-interface SandboxStart {
-  clock?: string;
-  fixtures?: Fixtures;
-}
-
-/** Starts other than the server's that keep a pool, the most recently used (docs/sessions.md#how-fast). */
-const POOL_STARTS = 4;
+/** Fixtures other than the server's whose database image is kept, the most recently used (docs/sessions.md#how-fast). */
+const IMAGES_KEPT = 4;
 
 /** Retry-After of a 429 before any session has ended (docs/sessions.md#limits). */
 const FIRST_RETRY_MS = 5_000;
 /** How many ended sessions' lifetimes the Retry-After estimate reads. */
 const LIFETIMES_KEPT = 32;
+
+/** The session a request under /_sessions/ asked for (`session` absent: no such session), kept on the request. */
+const ARRIVAL = Symbol('service-sandbox.session');
+type Arrival = { id: string; session?: Session };
+type ArrivedRequest = IncomingMessage & { [ARRIVAL]?: Arrival };
 
 export interface SessionOptions {
   /** Fixtures for this session instead of the server's (validated already). */
@@ -81,7 +74,7 @@ export interface Session {
 export interface SessionRegistry {
   readonly limit: number;
   readonly idleTimeoutMs: number;
-  create(options: SessionOptions): Promise<Session>;
+  create(options: SessionOptions): Session;
   get(id: string): Session | undefined;
   /** Oldest first; only those created with `label` when it is given. */
   list(label?: string): Session[];
@@ -89,8 +82,13 @@ export interface SessionRegistry {
   end(id: string): Promise<boolean>;
   /** End every session created with `label`; the ids it ended, oldest first. */
   endLabelled(label: string): Promise<string[]>;
-  /** Serve `req` when its path is under /_sessions/; false leaves it to the root app. */
-  dispatch(req: IncomingMessage, res: ServerResponse): boolean;
+  /**
+   * Before routing (the app's `rewriteUrl`): bind a /_sessions/{id}/... request to that session's sandbox and answer
+   * the url the app routes, without the prefix (docs/sessions.md#addresses-and-signing).
+   */
+  enter(req: IncomingMessage): string;
+  /** The app's first onRequest hook: 404 for a session that does not exist; a session's requests keep it alive. */
+  onRequest(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void;
   close(): Promise<void>;
 }
 
@@ -104,86 +102,52 @@ export class SessionLimitError extends ServiceError {
   }
 }
 
+export interface RegistryOptions {
+  /** The real wall clock: idleness is real time, never the emulated clock. */
+  now?: () => number;
+}
+
 /**
  * `root` is the server's own sandbox: sessions take its configuration (an in-memory database, no webhook URL unless
- * given: docs/sessions.md#what-a-session-starts-from), its fixtures and its snapshots. `now` is the real wall
- * clock: idleness is real time, never the emulated clock.
+ * given: docs/sessions.md#what-a-session-starts-from), its fixtures and its snapshots.
  */
-export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: () => number = Date.now): SessionRegistry {
+export function createSessionRegistry(root: AppContext, open: OpenSandbox, options: RegistryOptions = {}): SessionRegistry {
+  const now = options.now ?? Date.now;
   const sessions = new Map<string, Session>();
-  // Sandboxes built ahead, by how they start (docs/sessions.md#how-fast): '' is the server's own start; a
-  // session's own clock or fixtures get a pool of their own from their first use, the latest POOL_STARTS of them.
-  // Each start keeps the image of its first sandbox's database, and opens the next ones from it.
-  const ready = new Map<string, Pool>([['', { start: {}, sandboxes: [] }]]);
-  // Builds under way for the pool, by start: close() waits for them (a build ahead yields between its steps).
-  const filling = new Map<string, Promise<void>>();
-  let creating = 0;
+  // docs/sessions.md#how-fast: the database a session starts from, by its fixtures ('' the server's), taken from the
+  // first sandbox opened with them; later ones open a copy instead of migrating and seeding.
+  const images = new Map<string, Buffer>();
   let closed = false;
   let sweeper: NodeJS.Timeout | undefined;
   let created = 0;
+  // docs/sessions.md#ids: unseeded sessions draw from the server's --seed, or without one from a seed of this start's
+  // own, so no two starts hand out the same ids either.
+  const startSeed = root.config.seed ?? `start-${randomBytes(8).toString('hex')}`;
   // Real lifetimes (create to end) of the latest sessions ended by a client, for the 429's Retry-After.
   const lifetimes: number[] = [];
   const limit = root.config.maxSessions;
   const idleTimeoutMs = root.config.sessionIdleTimeout * 1000;
   const sessionConfig: Partial<Config> = { ...root.config, db: ':memory:', webhookUrl: undefined };
 
-  /** `ahead`: built for the pool, between other requests (yielding between its steps), not for a waiting client. */
-  async function openFor(pool: Pool, ahead = false): Promise<Sandbox> {
-    const { start } = pool;
-    const sandbox = await open(
-      {
-        config: { ...sessionConfig, ...(start.clock ? { clock: start.clock } : {}) },
-        fixtures: start.fixtures ?? root.fixtures,
-        ...(pool.image ? { image: pool.image } : {}),
-      },
-      { yieldBetweenSteps: ahead },
-    );
+  function openFor(sessionOptions: SessionOptions): Sandbox {
+    const key = sessionOptions.fixtures ? JSON.stringify(sessionOptions.fixtures) : '';
+    const image = images.get(key);
+    const sandbox = open({
+      config: { ...sessionConfig, ...(sessionOptions.clock ? { clock: sessionOptions.clock } : {}) },
+      fixtures: sessionOptions.fixtures ?? root.fixtures,
+      ...(image ? { image } : {}),
+    });
     // taken before the sandbox serves anything: its database is still the migrated and seeded one. A server started
     // with --snapshot starts each session's database and clock from that file instead (no image).
-    if (!sessionConfig.snapshot) pool.image ??= sandboxImage(sandbox.ctx.db);
+    if (!image && !sessionConfig.snapshot) {
+      images.set(key, sandboxImage(sandbox.ctx.db));
+      const given = [...images.keys()].filter((other) => other !== '');
+      if (given.length > IMAGES_KEPT) images.delete(given[0]!);
+    } else if (image && key !== '') {
+      images.delete(key); // to the end: the most recently used
+      images.set(key, image);
+    }
     return sandbox;
-  }
-
-  // docs/sessions.md#how-fast: building a sandbox (migrations, fixtures, every route's schemas) takes tens of
-  // milliseconds; a few are built ahead, between requests, so creating a session takes one from the pool.
-  function refill(key = ''): void {
-    const pool = ready.get(key);
-    if (!pool || filling.has(key) || closed || pool.sandboxes.length >= root.config.sessionPool) return;
-    let built!: () => void;
-    const done = new Promise<void>((resolve) => (built = resolve));
-    filling.set(key, done);
-    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- every rejection is caught inside
-    setImmediate(async () => {
-      try {
-        if (closed) return;
-        const sandbox = await openFor(pool, true);
-        if (closed || ready.get(key) !== pool) await sandbox.close();
-        else pool.sandboxes.push(sandbox);
-      } catch {
-        // a failure here shows on the next create, which builds its own sandbox
-      } finally {
-        filling.delete(key);
-        built();
-        if (!closed && pool.sandboxes.length < root.config.sessionPool) refill(key);
-      }
-    });
-  }
-
-  /** The pool of a start other than the server's, made on its first use; the least recently used one goes. */
-  function poolOf(key: string, start: SandboxStart): void {
-    const pool = ready.get(key);
-    if (pool) {
-      ready.delete(key); // to the end: the most recently used
-      ready.set(key, pool);
-      return;
-    }
-    ready.set(key, { start, sandboxes: [] });
-    const others = [...ready.keys()].filter((other) => other !== '');
-    if (others.length > POOL_STARTS) {
-      const dropped = ready.get(others[0]!)!;
-      ready.delete(others[0]!);
-      for (const sandbox of dropped.sandboxes.splice(0)) void sandbox.close();
-    }
   }
 
   function startSweeper(): void {
@@ -214,21 +178,9 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
     return Number.isFinite(expected) ? Math.max(1, Math.ceil((expected - at) / 1000)) : 1;
   }
 
-  async function sandboxFor(options: SessionOptions): Promise<Sandbox> {
-    const start: SandboxStart = {
-      ...(options.clock ? { clock: options.clock } : {}),
-      ...(options.fixtures ? { fixtures: options.fixtures } : {}),
-    };
-    const key = options.fixtures || options.clock ? JSON.stringify([options.clock ?? null, options.fixtures ?? null]) : '';
-    if (key !== '') poolOf(key, start);
-    const pooled = ready.get(key)!.sandboxes.pop();
-    refill(key);
-    return pooled ?? openFor(ready.get(key)!);
-  }
-
-  async function create(options: SessionOptions): Promise<Session> {
+  function create(sessionOptions: SessionOptions): Session {
     if (closed) throw errors.unavailable('The server is shutting down');
-    if (sessions.size + creating >= limit) {
+    if (sessions.size >= limit) {
       throw new SessionLimitError(
         limit === 0
           ? 'Sessions are turned off on this server (--max-sessions 0)'
@@ -237,27 +189,21 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
         retryAfterSeconds(),
       );
     }
-    creating += 1;
-    let sandbox: Sandbox;
-    try {
-      sandbox = await sandboxFor(options);
-    } finally {
-      creating -= 1;
-    }
+    const sandbox = openFor(sessionOptions);
     try {
       // docs/sessions.md#ids: a sequence of the session's own, so no two sessions hand out the same id; with a
       // seed, the ids a fresh server started with that --seed would draw.
       created += 1;
-      sandbox.ctx.ids = createIdSource(options.seed ?? `${root.config.seed}/session-${created}`, databaseCounter(sandbox.ctx.db));
-      if (options.snapshot) {
-        setStartingSnapshot(sandbox.ctx, options.snapshot); // its reset goes back to the snapshot
-        restoreSnapshot(sandbox.ctx, options.snapshot);
+      sandbox.ctx.ids = createIdSource(sessionOptions.seed ?? `${startSeed}/session-${created}`, databaseCounter(sandbox.ctx.db));
+      if (sessionOptions.snapshot) {
+        setStartingSnapshot(sandbox.ctx, sessionOptions.snapshot); // its reset goes back to the snapshot
+        restoreSnapshot(sandbox.ctx, sessionOptions.snapshot);
       }
       // A session sends only where its creator said, whatever its fixtures or snapshot name, and after every
       // reset too (docs/sessions.md#webhooks): deliveries of two sessions never reach one receiver by accident.
-      pinSessionWebhookUrl(sandbox.ctx, options.webhookUrl ?? null);
+      pinSessionWebhookUrl(sandbox.ctx, sessionOptions.webhookUrl ?? null);
     } catch (error) {
-      await sandbox.close();
+      void sandbox.close();
       throw error;
     }
     const at = now();
@@ -268,17 +214,13 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
       lastUsedAtMs: at,
       inFlight: 0,
       startedFrom: {
-        fixtures: options.fixtures ? 'given' : 'server',
-        snapshot: options.snapshot?.name ?? null,
+        fixtures: sessionOptions.fixtures ? 'given' : 'server',
+        snapshot: sessionOptions.snapshot?.name ?? null,
         clock: sandbox.ctx.clock.state().mode === 'frozen' ? sandbox.ctx.clock.nowIso() : 'realtime',
-        seed: options.seed ?? null,
+        seed: sessionOptions.seed ?? null,
       },
-      label: options.label ?? null,
+      label: sessionOptions.label ?? null,
     };
-    if (closed) {
-      await sandbox.close();
-      throw errors.unavailable('The server is shutting down');
-    }
     sessions.set(session.id, session);
     startSweeper();
     return session;
@@ -292,36 +234,46 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
       lifetimes.push(now() - session.createdAtMs);
       if (lifetimes.length > LIFETIMES_KEPT) lifetimes.shift();
     }
-    endListener(session.sandbox.ctx); // its listen stream would otherwise count as a request inside (docs/webhooks.md#listen)
-    // Requests already inside finish first (at most a few seconds): the database stays open for them.
-    for (let waited = 0; session.inFlight > 0 && waited < 5000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
-    await session.sandbox.close();
+    // Its streams (the dashboard's, listen's) end first, as they would otherwise count as requests inside; then the
+    // requests already inside finish (at most a few seconds) while the database stays open for them.
+    await session.sandbox.close(async () => {
+      for (let waited = 0; session.inFlight > 0 && waited < 5000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    });
     return true;
   }
 
-  function dispatch(req: IncomingMessage, res: ServerResponse): boolean {
+  function enter(req: IncomingMessage): string {
     const url = req.url ?? '/';
-    if (!url.startsWith(SESSION_PATH)) return false;
     const afterPath = url.slice(SESSION_PATH.length);
     const cut = afterPath.search(/[/?]/);
     const id = cut === -1 ? afterPath : afterPath.slice(0, cut);
     const session = sessions.get(id);
-    if (!session) {
+    (req as ArrivedRequest)[ARRIVAL] = session ? { id, session } : { id };
+    if (session) {
+      bindSandbox(req, session.sandbox.ctx);
+      session.lastUsedAtMs = now();
+    }
+    return enterPathPrefix(req, SESSION_PATH + id);
+  }
+
+  function onRequest(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
+    const arrival = (request.raw as ArrivedRequest)[ARRIVAL];
+    if (!arrival) return done();
+    const { session, id } = arrival;
+    if (!session || !sessions.has(id)) {
       const shown = id.length > 80 ? `${id.slice(0, 80)}...` : id;
-      const message = `No session "${shown}" on this server: it was ended, it expired after ${root.config.sessionIdleTimeout} s without requests, or it never existed (POST /_emulator/sessions creates one)`;
-      res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
-      res.end(JSON.stringify({ message, errorCode: 'NOT_FOUND' }));
-      return true;
+      return done(
+        errors.notFound(
+          `No session "${shown}" on this server: it was ended, it expired after ${root.config.sessionIdleTimeout} s without requests, or it never existed (POST /_emulator/sessions creates one)`,
+        ),
+      );
     }
     session.inFlight += 1;
-    session.lastUsedAtMs = now();
-    res.once('close', () => {
+    reply.raw.once('close', () => {
       session.inFlight -= 1;
       session.lastUsedAtMs = now();
     });
-    enterPathPrefix(req, SESSION_PATH + id);
-    session.sandbox.app.routing(req, res);
-    return true;
+    done();
   }
 
   function list(label?: string): Session[] {
@@ -341,15 +293,12 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, now: 
       await Promise.all(ids.map((id) => end(id)));
       return ids;
     },
-    dispatch,
+    enter,
+    onRequest,
     async close() {
       closed = true;
       if (sweeper) clearInterval(sweeper);
-      const all = [...sessions.keys()];
-      await Promise.all(all.map((id) => end(id, false)));
-      await Promise.all(filling.values()); // each closes the sandbox it built, seeing `closed`
-      const pooled = [...ready.values()].flatMap((pool) => pool.sandboxes.splice(0));
-      await Promise.all(pooled.map((sandbox) => sandbox.close()));
+      await Promise.all([...sessions.keys()].map((id) => end(id, false)));
     },
   };
 }

@@ -3,6 +3,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorResponses } from '../core/errors.js';
 import { originOf } from '../http/public-url.js';
+import { ctxOf } from '../http/request-sandbox.js';
+import { noRoute } from '../http/error-handling.js';
 import { CONTROL_PLANE } from '../emulator/emulator.auth.js';
 import { createSessionBody, endedSessionsSchema, endSessionsQuery, sessionListQuery, sessionListSchema, sessionParams, sessionSchema } from './sessions.schema.js';
 import { sessionOptionsOf, sessionOrThrow, sessionView } from './sessions.service.js';
@@ -13,6 +15,10 @@ import { SessionLimitError, type SessionRegistry } from './sessions.registry.js'
 
 export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): FastifyPluginAsyncZod =>
   async (app) => {
+    // the routes are registered once, for every sandbox: under a session's prefix they are not there
+    app.addHook('onRequest', (request, _reply, done) => {
+      done(ctxOf(request) === root ? undefined : noRoute(request.method, request.url.split('?')[0]!));
+    });
     app.post(
       '/_emulator/sessions',
       {
@@ -31,7 +37,7 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
       async (request, reply) => {
         const options = sessionOptionsOf(root, request.body);
         try {
-          const session = await registry.create(options);
+          const session = registry.create(options);
           return reply.status(201).send(sessionView(registry, session, originOf(root, request)));
         } catch (error) {
           if (error instanceof SessionLimitError) reply.header('retry-after', String(error.retryAfterSeconds));

@@ -53,7 +53,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         seed: options.seed,
         logLevel: 'silent',
         webhookUrl: inbox.url,
-        sessionPool: 0, // nobody asked for sessions here: build none ahead
       } as never,
       fixtures,
     });

@@ -18,7 +18,7 @@ async function getJson(url: string): Promise<any> {
 }
 
 t.test('Run a demo: a fresh session, every caption, to the end, the expected transactions', async (t) => {
-  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START, sessionPool: 0 } as never });
+  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START } as never });
   t.teardown(() => server.close());
   const rootTransactions = (await getJson(`${server.url}/_emulator/transactions?limit=500`)).data.length;
 

@@ -14,7 +14,7 @@ t.test('a clock move made elsewhere shows at once, pushed, without a reload; wit
   const receiver = await startReceiver();
   t.teardown(() => receiver.close());
   const sandbox = await buildTestApp({ config: { webhookUrl: receiver.url } });
-  const stoppers = backgroundServices.map((service) => service(sandbox.ctx, sandbox.app));
+  const stoppers = backgroundServices.map((service) => service(sandbox.ctx));
   t.teardown(async () => {
     for (const stop of stoppers) await stop();
     await sandbox.close();

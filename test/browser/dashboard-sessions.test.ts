@@ -27,7 +27,7 @@ async function clockOf(baseUrl: string): Promise<string> {
 }
 
 t.test('a session\'s dashboard shows that session only, and the picker moves between sandboxes', async (t) => {
-  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START, sessionPool: 0 } as never });
+  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START } as never });
   t.teardown(() => server.close());
   const a = await createSession(server.url);
   const b = await createSession(server.url);

@@ -15,7 +15,7 @@ t.test('dashboard: deposit flow, live status, deliveries, escaping', async (t) =
   t.teardown(() => receiver.close());
   const sandbox = await buildTestApp({ config: { webhookUrl: receiver.url } });
   // buildTestApp starts no background services; the webhook dispatcher is one, as in `npm start`.
-  const stoppers = backgroundServices.map((service) => service(sandbox.ctx, sandbox.app));
+  const stoppers = backgroundServices.map((service) => service(sandbox.ctx));
   t.teardown(async () => {
     for (const stop of stoppers) await stop();
     await sandbox.close();

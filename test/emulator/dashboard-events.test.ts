@@ -162,7 +162,7 @@ t.test(`at most ${MAX_STREAMS} streams per sandbox; a closed one frees its place
 });
 
 t.test('a session has its own stream; ending the session and closing the server end the streams', async (t) => {
-  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START, sessionPool: 0 } as never });
+  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START } as never });
   let closed = false;
   t.teardown(async () => {
     if (!closed) await server.close();

@@ -15,7 +15,7 @@ t.test('a deposit: created PENDING, COMPLETED 1 s later, its credit entry, two d
   const receiver = await startReceiver();
   t.teardown(() => receiver.close());
   const sandbox = await buildTestApp({ config: { webhookUrl: receiver.url } });
-  const stoppers = backgroundServices.map((service) => service(sandbox.ctx, sandbox.app));
+  const stoppers = backgroundServices.map((service) => service(sandbox.ctx));
   t.teardown(async () => {
     for (const stop of stoppers) await stop();
     await sandbox.close();

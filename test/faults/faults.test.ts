@@ -357,7 +357,7 @@ t.test('reset clears the rules and numbers from flt_1 again', async (t) => {
 });
 
 t.test('sessions: a rule acts only in the sandbox that holds it', async (t) => {
-  const server: RunningServer = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START, sessionPool: 0 } as never });
+  const server: RunningServer = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START } as never });
   t.teardown(() => server.close());
   const created = await fetch(`${server.url}/_emulator/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   const session = (await created.json()) as { id: string; baseUrl: string };

@@ -5,7 +5,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { openDatabase } from '../../src/db/connection.js';
 import { databaseCounter } from '../../src/db/id-counter.js';
-import { configSchema } from '../../src/config.js';
+import { configSchema, DEFAULT_SEED } from '../../src/config.js';
 import { createClock } from '../../src/lib/clock.js';
 import { createIdSource } from '../../src/lib/ids.js';
 import { loadFixtures } from '../../src/fixtures/fixtures.loader.js';
@@ -22,7 +22,7 @@ const db = openDatabase(config.db);
 const ctx: AppContext = {
   db,
   clock: createClock({ mode: 'frozen', atMs: Date.parse('2026-03-01T12:00:00.000Z') }),
-  ids: createIdSource(config.seed, databaseCounter(db)),
+  ids: createIdSource(config.seed ?? DEFAULT_SEED, databaseCounter(db)),
   config,
   fixtures: loadFixtures(config.fixtures),
   jobHandlers: { [RAIL_STEP_JOB]: runRailStep },

@@ -7,16 +7,16 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { buildTestApp } from '../helper.js';
 import { createTestDeposit, startReceiver, type Receiver } from '../helpers/receiver.js';
-import { modules, stateSlots } from '../../src/modules.js';
-import type { StateSlot } from '../../src/runtime/sandbox-runtime.js';
+import { byJobType, jobHandlers, modules, stateSlots } from '../../src/modules.js';
+import { SandboxRuntime, type StateSlot } from '../../src/runtime/sandbox-runtime.js';
+import type { DomainDescriptor } from '../../src/domains/domain.js';
+import { configSchema } from '../../src/config.js';
 import type { AppContext } from '../../src/context.js';
-import { openSandbox } from '../../src/sandbox.js';
-import { createSessionRegistry, type SessionRegistry } from '../../src/sessions/sessions.registry.js';
 import { resetImageSlot, resetSandbox } from '../../src/emulator/reset.service.js';
 import { getSnapshot, listSnapshots, restoreNamedSnapshot, saveSnapshot, setStartingSnapshot, startingSnapshot } from '../../src/emulator/snapshots.service.js';
 import { snapshotTrackingSlot } from '../../src/emulator/snapshots.tracking.js';
 import { journalSlot } from '../../src/emulator/journal.service.js';
-import { uiEventsSlot } from '../../src/emulator/dashboard.events.js';
+import { uiEvents, uiEventsSlot } from '../../src/emulator/dashboard.events.js';
 import { demoRunSlot, getDemoState } from '../../src/emulator/demo.service.js';
 import { addFaultRule, listFaultRules } from '../../src/faults/fault-rules.service.js';
 import { getWebhookChaos, putWebhookChaos } from '../../src/faults/webhook-chaos.service.js';
@@ -88,12 +88,12 @@ function fakeStream(): ServerResponse {
  * tracking), the starting snapshot, demo progress, a fault rule, a pinned webhook URL, a running dispatcher, chaos
  * with one attempt held, a journal entry, a dashboard stream, a step "running", the list's reader.
  */
-async function touchEverything(t: Test, sandbox: { ctx: AppContext; app: FastifyInstance }, receiver: Receiver): Promise<void> {
-  const { ctx, app } = sandbox;
+async function touchEverything(t: Test, sandbox: { ctx: AppContext; app: FastifyInstance; prefix?: string }, receiver: Receiver): Promise<void> {
+  const { ctx, app, prefix = '' } = sandbox;
   resetSandbox(ctx); // the first reset keeps the fixtures' image
   saveSnapshot(ctx, 'touched');
   setStartingSnapshot(ctx, getSnapshot(ctx, 'touched'));
-  const demo = await app.inject({ method: 'POST', url: '/_emulator/demo/steps/1' });
+  const demo = await app.inject({ method: 'POST', url: `${prefix}/_emulator/demo/steps/1` });
   t.equal(demo.statusCode, 200, demo.body);
   t.equal(getDemoState(ctx).completed, 1, 'demo progress, in the database');
   addFaultRule(ctx, { match: { path: '/v1/never-called' }, effect: { type: 'status', status: 503 } });
@@ -106,8 +106,8 @@ async function touchEverything(t: Test, sandbox: { ctx: AppContext; app: Fastify
   putWebhookChaos(ctx, { delay: { ms: 60_000 } });
   createTestDeposit(ctx);
   await waitFor(() => getWebhookChaos(ctx).heldNow === 1, 'a held attempt');
-  t.equal((await app.inject({ method: 'GET', url: '/_emulator/health' })).statusCode, 200); // a journal entry
-  const events = ctx.runtime.get(uiEventsSlot)!;
+  t.equal((await app.inject({ method: 'GET', url: `${prefix}/_emulator/health` })).statusCode, 200); // a journal entry
+  const events = uiEvents(ctx);
   t.ok(events.attach(fakeStream()), 'a dashboard stream is open');
   t.teardown(() => events.closeAll());
   ctx.runtime.get(demoRunSlot).runningStep = 2; // as while a step's requests are under way
@@ -134,6 +134,17 @@ t.test('every runtime slot is declared by one module and has a row here', async 
   t.same(sandbox.ctx.runtime.slots, stateSlots, "a context's runtime holds the modules' slots");
   const stray: StateSlot<number> = { name: 'test.stray', create: () => 0, reset: 'keep', carriedBySnapshots: false, newSession: 'fresh' };
   t.throws(() => sandbox.ctx.runtime.get(stray), /test\.stray is not declared by any module/, 'a slot no descriptor declares is refused');
+});
+
+t.test('a job type two modules declare is refused at start, as a slot declared twice is', async (t) => {
+  const noop = () => undefined;
+  const one: DomainDescriptor = { name: 'one', jobs: { 'thing.step': noop }, jobFailures: { 'thing.step': noop } };
+  const other: DomainDescriptor = { name: 'other', jobs: { 'thing.step': noop, 'other.step': noop } };
+  t.throws(() => byJobType([one, other], (module) => module.jobs, 'a handler'), /a handler for job type thing\.step is declared twice, by the one and other modules/);
+  t.same(Object.keys(byJobType([one, other], (module) => module.jobFailures, 'a failure handler')), ['thing.step'], 'one declaration: kept');
+  t.same(Object.keys(jobHandlers).length, new Set(modules.flatMap((module) => Object.keys(module.jobs ?? {}))).size, "the app's own modules declare each type once");
+  const slot: StateSlot<number> = { name: 'test.twice', create: () => 0, reset: 'keep', carriedBySnapshots: false, newSession: 'fresh' };
+  t.throws(() => new SandboxRuntime([slot, slot], configSchema.parse({})), /test\.twice is declared twice/, 'as a slot declared twice');
 });
 
 t.test('reset: what the docs say goes, goes; the rest stays', async (t) => {
@@ -181,15 +192,14 @@ t.test('a snapshot restore leaves every slot as it is; the database follows the 
 t.test('a new session starts fresh, whatever the root or another session holds', async (t) => {
   const receiver = await startReceiver();
   t.teardown(() => receiver.close());
-  const root = await buildTestApp({ config: { sessionPool: 0 } });
+  const root = await buildTestApp();
   t.teardown(root.close);
-  const registry: SessionRegistry = createSessionRegistry(root.ctx, openSandbox);
-  t.teardown(() => registry.close());
+  const registry = root.sessions;
 
   const first = await registry.create({});
   const baseline = probeAll(first.sandbox.ctx);
   await touchEverything(t, root, receiver);
-  await touchEverything(t, first.sandbox, receiver);
+  await touchEverything(t, { ctx: first.sandbox.ctx, app: root.app, prefix: `/_sessions/${first.id}` }, receiver);
 
   const next = await registry.create({});
   t.same(probeAll(next.sandbox.ctx), baseline, 'a session made after the root and another session were touched has what the first had at its start');

@@ -46,7 +46,7 @@ tap.test('sessions of a server started with --snapshot all start from the snapsh
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'sandbox-image-')), 'later.sqlite');
   writeFileSync(file, Buffer.from(await (await fetch(`${source.url}/_emulator/snapshots/later/export`)).arrayBuffer()));
 
-  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', snapshot: file, sessionPool: 2 } as never });
+  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', snapshot: file } as never });
   t.teardown(() => server.close());
   for (let index = 0; index < 4; index += 1) {
     const created = await call(`${server.url}/_emulator/sessions`, 'POST');

@@ -349,7 +349,7 @@ tap.test('the admin token guards session creation and each session\'s control pl
 });
 
 tap.test('ids: sessions without a seed never share one; one seed gives byte-identical answers, as --seed does', async (t) => {
-  const server = await serve({ sessionPool: 4 });
+  const server = await serve();
   t.teardown(() => server.close());
   const beneficiary = { type: 'PERSON', firstName: 'Sam', lastName: 'Supplier', instruments: [US_BANK] };
   // One journey: a user, a beneficiary, a deposit; every answer's text, in order.
@@ -394,6 +394,26 @@ tap.test('ids: sessions without a seed never share one; one seed gives byte-iden
   // A reset starts the session's ids again from the start of its own sequence.
   t.equal((await call(`${a.baseUrl}/_emulator/reset`, 'POST')).status, 200);
   t.same(await journey(a.baseUrl), first, 'after a reset, the same answers again');
+});
+
+tap.test('ids: the first unseeded session of two fresh servers hands out different ids; --seed keeps them reproducible', async (t) => {
+  const beneficiary = { type: 'PERSON', firstName: 'Sam', lastName: 'Supplier', instruments: [US_BANK] };
+  const firstIdOf = async (config: Partial<Config>, body?: unknown) => {
+    const server = await serve(config);
+    try {
+      const session = await createSession(server, body);
+      const made = await signed(session.baseUrl, 'POST', '/v1/beneficiaries', beneficiary);
+      t.equal(made.status, 201, made.text);
+      return made.body.id as string;
+    } finally {
+      await server.close();
+    }
+  };
+  // docs/sessions.md#ids: without --seed each start draws from a seed of its own, so a service that keeps the ids
+  // of one run never sees them again from the next run's first session.
+  t.not(await firstIdOf({}), await firstIdOf({}), 'two starts without --seed: different ids');
+  t.equal(await firstIdOf({ seed: 'ci-7' }), await firstIdOf({ seed: 'ci-7' }), 'two starts with one --seed: the same ids');
+  t.equal(await firstIdOf({}, { seed: 'run-1' }), await firstIdOf({}, { seed: 'run-1' }), 'a session seed: the same ids whatever the start');
 });
 
 tap.test('labels: list and end a run\'s sessions at once', async (t) => {
@@ -443,24 +463,23 @@ tap.test('Retry-After follows how long the ended sessions lived', async (t) => {
   t.equal(refused.headers.get('retry-after'), '1', 'sessions end within a second here: retry in one');
 });
 
-tap.test('sessions with their own clock or fixtures come from a pool of their own after the first', async (t) => {
-  const server = await serve({ sessionPool: 2 });
+tap.test('sessions with their own clock or fixtures: later ones open the image of the first and start as it did', async (t) => {
+  const server = await serve();
   t.teardown(() => server.close());
   const clock = '2027-01-15T08:30:00.000Z';
   const sessions = [];
   for (let index = 0; index < 4; index += 1) {
     sessions.push(await createSession(server, { clock }));
-    await new Promise((resolve) => setTimeout(resolve, 150)); // the pool refills between requests
   }
   const statesOf = async (baseUrl: string) => [
     (await signed(baseUrl, 'GET', '/v1/accounts')).text,
     (await signed(baseUrl, 'GET', '/v1/transactions?pageSize=100')).text,
   ];
-  const first = await statesOf(sessions[0]!.baseUrl); // built on demand: no pool for this clock yet
+  const first = await statesOf(sessions[0]!.baseUrl);
   for (const session of sessions) {
     t.equal((await call(`${session.baseUrl}/_emulator/clock`)).body.now, clock, 'each starts at its clock');
     t.equal(session.startedFrom.clock, clock);
-    t.same(await statesOf(session.baseUrl), first, 'a pooled one starts as the one built on demand');
+    t.same(await statesOf(session.baseUrl), first, 'each starts as the first did');
   }
   const fixtures = JSON.parse(JSON.stringify(server.ctx.fixtures));
   fixtures.programmes[0].apiKeys = fixtures.programmes[0].apiKeys.map((key: { apiKey: string; secret: string }) => ({ ...key, secret: `${key.secret}_3` }));
@@ -468,6 +487,5 @@ tap.test('sessions with their own clock or fixtures come from a pool of their ow
     const custom = await createSession(server, { fixtures });
     t.equal(custom.credentials.single.secret, 'sk_sandbox_single_secret_3');
     t.equal(custom.startedFrom.fixtures, 'given');
-    await new Promise((resolve) => setTimeout(resolve, 150));
   }
 });

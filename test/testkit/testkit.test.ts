@@ -103,7 +103,7 @@ t.test('startSession: parallel tests each in their own session of one running se
   const live = (await (await fetch(`${server.url}/_emulator/sessions`)).json()) as { data: unknown[] };
   t.same(live.data, [], 'close() ended every session');
 
-  const guarded = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', adminToken: 'kit-token', sessionPool: 0 } as never });
+  const guarded = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', adminToken: 'kit-token' } as never });
   t.teardown(() => guarded.close());
   await t.rejects(startSession({ url: guarded.url, webhooks: false }), /401/, 'a refusal says what the server answered');
   const withToken = await startSession({ url: guarded.url, adminToken: 'kit-token', webhooks: false });
@@ -125,7 +125,7 @@ t.test('addFault and clearFaults, in process and in a session', async (t) => {
   await local.clearFaults();
   t.equal((await local.signedFetch('GET', '/v1/accounts')).status, 200, 'cleared');
 
-  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', sessionPool: 0 } as never });
+  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent' } as never });
   t.teardown(() => server.close());
   const session = await startSession({ url: server.url, webhooks: false });
   t.teardown(() => session.close());

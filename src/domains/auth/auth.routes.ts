@@ -1,25 +1,24 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { AppContext } from '../../context.js';
+import { ctxOf } from '../../http/request-sandbox.js';
 import { errorResponses } from '../../core/errors.js';
 import { authOf, userOf } from '../../http/auth.js';
 import { tokenBody, tokenResponse } from './auth.schema.js';
 import { issueToken } from './auth.service.js';
 
-export const authRoutes = (ctx: AppContext): FastifyPluginAsyncZod =>
-  async (app) => {
-    app.post(
-      '/v1/auth/token',
-      {
-        config: { auth: { modes: ['hmac'], user: 'required' } },
-        schema: {
-          operationId: 'createAccessToken',
-          tags: ['Auth'],
-          summary: 'Issue a bearer access token (interface 5.1)',
-          description: 'HMAC only; the token acts for the user of the HMAC headers. Optional body { scopes }. Lifetime 3600 s of emulated time.',
-          body: tokenBody,
-          response: { 200: tokenResponse, ...errorResponses(403) },
-        },
+export const authRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.post(
+    '/v1/auth/token',
+    {
+      config: { auth: { modes: ['hmac'], user: 'required' } },
+      schema: {
+        operationId: 'createAccessToken',
+        tags: ['Auth'],
+        summary: 'Issue a bearer access token (interface 5.1)',
+        description: 'HMAC only; the token acts for the user of the HMAC headers. Optional body { scopes }. Lifetime 3600 s of emulated time.',
+        body: tokenBody,
+        response: { 200: tokenResponse, ...errorResponses(403) },
       },
-      async (request) => issueToken(ctx, userOf(request), request.body?.scopes, authOf(request).scopes),
-    );
-  };
+    },
+    async (request) => issueToken(ctxOf(request), userOf(request), request.body?.scopes, authOf(request).scopes),
+  );
+};

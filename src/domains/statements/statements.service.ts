@@ -1,3 +1,4 @@
+import { DEFAULT_SEED } from '../../config.js';
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
@@ -274,7 +275,7 @@ const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', pdf: 'application/pdf' }
  * production secret (anyone who knows the seed can sign a link).
  */
 function linkSecret(ctx: AppContext): string {
-  return hmacSha256Hex(ctx.config.seed, 'service-sandbox/statement-file-links/v1');
+  return hmacSha256Hex(ctx.config.seed ?? DEFAULT_SEED, 'service-sandbox/statement-file-links/v1');
 }
 
 export function signStatementLink(ctx: AppContext, fileId: string, expiresMs: number): string {

@@ -1,5 +1,4 @@
 import { setMaxListeners } from 'node:events';
-import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { attemptDelivery, closeSender, senderState } from './webhooks.sender.js';
 import { dueDeliveryIds, setWebhookEndpoint } from './webhooks.service.js';
@@ -187,7 +186,7 @@ export function webhookDispatcherOf(ctx: AppContext): WebhookDispatcher | undefi
  * Background service (webhooks.domain.ts). `--webhook-url` is applied to every programme on each start,
  * not only when a new database is seeded, so a restart on a database file honours the flag.
  */
-export function webhookDispatcherService(ctx: AppContext, _app: FastifyInstance): () => Promise<void> {
+export function webhookDispatcherService(ctx: AppContext): () => Promise<void> {
   if (ctx.config.webhookUrl) setWebhookEndpoint(ctx, { url: ctx.config.webhookUrl });
   const dispatcher = startWebhookDispatcher(ctx);
   return () => dispatcher.stop();
