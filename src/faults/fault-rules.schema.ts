@@ -51,12 +51,8 @@ export const faultEffectSchema = z
         minMs: latencyMs.optional().describe('With maxMs: a seeded draw in [minMs, maxMs] per request'),
         maxMs: latencyMs.optional(),
       })
-      // ms, or minMs with maxMs (the refinement below), in the document too (docs/openapi.md#rules-between-fields)
-      .meta({
-        description: 'Added latency; the request is then processed as usual',
-        oneOf: [{ required: ['ms'], properties: { ms: {} } }, { required: ['minMs'], properties: { minMs: {} } }],
-        dependentRequired: { minMs: ['maxMs'], maxMs: ['minMs'] },
-      }),
+      // ms, or minMs with maxMs: the refinement below, and only in prose in the document (docs/openapi.md#rules-between-fields)
+      .meta({ description: 'Added latency; the request is then processed as usual. Give ms, or minMs with maxMs (not both).' }),
     z
       .strictObject({
         type: z.literal('status'),

@@ -239,6 +239,9 @@ function describeParameters(document: Json, examples: ExamplesFile): void {
 function tightenSchema(schema: Json): void {
   if ('const' in schema && schema.enum === undefined) schema.enum = [schema.const];
   if (typeof schema.pattern === 'string') schema.pattern = schema.pattern.replace(/\\\//g, '/');
+  // a closed set says all a pattern would (a beneficiary's country): generators that write both (openapi-zod-client's
+  // z.enum(...).regex) do not compile
+  if (Array.isArray(schema.enum) && typeof schema.pattern === 'string') delete schema.pattern;
   // zod's startsWith() writes a format no validator knows; its pattern already says it
   if (schema.format === 'starts_with') delete schema.format;
   for (const [name, property] of Object.entries((schema.properties ?? {}) as Json)) {

@@ -64,8 +64,10 @@ t.test('the document states the rules the server checks', async (t) => {
     const latency = component('FaultEffectLatency');
     t.ok(latency({ type: 'latency', ms: 5 }));
     t.ok(latency({ type: 'latency', minMs: 1, maxMs: 5 }));
+    // the rule stays in prose in the document: Prism's mock fakes a oneOf branch alone, and Ajv's strict mode and
+    // Redocly refuse branches that name their fields (docs/openapi.md#rules-between-fields); the server refuses
     for (const effect of [{ type: 'latency' }, { type: 'latency', ms: 5, minMs: 1, maxMs: 5 }, { type: 'latency', minMs: 1 }, { type: 'latency', maxMs: 5 }, { type: 'latency', ms: 5, maxMs: 5 }]) {
-      t.notOk(latency(effect), `document refuses ${JSON.stringify(effect)}`);
+      t.ok(latency(effect), `the document's shape admits ${JSON.stringify(effect)}`);
       const answer = await sandbox.app.inject({ method: 'POST', url: '/_emulator/faults', payload: { effect } });
       t.equal(answer.statusCode, 400, `server refuses ${JSON.stringify(effect)}`);
     }

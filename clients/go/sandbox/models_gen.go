@@ -515,7 +515,7 @@ type FaultEffectDrop struct {
 	Type string `json:"type"`
 }
 
-// FaultEffectLatency is FaultEffectLatency in openapi/openapi.json. Added latency; the request is then processed as usual
+// FaultEffectLatency is FaultEffectLatency in openapi/openapi.json. Added latency; the request is then processed as usual. Give ms, or minMs with maxMs (not both).
 type FaultEffectLatency struct {
 	Type  string `json:"type"`
 	Ms    *int64 `json:"ms,omitempty"`

@@ -2025,7 +2025,7 @@ export interface components {
              */
             type: "drop";
         };
-        /** @description Added latency; the request is then processed as usual */
+        /** @description Added latency; the request is then processed as usual. Give ms, or minMs with maxMs (not both). */
         FaultEffectLatency: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -2037,11 +2037,7 @@ export interface components {
             /** @description With maxMs: a seeded draw in [minMs, maxMs] per request */
             minMs?: number;
             maxMs?: number;
-        } & ({
-            ms: unknown;
-        } | {
-            minMs: unknown;
-        });
+        };
         /** @description An error answer with the interface's error body; nothing is processed */
         FaultEffectStatus: {
             /**

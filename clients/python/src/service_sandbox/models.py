@@ -464,6 +464,17 @@ class FaultEffectDrop(TypedDict):
     type: Literal["drop"]
 
 
+class _FaultEffectLatencyOptional(TypedDict, total=False):
+    ms: int
+    minMs: int
+    maxMs: int
+
+
+class FaultEffectLatency(_FaultEffectLatencyOptional):
+    "Added latency; the request is then processed as usual. Give ms, or minMs with maxMs (not both)."
+    type: Literal["latency"]
+
+
 class _FaultEffectStatusOptional(TypedDict, total=False):
     retryAfterSeconds: int
     message: str
@@ -1305,9 +1316,6 @@ CreateTransactionIntentRequest = Any
 
 
 FaultEffect = Union["FaultEffectLatency", "FaultEffectStatus", "FaultEffectDrop", "FaultEffectAmbiguous"]
-
-
-FaultEffectLatency = Any
 
 
 Instrument = Union["InstrumentAccount", "InstrumentBankAccount", "InstrumentVirtualAccount", "InstrumentExternalWallet"]

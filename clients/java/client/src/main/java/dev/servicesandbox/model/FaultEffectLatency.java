@@ -4,7 +4,7 @@ package dev.servicesandbox.model;
 import java.util.Map;
 
 /**
- * Added latency; the request is then processed as usual
+ * Added latency; the request is then processed as usual. Give ms, or minMs with maxMs (not both).
  * @param type One of latency (a string: values may be added).
  * @param ms Real milliseconds added before the request is processed
  * @param minMs With maxMs: a seeded draw in [minMs, maxMs] per request
