@@ -234,7 +234,7 @@ t.test('the built CLI serves, and stops on SIGTERM', async (t) => {
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`no listening line: ${out}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`no listening line: ${out}`)), 60_000);
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /listening on (http:\/\/\S+)/.exec(out);

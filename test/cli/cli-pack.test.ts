@@ -78,7 +78,7 @@ t.test('the packed tarball installs into a scratch project and its service-sandb
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`no start line in 20 s: ${out} ${err}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`no start line in 60 s: ${out} ${err}`)), 60_000);
     server.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /listening on (http:\/\/\S+)/.exec(out);
