@@ -61,34 +61,23 @@ const trimmed = {
  */
 export const SNAPSHOT_WORKER = path.join(root, 'dist', 'snapshots.worker.js');
 
+/** What both bundles share: one ES module for Node 20, the server's externals, the trimmed packages. */
+const SHARED = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  external: EXTERNAL,
+  plugins: [trimmed],
+  // CommonJS packages inside an ES module bundle still call require() for Node's built-ins.
+  banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+  logLevel: 'warning',
+  legalComments: 'none',
+};
+
 export async function bundle() {
-  await build({
-    entryPoints: [path.join(root, 'dist', 'src', 'emulator', 'snapshots.worker.js')],
-    outfile: SNAPSHOT_WORKER,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: EXTERNAL,
-    plugins: [trimmed],
-    banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
-    logLevel: 'warning',
-    legalComments: 'none',
-  });
-  await build({
-    entryPoints: [path.join(root, 'dist', 'src', 'cli.js')],
-    outfile: BUNDLE,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: EXTERNAL,
-    plugins: [trimmed],
-    // CommonJS packages inside an ES module bundle still call require() for Node's built-ins.
-    banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
-    logLevel: 'warning',
-    legalComments: 'none',
-  });
+  await build({ ...SHARED, entryPoints: [path.join(root, 'dist', 'src', 'emulator', 'snapshots.worker.js')], outfile: SNAPSHOT_WORKER });
+  await build({ ...SHARED, entryPoints: [path.join(root, 'dist', 'src', 'cli.js')], outfile: BUNDLE });
 }
 
 /**
