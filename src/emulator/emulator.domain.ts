@@ -25,6 +25,7 @@ import { demoRunSlot } from './demo.service.js';
 import { listenRoutes } from './listen.routes.js';
 import { settleRoutes } from './settle.routes.js';
 import { listenService, listenSlot, registerListenRelay } from './listen.service.js';
+import { emulatorDocument } from './emulator.openapi.js';
 
 // The control plane (docs/control-plane.md): one `<area>.routes.ts` per area, listed in the order their routes
 // appear in the OpenAPI document (docs/architecture.md#a-new-control-plane-route).
@@ -55,4 +56,5 @@ export const emulatorDomain: DomainDescriptor = {
   state: [snapshotsSlot, startingSnapshotSlot, snapshotTrackingSlot, resetImageSlot, journalSlot, uiEventsSlot, demoRunSlot, listenSlot],
   // the listen relay reaches the webhook sender as its delivery transport, not by an import (docs/webhooks.md#listen)
   wire: registerListenRelay,
+  openapi: emulatorDocument,
 };
