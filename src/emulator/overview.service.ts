@@ -12,7 +12,7 @@ import { getTransactionRow, precisionLookup } from '../domains/transactions/tran
 import { toTransaction } from '../domains/transactions/transactions.schema.js';
 import type { TransactionRow } from '../domains/transactions/transactions.schema.js';
 import type { UserRow } from '../domains/users/users.schema.js';
-import { listDeliveries } from '../domains/webhooks/webhooks.service.js';
+import { listDeliveries } from '../domains/webhooks/webhooks.views.js';
 import { clockView } from './clock.service.js';
 import { storyParts } from './story.service.js';
 import type {

@@ -2,15 +2,9 @@ import { performance } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import type { Agent } from 'undici';
 import type { AppContext } from '../../context.js';
-import {
-  chaosTargetOf,
-  prepareAttempt,
-  recordAttempt,
-  RESPONSE_BODY_LOG_LIMIT,
-  type AttemptKind,
-  type AttemptResult,
-  type PreparedAttempt,
-} from './webhooks.service.js';
+import type { AttemptKind } from './webhooks.schema.js';
+import { chaosTargetOf, prepareAttempt, type AttemptResult, type PreparedAttempt } from './webhooks.attempt.js';
+import { recordAttempt, RESPONSE_BODY_LOG_LIMIT } from './webhooks.record.js';
 import { deliveryInterceptorOf, noChaos, type AttemptChaos } from './webhooks.interceptor.js';
 import { deliveryTransportFor } from './webhooks.transport.js';
 import type { StateSlot } from '../../runtime/sandbox-runtime.js';
@@ -25,7 +19,7 @@ function undici(): typeof import('undici') {
 // The asynchronous half of one webhook attempt (docs/webhooks.md#delivery-rules, interface 6.1): prepare the signed
 // request in a short transaction, POST it with undici outside any transaction, then record the outcome in another.
 // The HTTP timeout is a real-time network limit (config webhookTimeoutMs, 10 s by default), not business
-// time; the retry schedule that follows a failure runs on the emulated clock (webhooks.service.ts).
+// time; the retry schedule that follows a failure runs on the emulated clock (webhooks.queue.ts).
 
 interface SenderState {
   /** Created with the first attempt (undici loads then, not at start-up). */
