@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import type { Agent } from 'undici';
 import type { AppContext } from '../context.js';
 import { prepared } from '../db/connection.js';
 import { errors } from '../core/errors.js';
 import { buildDelivery, CHECK_CASES, type CheckCaseDefinition, type CheckTarget, type Delivery } from './receiver-check.cases.js';
-import { describeNetworkError, readAnswerPreview } from '../domains/webhooks/webhooks.sender.js';
+import { newHttpAgent, postWithTimeout } from '../lib/http-post.js';
 import {
   CHECK_TIMEOUT_DEFAULT_MS,
   isHttpUrl,
@@ -20,13 +19,6 @@ import {
 // delivery row, no id drawn (docs/decisions.md#receiver-check), so the sandbox's state and delivery log are as before.
 
 const BODY_PREVIEW_BYTES = 256;
-
-// undici is loaded on the first check, as the sender loads it on the first delivery (docs/benchmarks.md).
-let undiciModule: typeof import('undici') | undefined;
-function undici(): typeof import('undici') {
-  undiciModule ??= createRequire(import.meta.url)('undici') as typeof import('undici');
-  return undiciModule;
-}
 
 /** Who signs and where to: a programme's webhook key and secret, and the URL to check. */
 export interface CheckSubject {
@@ -92,7 +84,7 @@ export type CheckSend = (delivery: Delivery, timeoutMs: number) => Promise<Got>;
 export async function runReceiverCheck(subject: CheckSubject, via?: CheckSend): Promise<ReceiverCheckReport> {
   const started = performance.now();
   const target: CheckTarget = { ...subject, runTag: newRunTag(), realNowMs: () => Date.now() };
-  const agent = new (undici().Agent)({ connections: 1 });
+  const agent = newHttpAgent({ connections: 1 });
   const cases: ReceiverCheckCase[] = [];
   try {
     for (const [index, definition] of CHECK_CASES.entries()) {
@@ -121,33 +113,8 @@ type Got = ReceiverCheckCase['got'];
 
 /** POST one delivery; the timeout is on the answer's status line, as the sender's (webhooks.sender.ts). */
 async function send(agent: Agent, delivery: Delivery, timeoutMs: number): Promise<Got> {
-  const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new Error('timeout'));
-  }, timeoutMs);
-  try {
-    const response = await undici().request(delivery.url, {
-      method: 'POST',
-      headers: delivery.headers,
-      body: delivery.body,
-      signal: controller.signal,
-      dispatcher: agent,
-      headersTimeout: timeoutMs + 1000,
-      bodyTimeout: timeoutMs + 1000,
-    });
-    const latencyMs = elapsed();
-    const body = await readAnswerPreview(response.body, BODY_PREVIEW_BYTES);
-    return { status: response.statusCode, error: null, latencyMs, body };
-  } catch (error) {
-    const message = timedOut ? `no answer within ${timeoutMs} ms (timeout)` : describeNetworkError(error);
-    return { status: null, error: message, latencyMs: elapsed(), body: null };
-  } finally {
-    clearTimeout(timer);
-  }
+  const answer = await postWithTimeout(agent, delivery, { timeoutMs, keepBytes: BODY_PREVIEW_BYTES });
+  return { status: answer.status, error: answer.error, latencyMs: Math.round(answer.latencyMs), body: answer.body };
 }
 
 /** The verdict on one case: passed or not, and one line saying why. */
