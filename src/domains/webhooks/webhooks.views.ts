@@ -1,5 +1,6 @@
 import { prepared } from '../../db/connection.js';
 import { readPage } from '../../db/page.js';
+import { sqlFilter, whereClause } from '../../db/filter.js';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../core/errors.js';
 import type { AttemptRow, ChaosEffect, DeliveryRow, ListDeliveriesQuery, WebhookAttempt, WebhookDelivery } from './webhooks.schema.js';
@@ -20,30 +21,17 @@ export function assertReplayable(ctx: AppContext, id: string): DeliveryRow {
 }
 
 export function listDeliveries(ctx: AppContext, query: ListDeliveriesQuery) {
-  const where: string[] = [];
-  const params: unknown[] = [];
-  if (query.status) {
-    where.push('status = ?');
-    params.push(query.status);
-  }
-  if (query.eventType) {
-    where.push('event_type = ?');
-    params.push(query.eventType);
-  }
-  if (query.transactionId) {
-    where.push('resource_id = ?');
-    params.push(query.transactionId);
-  }
-  if (query.programId) {
-    where.push('programme_id = ?');
-    params.push(query.programId);
-  }
-  const filter = where.length ? `WHERE ${where.join(' AND ')}` : '';
+  const filter = sqlFilter([
+    ['status = ?', query.status],
+    ['event_type = ?', query.eventType],
+    ['resource_id = ?', query.transactionId],
+    ['programme_id = ?', query.programId],
+  ]);
   const direction = query.sortDirection === 'ASC' ? 'ASC' : 'DESC';
   return readPage<DeliveryRow, WebhookDelivery>(
     ctx.db,
-    { columns: '*', from: `webhook_deliveries ${filter}`, orderBy: `event_seq ${direction}` },
-    params,
+    { columns: '*', from: `webhook_deliveries ${whereClause(filter)}`, orderBy: `event_seq ${direction}` },
+    filter.params,
     query,
     (row) => toDelivery(ctx, row),
   );
