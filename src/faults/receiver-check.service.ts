@@ -6,6 +6,7 @@ import { prepared } from '../db/connection.js';
 import { errors } from '../core/errors.js';
 import { buildDelivery, CHECK_CASES, type CheckCaseDefinition, type CheckTarget, type Delivery } from './receiver-check.cases.js';
 import { newHttpAgent, postWithTimeout } from '../lib/http-post.js';
+import { programmeWebhookOf, type ProgrammeWebhookRow } from '../domains/webhooks/webhooks.endpoints.js';
 import {
   CHECK_TIMEOUT_DEFAULT_MS,
   isHttpUrl,
@@ -30,20 +31,13 @@ export interface CheckSubject {
   timeoutMs: number;
 }
 
-interface ProgrammeWebhookRow {
-  id: string;
-  webhook_api_key: string;
-  webhook_secret: string;
-  webhook_url: string | null;
-}
-
 /**
  * The route's subject: the named programme (404 when unknown) or the first of the fixtures, its webhook key and
  * secret, and the given URL or else its configured one (400 naming url when it has none or it is not http(s)).
  */
 export function checkSubjectOf(ctx: AppContext, input: ReceiverCheckInput): CheckSubject {
   const programme = input.programId
-    ? prepared<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes WHERE id = ?').get(input.programId)
+    ? programmeWebhookOf(ctx, input.programId)
     : prepared<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes ORDER BY rowid LIMIT 1').get();
   if (!programme) {
     if (input.programId) throw errors.notFound(`Programme ${input.programId} not found`);

@@ -37,44 +37,34 @@ export function findDelivery(ctx: AppContext, id: string): DeliveryRow {
 }
 
 /**
- * Deliveries that may be attempted now, oldest event first. A delivery waits while an earlier event of the
- * same transaction is still PENDING or RETRYING, so a receiver sees one transaction's events in the order
- * they were written (docs/decisions.md#webhook-ordering). FAILED and SKIPPED earlier events do not block.
+ * The SQL of dueDeliveryIds. `pastHeld`: deliveries held by webhook chaos (reorder, burst) do not hold back the later
+ * events of their transaction: that is the out-of-order delivery asked for (docs/faults.md#reorder).
  */
-export function dueDeliveryIds(ctx: AppContext, limit: number, heldOutOfOrder: readonly string[] = []): string[] {
-  if (heldOutOfOrder.length > 0) return dueDeliveryIdsPastHeld(ctx, limit, heldOutOfOrder);
-  return prepared<{ id: string }>(
-    ctx.db,
-    `SELECT d.id FROM webhook_deliveries d
+function dueSql(pastHeld: boolean): string {
+  const notHeld = pastHeld ? '\n           AND e.id NOT IN (SELECT value FROM json_each(?))' : '';
+  return `SELECT d.id FROM webhook_deliveries d
      WHERE d.status = 'PENDING'
        AND NOT EXISTS (
          SELECT 1 FROM webhook_deliveries e
-         WHERE e.resource_id = d.resource_id AND e.event_seq < d.event_seq AND e.status IN ('PENDING', 'RETRYING'))
+         WHERE e.resource_id = d.resource_id AND e.event_seq < d.event_seq AND e.status IN ('PENDING', 'RETRYING')${notHeld})
      ORDER BY d.event_seq
-     LIMIT ?`,
-  )
-    .all(limit)
-    .map((row) => row.id);
+     LIMIT ?`;
 }
+const DUE_SQL = dueSql(false);
+const DUE_PAST_HELD_SQL = dueSql(true);
 
 /**
- * The same, except that deliveries held by webhook chaos (reorder, burst) do not hold back the later events of
- * their transaction: that is the out-of-order delivery asked for (docs/faults.md#reorder).
+ * Deliveries that may be attempted now, oldest event first. A delivery waits while an earlier event of the
+ * same transaction is still PENDING or RETRYING, so a receiver sees one transaction's events in the order
+ * they were written (docs/decisions.md#webhook-ordering). FAILED and SKIPPED earlier events do not block, nor do
+ * those held out of order by webhook chaos.
  */
-function dueDeliveryIdsPastHeld(ctx: AppContext, limit: number, held: readonly string[]): string[] {
-  return prepared<{ id: string }>(
-    ctx.db,
-    `SELECT d.id FROM webhook_deliveries d
-     WHERE d.status = 'PENDING'
-       AND NOT EXISTS (
-         SELECT 1 FROM webhook_deliveries e
-         WHERE e.resource_id = d.resource_id AND e.event_seq < d.event_seq AND e.status IN ('PENDING', 'RETRYING')
-           AND e.id NOT IN (SELECT value FROM json_each(?)))
-     ORDER BY d.event_seq
-     LIMIT ?`,
-  )
-    .all(JSON.stringify(held), limit)
-    .map((row) => row.id);
+export function dueDeliveryIds(ctx: AppContext, limit: number, heldOutOfOrder: readonly string[] = []): string[] {
+  const rows =
+    heldOutOfOrder.length > 0
+      ? prepared<{ id: string }>(ctx.db, DUE_PAST_HELD_SQL).all(JSON.stringify(heldOutOfOrder), limit)
+      : prepared<{ id: string }>(ctx.db, DUE_SQL).all(limit);
+  return rows.map((row) => row.id);
 }
 
 /** Job handler: a retry's time has come on the emulated clock; the dispatcher is woken after the job. */
