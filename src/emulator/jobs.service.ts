@@ -1,4 +1,5 @@
 import { readPage } from '../db/page.js';
+import { sqlFilter, whereClause } from '../db/filter.js';
 import type { AppContext } from '../context.js';
 import type { Page } from '../core/page.js';
 import type { Job, ListJobsQuery } from './jobs.schema.js';
@@ -34,20 +35,10 @@ function toJob(row: JobRow): Job {
 
 /** Jobs newest first (by id), filtered by status, type and the transaction they work on. */
 export function listJobs(ctx: AppContext, query: ListJobsQuery): Page<Job> {
-  const where: string[] = [];
-  const params: Array<string | number> = [];
-  if (query.status) {
-    where.push('status = ?');
-    params.push(query.status);
-  }
-  if (query.type) {
-    where.push('type = ?');
-    params.push(query.type);
-  }
-  if (query.transactionId) {
-    where.push("json_extract(payload, '$.transactionId') = ?");
-    params.push(query.transactionId);
-  }
-  const filter = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
-  return readPage<JobRow, Job>(ctx.db, { columns: '*', from: `jobs ${filter}`, orderBy: 'id DESC' }, params, query, toJob);
+  const filter = sqlFilter([
+    ['status = ?', query.status],
+    ['type = ?', query.type],
+    ["json_extract(payload, '$.transactionId') = ?", query.transactionId],
+  ]);
+  return readPage<JobRow, Job>(ctx.db, { columns: '*', from: `jobs ${whereClause(filter)}`, orderBy: 'id DESC' }, filter.params, query, toJob);
 }

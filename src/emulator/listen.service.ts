@@ -3,7 +3,9 @@ import type { AppContext } from '../context.js';
 import { errors } from '../core/errors.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import type { BackgroundService } from '../domains/domain.js';
-import { RESPONSE_BODY_LOG_LIMIT, setWebhookEndpoint, type AttemptResult } from '../domains/webhooks/webhooks.service.js';
+import { setWebhookEndpoint } from '../domains/webhooks/webhooks.endpoints.js';
+import { RESPONSE_BODY_LOG_LIMIT } from '../domains/webhooks/webhooks.record.js';
+import type { AttemptResult } from '../domains/webhooks/webhooks.attempt.js';
 import { registerDeliveryTransport, type DeliveryTransport, type TransportedAttempt } from '../domains/webhooks/webhooks.transport.js';
 import type { ListenResultBody, ListenStatus } from './listen.schema.js';
 

@@ -1,4 +1,5 @@
 import { prepared } from '../db/connection.js';
+import { sqlFilter, whereClause } from '../db/filter.js';
 import { listFaultRules } from '../faults/fault-rules.service.js';
 import { getWebhookChaos } from '../faults/webhook-chaos.service.js';
 import type { AppContext } from '../context.js';
@@ -12,7 +13,7 @@ import { getTransactionRow, precisionLookup } from '../domains/transactions/tran
 import { toTransaction } from '../domains/transactions/transactions.schema.js';
 import type { TransactionRow } from '../domains/transactions/transactions.schema.js';
 import type { UserRow } from '../domains/users/users.schema.js';
-import { listDeliveries } from '../domains/webhooks/webhooks.service.js';
+import { listDeliveries } from '../domains/webhooks/webhooks.views.js';
 import { clockView } from './clock.service.js';
 import { storyParts } from './story.service.js';
 import type {
@@ -100,23 +101,18 @@ function toEmulatorTransaction(ctx: AppContext, row: TransactionRow): EmulatorTr
  * costs about 15 times more than sorting (createdAt, id) pairs.
  */
 export function listEmulatorTransactions(ctx: AppContext, query: EmulatorTransactionsQuery): EmulatorTransaction[] {
-  const filters: Array<[column: string, value: string | undefined]> = [
-    ['account_id', query.accountId],
-    ['user_id', query.userId],
-    ['programme_id', query.programmeId],
-  ];
-  const given = filters.filter((filter): filter is [string, string] => filter[1] !== undefined);
-  const where = given.length > 0 ? `WHERE ${given.map(([column]) => `${column} = ?`).join(' AND ')}` : '';
+  const filter = sqlFilter([
+    ['account_id = ?', query.accountId],
+    ['user_id = ?', query.userId],
+    ['programme_id = ?', query.programmeId],
+  ]);
   const rows = prepared<TransactionRow>(
     ctx.db,
     // CROSS JOIN keeps the page as the outer loop (SQLite does not reorder it), so each row is one key lookup.
-    `SELECT t.* FROM (SELECT id FROM transactions ${where} ORDER BY created_at_ms DESC, id DESC LIMIT ?) page
+    `SELECT t.* FROM (SELECT id FROM transactions ${whereClause(filter)} ORDER BY created_at_ms DESC, id DESC LIMIT ?) page
       CROSS JOIN transactions t ON t.id = page.id
       ORDER BY t.created_at_ms DESC, t.id DESC`,
-  ).all(
-    ...given.map(([, value]) => value),
-    query.limit,
-  );
+  ).all(...filter.params, query.limit);
   return rows.map((row) => toEmulatorTransaction(ctx, row));
 }
 

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import { pendingJobs, runDueJobs } from '../scheduler/scheduler.js';
 import { webhookDispatcherOf } from '../domains/webhooks/webhooks.dispatcher.js';
-import { waitingDeliveries } from '../domains/webhooks/webhooks.service.js';
+import { waitingDeliveries } from '../domains/webhooks/webhooks.views.js';
 import type { SettleReport } from './settle.schema.js';
 
 // POST /_emulator/settle (docs/control-plane.md#settle): wait, in real time, until the sandbox has nothing left to do at

@@ -5,7 +5,7 @@ import { errors } from '../core/errors.js';
 import { formatAmount } from '../lib/money.js';
 import { getTransactionRow } from '../domains/transactions/transactions.stored.js';
 import { transactionTransitions, type TransactionStatus } from '../domains/transactions/transactions.machine.js';
-import { listDeliveries } from '../domains/webhooks/webhooks.service.js';
+import { listDeliveries } from '../domains/webhooks/webhooks.views.js';
 import type { StoryLedgerEntry, StoryStep, TransactionStory } from './story.schema.js';
 
 // A transaction's story (docs/dashboard.md#the-story-of-a-transaction): its status changes on the emulated clock, the

@@ -11,7 +11,8 @@ import {
   webhookDeliverySchema,
   webhookEndpointsSchema,
 } from '../domains/webhooks/webhooks.schema.js';
-import { assertReplayable, getDeliveryView, listDeliveries, listEndpoints, setWebhookEndpoint } from '../domains/webhooks/webhooks.service.js';
+import { assertReplayable, getDeliveryView, listDeliveries } from '../domains/webhooks/webhooks.views.js';
+import { listEndpoints, setWebhookEndpoint } from '../domains/webhooks/webhooks.endpoints.js';
 import { replayDelivery } from '../domains/webhooks/webhooks.sender.js';
 import { triggerEventBody, triggerWebhookEvent } from '../domains/webhooks/webhooks.trigger.js';
 

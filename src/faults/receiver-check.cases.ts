@@ -4,7 +4,7 @@ import { VERSION } from '../version.js';
 import type { CaseName, Expectation } from './receiver-check.schema.js';
 
 // The receiver check's cases (docs/faults.md#receiver-check), as data: each is the valid delivery with at most one
-// thing changed. A delivery is built exactly as the real sender builds one (webhooks.service.ts prepareAttempt:
+// thing changed. A delivery is built exactly as the real sender builds one (webhooks.attempt.ts prepareAttempt:
 // the same headers, the same body shape of interface 6.1, signed with signWebhook over the URL's path without its
 // query string), so what the receiver sees differs from a real delivery only where a case says so.
 
@@ -163,7 +163,7 @@ function checkTransaction(id: string, occurredAt: string): Record<string, unknow
   return toWebhookTransaction(transaction);
 }
 
-/** The body of interface 6.1 in the sender's key order (webhooks.service.ts webhookBody). */
+/** The body of interface 6.1 in the sender's key order (webhooks.attempt.ts webhookBody). */
 function checkBody(target: CheckTarget, event: number, tamper: boolean): string {
   const { eventId, transactionId } = checkIds(target.runTag, event);
   const transaction = checkTransaction(transactionId, target.occurredAt);

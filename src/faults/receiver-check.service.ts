@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import type { Agent } from 'undici';
 import type { AppContext } from '../context.js';
 import { prepared } from '../db/connection.js';
 import { errors } from '../core/errors.js';
 import { buildDelivery, CHECK_CASES, type CheckCaseDefinition, type CheckTarget, type Delivery } from './receiver-check.cases.js';
-import { describeNetworkError, readAnswerPreview } from '../domains/webhooks/webhooks.sender.js';
+import { newHttpAgent, postWithTimeout } from '../lib/http-post.js';
+import { programmeWebhookOf, type ProgrammeWebhookRow } from '../domains/webhooks/webhooks.endpoints.js';
 import {
   CHECK_TIMEOUT_DEFAULT_MS,
   isHttpUrl,
@@ -21,13 +21,6 @@ import {
 
 const BODY_PREVIEW_BYTES = 256;
 
-// undici is loaded on the first check, as the sender loads it on the first delivery (docs/benchmarks.md).
-let undiciModule: typeof import('undici') | undefined;
-function undici(): typeof import('undici') {
-  undiciModule ??= createRequire(import.meta.url)('undici') as typeof import('undici');
-  return undiciModule;
-}
-
 /** Who signs and where to: a programme's webhook key and secret, and the URL to check. */
 export interface CheckSubject {
   url: string;
@@ -38,20 +31,13 @@ export interface CheckSubject {
   timeoutMs: number;
 }
 
-interface ProgrammeWebhookRow {
-  id: string;
-  webhook_api_key: string;
-  webhook_secret: string;
-  webhook_url: string | null;
-}
-
 /**
  * The route's subject: the named programme (404 when unknown) or the first of the fixtures, its webhook key and
  * secret, and the given URL or else its configured one (400 naming url when it has none or it is not http(s)).
  */
 export function checkSubjectOf(ctx: AppContext, input: ReceiverCheckInput): CheckSubject {
   const programme = input.programId
-    ? prepared<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes WHERE id = ?').get(input.programId)
+    ? programmeWebhookOf(ctx, input.programId)
     : prepared<ProgrammeWebhookRow>(ctx.db, 'SELECT id, webhook_api_key, webhook_secret, webhook_url FROM programmes ORDER BY rowid LIMIT 1').get();
   if (!programme) {
     if (input.programId) throw errors.notFound(`Programme ${input.programId} not found`);
@@ -92,7 +78,7 @@ export type CheckSend = (delivery: Delivery, timeoutMs: number) => Promise<Got>;
 export async function runReceiverCheck(subject: CheckSubject, via?: CheckSend): Promise<ReceiverCheckReport> {
   const started = performance.now();
   const target: CheckTarget = { ...subject, runTag: newRunTag(), realNowMs: () => Date.now() };
-  const agent = new (undici().Agent)({ connections: 1 });
+  const agent = newHttpAgent({ connections: 1 });
   const cases: ReceiverCheckCase[] = [];
   try {
     for (const [index, definition] of CHECK_CASES.entries()) {
@@ -121,33 +107,8 @@ type Got = ReceiverCheckCase['got'];
 
 /** POST one delivery; the timeout is on the answer's status line, as the sender's (webhooks.sender.ts). */
 async function send(agent: Agent, delivery: Delivery, timeoutMs: number): Promise<Got> {
-  const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new Error('timeout'));
-  }, timeoutMs);
-  try {
-    const response = await undici().request(delivery.url, {
-      method: 'POST',
-      headers: delivery.headers,
-      body: delivery.body,
-      signal: controller.signal,
-      dispatcher: agent,
-      headersTimeout: timeoutMs + 1000,
-      bodyTimeout: timeoutMs + 1000,
-    });
-    const latencyMs = elapsed();
-    const body = await readAnswerPreview(response.body, BODY_PREVIEW_BYTES);
-    return { status: response.statusCode, error: null, latencyMs, body };
-  } catch (error) {
-    const message = timedOut ? `no answer within ${timeoutMs} ms (timeout)` : describeNetworkError(error);
-    return { status: null, error: message, latencyMs: elapsed(), body: null };
-  } finally {
-    clearTimeout(timer);
-  }
+  const answer = await postWithTimeout(agent, delivery, { timeoutMs, keepBytes: BODY_PREVIEW_BYTES });
+  return { status: answer.status, error: answer.error, latencyMs: Math.round(answer.latencyMs), body: answer.body };
 }
 
 /** The verdict on one case: passed or not, and one line saying why. */

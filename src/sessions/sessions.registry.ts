@@ -5,7 +5,7 @@ import type { AppContext } from '../context.js';
 import { configSchema, type Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
-import { pinSessionWebhookUrl } from '../domains/webhooks/webhooks.service.js';
+import { pinSessionWebhookUrl } from '../domains/webhooks/webhooks.endpoints.js';
 import { errors, ServiceError } from '../core/errors.js';
 import { enterPathPrefix } from '../http/public-url.js';
 import { bindSandbox } from '../http/request-sandbox.js';

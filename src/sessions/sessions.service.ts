@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { listEndpoints } from '../domains/webhooks/webhooks.service.js';
+import { listEndpoints } from '../domains/webhooks/webhooks.endpoints.js';
 import { FixturesError, validateFixtures } from '../fixtures/fixtures.loader.js';
 import { getSnapshot } from '../emulator/snapshots.service.js';
 import { errors } from '../core/errors.js';

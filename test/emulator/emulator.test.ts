@@ -4,7 +4,7 @@ import { errorBodySchema } from '../../src/core/errors.js';
 import { scheduleJob } from '../../src/scheduler/scheduler.js';
 import { stateTables } from '../../src/db/migrate.js';
 import { resetState } from '../../src/fixtures/fixtures.seed.js';
-import { sessionWebhookUrlSlot } from '../../src/domains/webhooks/webhooks.service.js';
+import { sessionWebhookUrlSlot } from '../../src/domains/webhooks/webhooks.endpoints.js';
 import { VERSION } from '../../src/version.js';
 import { CREDENTIALS, START, buildTestApp, json, type Identity, type TestApp } from '../helper.js';
 

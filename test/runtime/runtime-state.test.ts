@@ -27,7 +27,7 @@ import { startWebhookDispatcher, webhookDispatcherOf, type WebhookDispatcher } f
 import { deliveryInterceptorSlot } from '../../src/domains/webhooks/webhooks.interceptor.js';
 import { deliveryTransportSlot } from '../../src/domains/webhooks/webhooks.transport.js';
 import { connectListener, listenStatus } from '../../src/emulator/listen.service.js';
-import { pinSessionWebhookUrl, sessionWebhookUrl } from '../../src/domains/webhooks/webhooks.service.js';
+import { pinSessionWebhookUrl, sessionWebhookUrl } from '../../src/domains/webhooks/webhooks.endpoints.js';
 import { listReaderSlot, listTransactionsJson } from '../../src/domains/transactions/transactions-list.service.js';
 import { listTransactionsQuery } from '../../src/domains/transactions/transactions.schema.js';
 

@@ -9,7 +9,7 @@ import { NETWORK_TOKEN_CURRENCY, RAILS } from '../deposit-instructions/rails.js'
 import { subBalanceId } from '../../fixtures/fixtures.seed.js';
 import { createTransaction } from '../transactions/transactions.create.js';
 import { assertCreditFits } from '../ledger/ledger.service.js';
-import { accountInstrument, type Party } from '../transactions/transactions.schema.js';
+import { incomingCredit } from '../transactions/incoming-credit.js';
 import type { SimulateDepositBody } from './sandbox.schema.js';
 import { notifyOutbox } from '../webhooks/outbox.js';
 
@@ -77,29 +77,20 @@ export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: stri
       // sweep to the parent follows when it completes (transactions/internal-sweep.ts).
       const network = instruction.network;
       const tokenCurrency = NETWORK_TOKEN_CURRENCY[network]!;
-      const debitParty: Party = { partyType: 'PAYER', payer: { displayName: payerName, walletAddress: `0x${ctx.ids.hex(40)}` } };
-      const row = createTransaction(ctx, {
-        programmeId: account.programme_id,
-        userId: account.user_id,
-        accountId: account.id,
-        debitAccountId: null,
-        creditAccountId: subBalanceId(account.id, network),
-        direction: 'INCOMING',
-        type: 'DEPOSIT',
-        debitAmountMinor: amountMinor,
-        debitCurrency: tokenCurrency,
-        debitParty,
-        debitRail: instruction.rail_type,
-        // interface 2.4: an on-chain debit's debitReference is the settling chain hash; the caller's
-        // reference travels as debitMemo (docs/decisions.md#on-chain-deposit-reference)
-        debitReference: `0x${ctx.ids.hex(64)}`,
-        debitMemo: reference,
-        creditAmountMinor: amountMinor,
-        creditCurrency: tokenCurrency,
-        creditInstrument: accountInstrument(account, tokenCurrency),
-        depositReconciliationId: account.deposit_reconciliation_id,
-        railBehaviour: 'NORMAL',
-      });
+      // the wallet address is drawn before the chain hash (docs/decisions.md#determinism)
+      const payer = { displayName: payerName, walletAddress: `0x${ctx.ids.hex(40)}` };
+      const deposit = { account, ledgerAccountId: subBalanceId(account.id, network), type: 'DEPOSIT', amountMinor, currency: tokenCurrency, payer, rail: instruction.rail_type } as const;
+      const row = createTransaction(
+        ctx,
+        incomingCredit(deposit, {
+          // interface 2.4: an on-chain debit's debitReference is the settling chain hash; the caller's
+          // reference travels as debitMemo (docs/decisions.md#on-chain-deposit-reference)
+          debitReference: `0x${ctx.ids.hex(64)}`,
+          debitMemo: reference,
+          depositReconciliationId: account.deposit_reconciliation_id,
+          railBehaviour: 'NORMAL',
+        }),
+      );
       const total = ctx.fixtures.timeline.depositCompletionMs + ctx.fixtures.timeline.sweepCompletionMs;
       return {
         transactionId: row.id,
@@ -109,30 +100,19 @@ export function simulateDeposit(ctx: AppContext, caller: Caller, accountId: stri
       };
     }
 
-    const debitParty: Party = { partyType: 'PAYER', payer: { displayName: payerName } };
-    const row = createTransaction(ctx, {
-      programmeId: account.programme_id,
-      userId: account.user_id,
-      accountId: account.id,
-      debitAccountId: null,
-      creditAccountId: account.id,
-      direction: 'INCOMING',
-      type: 'DEPOSIT',
-      debitAmountMinor: amountMinor,
-      debitCurrency: account.currency,
-      debitParty,
-      debitRail: instruction.rail_type,
-      // interface 2.16: the reference becomes debitReference; wire rails also carry it as remittance text
-      // (interface 2.4 debitMemo: present on wire and SWIFT, absent on ACH). Without a reference the rail's
-      // own reference is generated: an ACH trace number, otherwise a sandbox reference.
-      debitReference: reference ?? (instruction.rail_type.endsWith('.ACH') ? ctx.ids.digits(15) : ctx.ids.reference('SIM')),
-      debitMemo: reference !== null && rail?.carriesMemo ? reference : null,
-      creditAmountMinor: amountMinor,
-      creditCurrency: account.currency,
-      creditInstrument: accountInstrument(account),
-      depositReconciliationId: account.deposit_reconciliation_id,
-      railBehaviour: 'NORMAL',
-    });
+    const deposit = { account, type: 'DEPOSIT', amountMinor, currency: account.currency, payer: { displayName: payerName }, rail: instruction.rail_type } as const;
+    const row = createTransaction(
+      ctx,
+      incomingCredit(deposit, {
+        // interface 2.16: the reference becomes debitReference; wire rails also carry it as remittance text
+        // (interface 2.4 debitMemo: present on wire and SWIFT, absent on ACH). Without a reference the rail's
+        // own reference is generated: an ACH trace number, otherwise a sandbox reference.
+        debitReference: reference ?? (instruction.rail_type.endsWith('.ACH') ? ctx.ids.digits(15) : ctx.ids.reference('SIM')),
+        debitMemo: reference !== null && rail?.carriesMemo ? reference : null,
+        depositReconciliationId: account.deposit_reconciliation_id,
+        railBehaviour: 'NORMAL',
+      }),
+    );
     return {
       transactionId: row.id,
       message:

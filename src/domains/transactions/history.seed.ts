@@ -10,6 +10,7 @@ import { SWEEP_EXCHANGE_RATE, SWEEP_FX_SPREAD } from './internal-sweep.js';
 import type { HistoryEntry } from './history.schema.js';
 import { createTransaction, InsufficientFundsError, type NewTransaction } from './transactions.create.js';
 import { accountInstrument, type Instrument, type Party } from './transactions.schema.js';
+import { incomingCredit } from './incoming-credit.js';
 
 // Loads the fixtures' `history` through createTransaction's history mode: the same rows, entries and
 // REST form as live transactions, with the fixture's instants, no events and no rail timeline. Entries
@@ -57,15 +58,10 @@ function settled(entry: HistoryEntry): NewTransaction['history'] {
 
 function seedEntry(ctx: AppContext, programme: ProgrammeFixture, entry: HistoryEntry): void {
   const account = accountOf(ctx, programme, entry, entry.accountId);
-  const base = {
-    id: entry.id,
-    programmeId: programme.id,
-    userId: account.user_id,
-    accountId: account.id,
-    externalId: entry.externalId ?? null,
-    purpose: entry.purpose ?? null,
-    history: settled(entry),
-  };
+  // what every entry records as given; an outgoing entry names its programme, user and account too (an incoming
+  // credit takes them from the account: incoming-credit.ts)
+  const recorded = { id: entry.id, externalId: entry.externalId ?? null, purpose: entry.purpose ?? null, history: settled(entry) };
+  const base = { ...recorded, programmeId: programme.id, userId: account.user_id, accountId: account.id };
 
   switch (entry.type) {
     case 'DEPOSIT': {
@@ -78,24 +74,17 @@ function seedEntry(ctx: AppContext, programme: ProgrammeFixture, entry: HistoryE
         const token = NETWORK_TOKEN_CURRENCY[network]!;
         const sub = `${account.id}_${network.toLowerCase()}`;
         const amountMinor = minor(ctx, entry, entry.amount, account.currency, 'amount');
-        createTransaction(ctx, {
-          ...base,
-          debitAccountId: null,
-          creditAccountId: sub,
-          direction: 'INCOMING',
-          type: 'DEPOSIT',
-          debitAmountMinor: amountMinor,
-          debitCurrency: token,
-          debitParty: { partyType: 'PAYER', payer: entry.payer },
-          debitRail: rail.type,
-          debitReference: entry.reference ?? `0x${ctx.ids.hex(64)}`,
-          debitMemo: entry.memo ?? null,
-          creditAmountMinor: amountMinor,
-          creditCurrency: token,
-          creditInstrument: accountInstrument(account, token),
-          depositReconciliationId: account.deposit_reconciliation_id,
-          relatedTransactionId: entry.sweep.id,
-        });
+        const deposit = { account, ledgerAccountId: sub, type: 'DEPOSIT', amountMinor, currency: token, payer: entry.payer, rail: rail.type } as const;
+        createTransaction(
+          ctx,
+          incomingCredit(deposit, {
+            ...recorded,
+            debitReference: entry.reference ?? `0x${ctx.ids.hex(64)}`,
+            debitMemo: entry.memo ?? null,
+            depositReconciliationId: account.deposit_reconciliation_id,
+            relatedTransactionId: entry.sweep.id,
+          }),
+        );
         if (Date.parse(entry.sweep.completedAt) < Date.parse(entry.completedAt)) fail(entry, 'the sweep completes before its deposit');
         createTransaction(ctx, {
           id: entry.sweep.id,
@@ -126,23 +115,16 @@ function seedEntry(ctx: AppContext, programme: ProgrammeFixture, entry: HistoryE
       if (rail.currency !== account.currency) fail(entry, `rail ${entry.rail} carries ${rail.currency}, the account holds ${account.currency}`);
       if (entry.sweep) fail(entry, 'only stablecoin deposits have a sweep');
       const amountMinor = minor(ctx, entry, entry.amount, account.currency, 'amount');
-      createTransaction(ctx, {
-        ...base,
-        debitAccountId: null,
-        creditAccountId: account.id,
-        direction: 'INCOMING',
-        type: 'DEPOSIT',
-        debitAmountMinor: amountMinor,
-        debitCurrency: account.currency,
-        debitParty: { partyType: 'PAYER', payer: entry.payer },
-        debitRail: rail.type,
-        debitReference: entry.reference ?? null,
-        debitMemo: entry.memo ?? null,
-        creditAmountMinor: amountMinor,
-        creditCurrency: account.currency,
-        creditInstrument: accountInstrument(account),
-        depositReconciliationId: account.deposit_reconciliation_id,
-      });
+      const deposit = { account, type: 'DEPOSIT', amountMinor, currency: account.currency, payer: entry.payer, rail: rail.type } as const;
+      createTransaction(
+        ctx,
+        incomingCredit(deposit, {
+          ...recorded,
+          debitReference: entry.reference ?? null,
+          debitMemo: entry.memo ?? null,
+          depositReconciliationId: account.deposit_reconciliation_id,
+        }),
+      );
       return;
     }
 
@@ -189,22 +171,8 @@ function seedEntry(ctx: AppContext, programme: ProgrammeFixture, entry: HistoryE
       const related = prepared<{ account_id: string }>(ctx.db, 'SELECT account_id FROM transactions WHERE id = ?').get(entry.relatedTransactionId);
       if (!related) fail(entry, `relatedTransactionId ${entry.relatedTransactionId} is not an earlier history entry`);
       const amountMinor = minor(ctx, entry, entry.amount, account.currency, 'amount');
-      createTransaction(ctx, {
-        ...base,
-        debitAccountId: null,
-        creditAccountId: account.id,
-        direction: 'INCOMING',
-        type: entry.type,
-        debitAmountMinor: amountMinor,
-        debitCurrency: account.currency,
-        debitParty: { partyType: 'PAYER', payer: entry.payer },
-        debitRail: entry.rail,
-        debitReference: entry.reference ?? null,
-        creditAmountMinor: amountMinor,
-        creditCurrency: account.currency,
-        creditInstrument: accountInstrument(account),
-        relatedTransactionId: entry.relatedTransactionId,
-      });
+      const refund = { account, type: entry.type, amountMinor, currency: account.currency, payer: entry.payer, rail: entry.rail };
+      createTransaction(ctx, incomingCredit(refund, { ...recorded, debitReference: entry.reference ?? null, relatedTransactionId: entry.relatedTransactionId }));
       return;
     }
 

@@ -3,7 +3,8 @@ import type { AppContext } from '../../context.js';
 import type { AccountRow } from '../accounts/accounts.schema.js';
 import { createTransaction } from './transactions.create.js';
 import type { TransactionStatus } from './transactions.machine.js';
-import { accountInstrument, type Instrument, type Party, type TransactionRow } from './transactions.schema.js';
+import type { Instrument, TransactionRow } from './transactions.schema.js';
+import { incomingCredit } from './incoming-credit.js';
 
 // Transfers to another user of the programme (docs/money-out.md#p2p). The sender's TRANSFER (category
 // P2P) holds its debit at creation like any outgoing transaction and names the receiver as creditParty.
@@ -29,31 +30,27 @@ export function createP2pCredit(ctx: AppContext, row: TransactionRow, previousSt
 
 function createReceiverTransfer(ctx: AppContext, sent: TransactionRow, account: AccountRow): TransactionRow {
   const sender = prepared<{ name: string }>(ctx.db, 'SELECT name FROM users WHERE id = ?').get(sent.user_id)!;
-  const debitParty: Party = { partyType: 'PAYER', payer: { displayName: sender.name } };
-  return createTransaction(ctx, {
-    programmeId: account.programme_id,
-    userId: account.user_id,
-    accountId: account.id,
-    debitAccountId: null,
-    creditAccountId: account.id,
-    direction: 'INCOMING',
+  const transfer = {
+    account,
     type: 'TRANSFER',
-    category: 'P2P',
-    debitAmountMinor: BigInt(sent.credit_amount_minor),
-    netDebitAmountMinor: null,
-    debitCurrency: sent.credit_currency,
-    debitParty,
-    debitRail: sent.debit_rail,
-    debitMemo: sent.debit_memo,
-    creditAmountMinor: BigInt(sent.credit_amount_minor),
-    creditCurrency: sent.credit_currency,
-    creditInstrument: accountInstrument(account),
-    exchangeRate: '1',
-    baseExchangeRate: '1',
-    fxSpread: '0',
-    purpose: sent.purpose,
-    relatedTransactionId: sent.id,
-    // no timeline of its own: it settles with the sender's transfer (transitionTransaction completes it)
-    railBehaviour: 'NONE',
-  });
+    amountMinor: BigInt(sent.credit_amount_minor),
+    currency: sent.credit_currency,
+    payer: { displayName: sender.name },
+    rail: sent.debit_rail,
+  } as const;
+  return createTransaction(
+    ctx,
+    incomingCredit(transfer, {
+      category: 'P2P',
+      netDebitAmountMinor: null,
+      debitMemo: sent.debit_memo,
+      exchangeRate: '1',
+      baseExchangeRate: '1',
+      fxSpread: '0',
+      purpose: sent.purpose,
+      relatedTransactionId: sent.id,
+      // no timeline of its own: it settles with the sender's transfer (transitionTransaction completes it)
+      railBehaviour: 'NONE',
+    }),
+  );
 }

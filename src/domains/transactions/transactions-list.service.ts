@@ -1,5 +1,6 @@
 import { prepared } from '../../db/connection.js';
 import { readCacheOf } from '../../db/read-cache.js';
+import { sqlFilter } from '../../db/filter.js';
 import type { AppContext } from '../../context.js';
 import type { StateSlot } from '../../runtime/sandbox-runtime.js';
 import { errors } from '../../core/errors.js';
@@ -93,30 +94,16 @@ export function listTransactionsJson(ctx: AppContext, caller: CallerScope, query
           idColumn: 'm.transaction_id',
         }
       : { from: 'transactions t', keyColumn: `t.${scopeKey}`, columnPrefix: 't.', idColumn: 't.id' };
-    const where = [`${scopeSql.keyColumn} = ?`];
-    const params: Array<string | number> = [scopeId];
-    if (query.type !== undefined) {
-      where.push(`${scopeSql.columnPrefix}type = ?`);
-      params.push(query.type);
-    }
-    if (query.status !== undefined) {
-      where.push(`${scopeSql.columnPrefix}status = ?`);
-      params.push(query.status);
-    }
+    const prefix = scopeSql.columnPrefix;
+    const { sql: whereSql, params } = sqlFilter([
+      [`${scopeSql.keyColumn} = ?`, scopeId],
+      [`${prefix}type = ?`, query.type],
+      [`${prefix}status = ?`, query.status],
+      [`${prefix}updated_at_ms >= ?`, query.minUpdatedAt],
+      [`${prefix}updated_at_ms <= ?`, query.maxUpdatedAt],
+      [`${prefix}created_at_ms >= ?`, query.minCreatedAt],
+    ]);
     const timeBound = query.minUpdatedAt !== undefined || query.maxUpdatedAt !== undefined || query.minCreatedAt !== undefined;
-    if (query.minUpdatedAt !== undefined) {
-      where.push(`${scopeSql.columnPrefix}updated_at_ms >= ?`);
-      params.push(query.minUpdatedAt);
-    }
-    if (query.maxUpdatedAt !== undefined) {
-      where.push(`${scopeSql.columnPrefix}updated_at_ms <= ?`);
-      params.push(query.maxUpdatedAt);
-    }
-    if (query.minCreatedAt !== undefined) {
-      where.push(`${scopeSql.columnPrefix}created_at_ms >= ?`);
-      params.push(query.minCreatedAt);
-    }
-    const whereSql = where.join(' AND ');
 
     const countScope = `${byAccount ? 'account' : programmeWide ? 'programme' : 'user'}:${scopeId}`;
     const createdBound = query.minCreatedAt !== undefined;
@@ -164,17 +151,12 @@ export function listTransactionsJson(ctx: AppContext, caller: CallerScope, query
 }
 
 function countFromCounters(ctx: AppContext, scope: string, type?: string, status?: string): number {
-  const where = ['scope = ?'];
-  const params: string[] = [scope];
-  if (type !== undefined) {
-    where.push('type = ?');
-    params.push(type);
-  }
-  if (status !== undefined) {
-    where.push('status = ?');
-    params.push(status);
-  }
-  return prepared<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM transaction_counts WHERE ${where.join(' AND ')}`).get(...params)!.n;
+  const filter = sqlFilter([
+    ['scope = ?', scope],
+    ['type = ?', type],
+    ['status = ?', status],
+  ]);
+  return prepared<{ n: number }>(ctx.db, `SELECT COALESCE(SUM(n), 0) AS n FROM transaction_counts WHERE ${filter.sql}`).get(...filter.params)!.n;
 }
 
 // Exact counts over a time range from the hourly counters of migration 002 (transaction_time_counts):

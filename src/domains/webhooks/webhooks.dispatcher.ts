@@ -1,7 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../../context.js';
 import { attemptDelivery, closeSender, senderState } from './webhooks.sender.js';
-import { dueDeliveryIds, setWebhookEndpoint } from './webhooks.service.js';
+import { dueDeliveryIds } from './webhooks.queue.js';
+import { setWebhookEndpoint } from './webhooks.endpoints.js';
 import { subscribeToOutbox } from './outbox.js';
 import { deliveryInterceptorOf } from './webhooks.interceptor.js';
 import type { StateSlot } from '../../runtime/sandbox-runtime.js';

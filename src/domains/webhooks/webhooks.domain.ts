@@ -1,7 +1,8 @@
 import { deliveryTransportSlot } from './webhooks.transport.js';
 import type { DomainDescriptor } from '../domain.js';
 import { webhooksDocument } from './webhooks.openapi.js';
-import { WEBHOOK_RETRY_JOB, runWebhookRetry, sessionWebhookUrlSlot } from './webhooks.service.js';
+import { WEBHOOK_RETRY_JOB, runWebhookRetry } from './webhooks.queue.js';
+import { sessionWebhookUrlSlot } from './webhooks.endpoints.js';
 import { dispatcherSlot, webhookDispatcherService } from './webhooks.dispatcher.js';
 import { notifyOutbox, outboxSlot } from './outbox.js';
 import { senderSlot } from './webhooks.sender.js';

@@ -23,11 +23,15 @@ export type ChaosEffect = z.infer<typeof chaosEffectSchema>;
 
 export const WEBHOOK_EVENT_TYPES = ['transaction_created', 'transaction_status_updated'] as const;
 
+/** DUPLICATE: webhook chaos sent a delivered event again (docs/faults.md#duplicate); it changes nothing of the delivery. */
+export const ATTEMPT_KINDS = ['SCHEDULED', 'REPLAY', 'DUPLICATE'] as const;
+export type AttemptKind = (typeof ATTEMPT_KINDS)[number];
+
 export const webhookAttemptSchema = z
   .object({
     number: z.number().int().describe('1-based over every attempt of the delivery, replays and duplicates included'),
     kind: z
-      .enum(['SCHEDULED', 'REPLAY', 'DUPLICATE'])
+      .enum(ATTEMPT_KINDS)
       .describe(
         'SCHEDULED: the first attempt or a scheduled retry; REPLAY: sent by the replay endpoint; DUPLICATE: sent again by webhook chaos after a success (docs/faults.md#webhook-chaos)',
       ),
@@ -121,3 +125,55 @@ export const webhookEndpointsSchema = z
   })
   .meta({ id: 'WebhookEndpoints' });
 export type WebhookEndpoints = z.infer<typeof webhookEndpointsSchema>;
+
+// ---------------------------------------------------------------------------------------------------------
+// Rows (migrations: webhook_deliveries, webhook_attempts, outbox)
+
+export interface DeliveryRow {
+  id: string;
+  event_seq: number;
+  event_id: string;
+  programme_id: string;
+  resource_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  delivered_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AttemptRow {
+  id: number;
+  delivery_id: string;
+  number: number;
+  kind: AttemptKind;
+  url: string;
+  attempted_at: string;
+  attempted_at_ms: number;
+  signed_at_ms: number;
+  request_headers: string;
+  request_body: string;
+  outcome: 'SUCCEEDED' | 'FAILED';
+  response_status: number | null;
+  response_body: string | null;
+  error: string | null;
+  latency_ms: number;
+  /** JSON array of what webhook chaos did to the attempt (docs/faults.md#what-the-log-shows). */
+  chaos: string;
+}
+
+export interface OutboxRow {
+  seq: number;
+  event_id: string;
+  programme_id: string;
+  user_id: string | null;
+  resource_type: string;
+  event_type: string;
+  occurred_at: string;
+  payload: string;
+}

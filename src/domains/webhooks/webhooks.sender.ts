@@ -1,31 +1,17 @@
-import { performance } from 'node:perf_hooks';
-import { createRequire } from 'node:module';
 import type { Agent } from 'undici';
+import { newHttpAgent, postWithTimeout } from '../../lib/http-post.js';
 import type { AppContext } from '../../context.js';
-import {
-  chaosTargetOf,
-  prepareAttempt,
-  recordAttempt,
-  RESPONSE_BODY_LOG_LIMIT,
-  type AttemptKind,
-  type AttemptResult,
-  type PreparedAttempt,
-} from './webhooks.service.js';
+import type { AttemptKind } from './webhooks.schema.js';
+import { chaosTargetOf, prepareAttempt, type AttemptResult, type PreparedAttempt } from './webhooks.attempt.js';
+import { recordAttempt, RESPONSE_BODY_LOG_LIMIT } from './webhooks.record.js';
 import { deliveryInterceptorOf, noChaos, type AttemptChaos } from './webhooks.interceptor.js';
 import { deliveryTransportFor } from './webhooks.transport.js';
 import type { StateSlot } from '../../runtime/sandbox-runtime.js';
 
-// undici is loaded when the first delivery is sent, not at start-up (cold start: docs/benchmarks.md).
-let undiciModule: typeof import('undici') | undefined;
-function undici(): typeof import('undici') {
-  undiciModule ??= createRequire(import.meta.url)('undici') as typeof import('undici');
-  return undiciModule;
-}
-
 // The asynchronous half of one webhook attempt (docs/webhooks.md#delivery-rules, interface 6.1): prepare the signed
-// request in a short transaction, POST it with undici outside any transaction, then record the outcome in another.
+// request in a short transaction, POST it (src/lib/http-post.ts) outside any transaction, then record the outcome in another.
 // The HTTP timeout is a real-time network limit (config webhookTimeoutMs, 10 s by default), not business
-// time; the retry schedule that follows a failure runs on the emulated clock (webhooks.service.ts).
+// time; the retry schedule that follows a failure runs on the emulated clock (webhooks.queue.ts).
 
 interface SenderState {
   /** Created with the first attempt (undici loads then, not at start-up). */
@@ -112,7 +98,7 @@ async function sendAndRecord(ctx: AppContext, state: SenderState, prepared: Prep
   if (transport) result = await transport.send(ctx, prepared, options);
   else {
     // pipelining 0: a fresh connection per attempt, no keep-alive (docs/decisions.md#webhook-connections)
-    state.agent ??= new (undici().Agent)({ connections: 64, pipelining: 0 });
+    state.agent ??= newHttpAgent({ connections: 64, pipelining: 0 });
     result = await send(state.agent, prepared, options);
   }
   if (options.signal?.aborted) return 'ABORTED';
@@ -139,80 +125,22 @@ export async function replayDelivery(ctx: AppContext, deliveryId: string): Promi
   return attemptDelivery(ctx, deliveryId, 'REPLAY', { timeoutMs: ctx.config.webhookTimeoutMs });
 }
 
+/** POST the attempt directly; interface 6.1: a 2xx status within the timeout acknowledges, the answer's body is only logged. */
 async function send(agent: Agent, attempt: PreparedAttempt, options: AttemptOptions): Promise<AttemptResult> {
-  const started = performance.now();
-  const elapsed = () => performance.now() - started;
-  // One controller per attempt, aborted by the timeout or by the dispatcher's stop signal. (Not
-  // AbortSignal.any: on Node 20 every derived signal stays attached to the long-lived stop signal.)
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new Error('timeout'));
-  }, options.timeoutMs);
-  const onStop = () => controller.abort(new Error('dispatcher stopped'));
-  if (options.signal?.aborted) onStop();
-  else options.signal?.addEventListener('abort', onStop, { once: true });
-  try {
-    const response = await undici().request(attempt.url, {
-      method: 'POST',
-      headers: attempt.headers,
-      body: attempt.body,
-      signal: controller.signal,
-      dispatcher: agent,
-      // belts and braces; the timer above fires first and names the failure a timeout
-      headersTimeout: options.timeoutMs + 1000,
-      bodyTimeout: options.timeoutMs + 1000,
-    });
-    // interface 6.1: a 2xx status within the timeout acknowledges; the answer's body is only logged
-    const latencyMs = elapsed();
-    const responseBody = await readAnswerPreview(response.body, RESPONSE_BODY_LOG_LIMIT, 64 * 1024);
-    const ok = response.statusCode >= 200 && response.statusCode < 300;
-    return {
-      outcome: ok ? 'SUCCEEDED' : 'FAILED',
-      responseStatus: response.statusCode,
-      responseBody,
-      error: ok ? null : `receiver answered ${response.statusCode}; any 2xx acknowledges`,
-      latencyMs,
-    };
-  } catch (error) {
-    return {
-      outcome: 'FAILED',
-      responseStatus: null,
-      responseBody: null,
-      error: timedOut ? `no answer within ${options.timeoutMs} ms (timeout)` : describeNetworkError(error),
-      latencyMs: elapsed(),
-    };
-  } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onStop);
-  }
-}
-
-/**
- * The first `keepBytes` of an answer's body as text (null when empty), reading at most `readBytes` before the
- * stream is let go. The sender and the receiver check (src/faults/receiver-check.service.ts) both log answers so.
- */
-export async function readAnswerPreview(body: AsyncIterable<Buffer> & { destroy(): unknown }, keepBytes: number, readBytes = keepBytes): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  try {
-    for await (const chunk of body) {
-      if (bytes < keepBytes) chunks.push(chunk);
-      bytes += chunk.length;
-      if (bytes >= readBytes) break; // enough; leaving the loop destroys the stream
-    }
-  } catch {
-    // the status already arrived; a body cut short does not change the outcome
-  }
-  const text = Buffer.concat(chunks).subarray(0, keepBytes).toString('utf8');
-  return text === '' ? null : text;
-}
-
-export function describeNetworkError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  const code = (error as { code?: string }).code ?? (cause as { code?: string } | undefined)?.code;
-  const message = error.message || (cause instanceof Error ? cause.message : '');
-  return code && !message.includes(code) ? `${code}: ${message}` : message || code || 'network error';
+  const answer = await postWithTimeout(agent, attempt, {
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+    abortReason: 'dispatcher stopped',
+    keepBytes: RESPONSE_BODY_LOG_LIMIT,
+    readBytes: 64 * 1024,
+  });
+  if (answer.status === null) return { outcome: 'FAILED', responseStatus: null, responseBody: null, error: answer.error, latencyMs: answer.latencyMs };
+  const ok = answer.status >= 200 && answer.status < 300;
+  return {
+    outcome: ok ? 'SUCCEEDED' : 'FAILED',
+    responseStatus: answer.status,
+    responseBody: answer.body,
+    error: ok ? null : `receiver answered ${answer.status}; any 2xx acknowledges`,
+    latencyMs: answer.latencyMs,
+  };
 }

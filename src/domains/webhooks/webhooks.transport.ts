@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { StateSlot } from '../../runtime/sandbox-runtime.js';
-import type { AttemptResult, PreparedAttempt } from './webhooks.service.js';
+import type { AttemptResult, PreparedAttempt } from './webhooks.attempt.js';
 
 // How an attempt reaches its URL when it is not a direct HTTP request from the emulator: the `listen` relay
 // (docs/webhooks.md#listen) carries the attempts of its forward-to URL to a process the emulator cannot reach.

@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildTestApp, json } from '../../helper.js';
 import { createTestDeposit, startReceiver } from '../../helpers/receiver.js';
 import { startWebhookDispatcher } from '../../../src/domains/webhooks/webhooks.dispatcher.js';
-import { RETRY_DELAYS_MS } from '../../../src/domains/webhooks/webhooks.service.js';
+import { RETRY_DELAYS_MS } from '../../../src/domains/webhooks/webhooks.queue.js';
 import { advanceClock } from '../../../src/scheduler/scheduler.js';
 import { prepared } from '../../../src/db/connection.js';
 import { webhookSandbox } from '../../helpers/webhook-sandbox.js';

@@ -5,7 +5,7 @@ import t from 'tap';
 import { buildTestApp, CREDENTIALS, json, START, type TestApp } from '../../helper.js';
 import { createTestDeposit, freePort, startReceiver } from '../../helpers/receiver.js';
 import { startWebhookDispatcher } from '../../../src/domains/webhooks/webhooks.dispatcher.js';
-import { RETRY_DELAYS_MS } from '../../../src/domains/webhooks/webhooks.service.js';
+import { RETRY_DELAYS_MS } from '../../../src/domains/webhooks/webhooks.queue.js';
 import { verifyWebhookSignature } from '../../../src/webhook-verify.js';
 import { advanceClock } from '../../../src/scheduler/scheduler.js';
 import { webhookSandbox } from '../../helpers/webhook-sandbox.js';
