@@ -36,7 +36,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   }
   if (check) {
     if (current !== text) {
-      console.error('src/client/generated/openapi.ts differs from openapi/openapi.json: run `npm run openapi`');
+      console.error('src/client/generated/openapi.ts differs from openapi/openapi.json: run `npm run generate`');
       process.exit(1);
     }
     console.log('src/client/generated/openapi.ts matches openapi/openapi.json');

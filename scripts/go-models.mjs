@@ -234,7 +234,7 @@ if (isMain) {
       // missing: a difference like any other
     }
     if (committed !== expected) {
-      console.error(`${path.relative(root, OUTPUT)} differs from what ${path.relative(root, document)} gives: run node scripts/go-models.mjs`);
+      console.error(`${path.relative(root, OUTPUT)} differs from what ${path.relative(root, document)} gives: run npm run generate`);
       process.exit(1);
     }
     console.log(`${path.relative(root, OUTPUT)} matches ${path.relative(root, document)}`);

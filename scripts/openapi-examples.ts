@@ -91,11 +91,21 @@ export async function captureExamples(): Promise<ExamplesFile> {
 
   try {
     const steps = journey();
+    const named = new Set<string>();
     for (const step of steps) {
       const resolved = typeof step === 'function' ? step(answers) : step;
-      if (resolved) await run(resolved);
+      if (resolved) {
+        named.add(resolved.operationId);
+        await run(resolved);
+      }
     }
-    if (problems.length > 0) throw new Error(`the examples journey went off course:\n${problems.join('\n')}`);
+    const document = JSON.parse((await app.inject({ method: 'GET', url: '/openapi.json' })).body) as Json;
+    for (const step of defaultSteps(document, named)) await run(step);
+    if (problems.length > 0) {
+      throw new Error(
+        `the examples journey went off course (journey() in scripts/openapi-examples.ts; an operation it does not name gets the default steps of defaultSteps()):\n${problems.join('\n')}`,
+      );
+    }
   } finally {
     await app.close();
     ctx.db.close();
@@ -143,6 +153,50 @@ function tinyPdf(): string {
 }
 
 type Later = (answers: Map<string, Json>) => Step | undefined;
+
+/**
+ * The examples of a /v1 operation journey() does not name (docs/architecture.md#a-new-v1-route): its error example is
+ * the call without credentials (401); its success example the call as the document describes it, signed with the
+ * SINGLE_USER key: path and required query parameters from their examples, the body from its schema's `examples`
+ * (`.meta({ examples: [...] })` on the body schema). An operation that needs more (an id another call makes, the
+ * MULTI_USER key, a body without an example) needs its own steps in journey(): the error says so.
+ */
+function defaultSteps(document: Json, named: Set<string>): Step[] {
+  const steps: Step[] = [];
+  const resolve = (value: Json): Json => (typeof value?.$ref === 'string' ? resolve(value.$ref.split('/').slice(1).reduce((at: Json, key: string) => at[key], document)) : value);
+  for (const [route, item] of Object.entries(document.paths as Json)) {
+    if (!route.startsWith('/v1/')) continue;
+    for (const [method, operation] of Object.entries(item as Json) as Array<[string, Json]>) {
+      if (!operation.operationId || named.has(operation.operationId)) continue;
+      const where = `${method.toUpperCase()} ${route} (${operation.operationId})`;
+      const fix = `add its success and error steps to journey() in scripts/openapi-examples.ts`;
+      const parameters = ((operation.parameters ?? []) as Json[]).map(resolve);
+      const example = (parameter: Json) => parameter.example ?? parameter.schema?.examples?.[0] ?? parameter.schema?.default ?? parameter.schema?.enum?.[0];
+      let url = route;
+      for (const parameter of parameters.filter((p) => p.in === 'path')) {
+        if (example(parameter) === undefined) throw new Error(`${where}: path parameter ${parameter.name} has no example: ${fix}`);
+        url = url.replace(`{${parameter.name}}`, encodeURIComponent(String(example(parameter))));
+      }
+      const query = parameters.filter((p) => p.in === 'query' && p.required).map((p) => {
+        if (example(p) === undefined) throw new Error(`${where}: query parameter ${p.name} has no example: give its zod schema .meta({ examples: [...] }), or ${fix}`);
+        return `${encodeURIComponent(p.name)}=${encodeURIComponent(String(example(p)))}`;
+      });
+      if (query.length) url += `?${query.join('&')}`;
+      const media = operation.requestBody?.content?.['application/json'];
+      const bodySchema = media ? resolve(media.schema) : undefined;
+      const body = bodySchema?.examples?.[0] ?? media?.example;
+      if (media && body === undefined && operation.requestBody.required) {
+        throw new Error(`${where}: its body schema has no example: give it .meta({ examples: [{ ... }] }), or ${fix}`);
+      }
+      const success = Object.keys(operation.responses ?? {}).find((status) => /^2\d\d$/.test(status));
+      if (!success) throw new Error(`${where}: no 2xx response in its schema`);
+      const httpMethod = method.toUpperCase() as Step['method'];
+      steps.push({ operationId: operation.operationId, name: 'success', summary: operation.summary ?? 'Success', method: httpMethod, url, body, expect: Number(success), requestExample: body !== undefined });
+      steps.push({ operationId: operation.operationId, name: 'noCredentials', summary: 'No credentials', method: httpMethod, url, body, as: 'none', expect: 401 });
+    }
+  }
+  return steps;
+}
 
 /** The journey, in order: each /v1 operation's success and its main errors. */
 function journey(): Array<Step | Later> {
@@ -259,7 +313,8 @@ function journey(): Array<Step | Later> {
     { operationId: 'emulatorGetClock', name: 'clock', summary: 'The emulated clock', method: 'GET', url: '/_emulator/clock', as: 'none', expect: 200 },
     { operationId: 'listTransactions', name: 'page', summary: 'Newest first, two per page', method: 'GET', url: '/v1/transactions?pageSize=2', expect: 200 },
     { operationId: 'listTransactions', name: 'badSort', summary: 'A sortBy outside the accepted set', method: 'GET', url: '/v1/transactions?sortBy=AMOUNT', expect: 400 },
-    (a) => ({ operationId: 'getTransaction', name: 'deposit', summary: 'The newest transaction: the deposit, completed', method: 'GET', url: `/v1/transactions/${a.get('listTransactions/page')!.data[0].id}`, expect: 200 }),
+    // a transaction of the default fixtures, so the document's path example exists on a fresh server (docs/openapi.md#parameter-examples)
+    { operationId: 'getTransaction', name: 'withdrawal', summary: 'A completed withdrawal of the fixtures\' history', method: 'GET', url: '/v1/transactions/txn_hist_acme_usd_003', expect: 200 },
     { operationId: 'getTransaction', name: 'notFound', summary: 'An unknown id', method: 'GET', url: '/v1/transactions/txn_unknown', expect: 404 },
     // Money out
     {

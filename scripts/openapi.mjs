@@ -53,14 +53,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   mkdirSync(path.dirname(STATIC_COPY), { recursive: true });
   const examples = await capturedExamples();
   if (check && read(EXAMPLES) !== examples) {
-    console.error('openapi/examples.json differs from the answers the server gives: run `npm run openapi`');
+    console.error('openapi/examples.json differs from the answers the server gives: run `npm run generate`');
     process.exit(1);
   }
   if (!check) writeFileSync(EXAMPLES, examples);
   // the document reads openapi/examples.json when it is first built, so it is built after the file is written
   const served = await servedDocument();
   if (check && read(STATIC_COPY) !== served) {
-    console.error('openapi/openapi.json differs from the served document: run `npm run openapi`');
+    console.error('openapi/openapi.json differs from the served document: run `npm run generate`');
     process.exit(1);
   }
   if (!check) writeFileSync(STATIC_COPY, served);
@@ -68,7 +68,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { COLLECTION, collectionText } = await import('./postman.mjs');
   const collection = collectionText();
   if (check && read(COLLECTION) !== collection) {
-    console.error('openapi/service-sandbox.postman_collection.json differs from what scripts/postman.mjs writes: run `npm run openapi`');
+    console.error('openapi/service-sandbox.postman_collection.json differs from what scripts/postman.mjs writes: run `npm run generate`');
     process.exit(1);
   }
   if (!check) writeFileSync(COLLECTION, collection);
@@ -81,7 +81,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { clientTypes, CLIENT_TYPES } = await import('./client-types.mjs');
   const types = await clientTypes(served);
   if (check && read(CLIENT_TYPES) !== types) {
-    console.error('src/client/generated/openapi.ts differs from openapi/openapi.json: run `npm run openapi`');
+    console.error('src/client/generated/openapi.ts differs from openapi/openapi.json: run `npm run generate`');
     process.exit(1);
   }
   if (!check) writeFileSync(CLIENT_TYPES, types);

@@ -180,7 +180,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       // missing: a difference like any other
     }
     if (current !== wanted) {
-      console.error(`${path.relative(root, MODELS)} differs from openapi/openapi.json: run node scripts/python-models.mjs`);
+      console.error(`${path.relative(root, MODELS)} differs from openapi/openapi.json: run npm run generate`);
       process.exit(1);
     }
     console.log(`${path.relative(root, MODELS)} matches openapi/openapi.json`);

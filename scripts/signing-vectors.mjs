@@ -18,7 +18,7 @@ if (process.argv.includes('--check')) {
     committed = readFileSync(VECTORS, 'utf8');
   } catch {}
   if (committed !== text) {
-    console.error(`${path.relative(root, VECTORS)} differs from what scripts/signing-vectors.ts gives: run node scripts/signing-vectors.mjs`);
+    console.error(`${path.relative(root, VECTORS)} differs from what scripts/signing-vectors.ts gives: run npm run generate`);
     process.exit(1);
   }
 } else {

@@ -3596,9 +3596,15 @@ export interface operations {
     getAccountStatement: {
         parameters: {
             query: {
-                /** @description First day of the period, inclusive (YYYY-MM-DD, UTC) */
+                /**
+                 * @description First day of the period, inclusive (YYYY-MM-DD, UTC)
+                 * @example 2026-02-01
+                 */
                 startDate: string;
-                /** @description Last day of the period, inclusive (YYYY-MM-DD, UTC) */
+                /**
+                 * @description Last day of the period, inclusive (YYYY-MM-DD, UTC)
+                 * @example 2026-02-28
+                 */
                 endDate: string;
                 /** @description json (default), csv or pdf; case-insensitive (interface 4.3) */
                 format?: "json" | "csv" | "pdf";
@@ -3680,9 +3686,15 @@ export interface operations {
     downloadStatementFile: {
         parameters: {
             query?: {
-                /** @description Expiry instant, epoch milliseconds on the emulated clock */
+                /**
+                 * @description Expiry instant, epoch milliseconds on the emulated clock
+                 * @example 1772367300000
+                 */
                 expires?: string | string[];
-                /** @description Lower-case hex HMAC-SHA256 of "<fileId>:<expires>" keyed with the link secret */
+                /**
+                 * @description Lower-case hex HMAC-SHA256 of "<fileId>:<expires>" keyed with the link secret
+                 * @example 0000000000000000000000000000000000000000000000000000000000000000
+                 */
                 signature?: string | string[];
             };
             header?: never;
@@ -4360,7 +4372,10 @@ export interface operations {
     listTransactions: {
         parameters: {
             query?: {
-                /** @description Only transactions of this account, its sub-balances included (interface 4.5 account filter) */
+                /**
+                 * @description Only transactions of this account, its sub-balances included (interface 4.5 account filter)
+                 * @example acct_acme_usd
+                 */
                 accountId?: string;
                 /** @description The page to return, counted from 0 */
                 pageIndex?: number;
@@ -4370,15 +4385,30 @@ export interface operations {
                 sortBy?: "CREATED_AT" | "UPDATED_AT" | "STATUS" | "TYPE";
                 /** @description Sort order */
                 sortDirection?: "ASC" | "DESC";
-                /** @description Only transactions updated at or after this instant: an ISO 8601 instant with Z or a URL-encoded offset, inclusive */
+                /**
+                 * @description Only transactions updated at or after this instant: an ISO 8601 instant with Z or a URL-encoded offset, inclusive
+                 * @example 2026-01-01T00:00:00Z
+                 */
                 minUpdatedAt?: string;
-                /** @description Only transactions updated at or before this instant: an ISO 8601 instant with Z or a URL-encoded offset, inclusive */
+                /**
+                 * @description Only transactions updated at or before this instant: an ISO 8601 instant with Z or a URL-encoded offset, inclusive
+                 * @example 2026-03-01T00:00:00Z
+                 */
                 maxUpdatedAt?: string;
-                /** @description Only transactions created at or after this instant: an ISO 8601 instant with Z or a URL-encoded offset, inclusive */
+                /**
+                 * @description Only transactions created at or after this instant: an ISO 8601 instant with Z or a URL-encoded offset, inclusive
+                 * @example 2026-01-01T00:00:00Z
+                 */
                 minCreatedAt?: string;
-                /** @description Only transactions of this type */
+                /**
+                 * @description Only transactions of this type
+                 * @example DEPOSIT
+                 */
                 type?: "TRANSFER" | "DEPOSIT" | "WITHDRAWAL" | "REFUND" | "PARTIAL_REFUND";
-                /** @description Only transactions in this status */
+                /**
+                 * @description Only transactions in this status
+                 * @example COMPLETED
+                 */
                 status?: "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED";
             };
             header?: {
@@ -4467,7 +4497,7 @@ export interface operations {
             path: {
                 /**
                  * @description The id of a transaction (GET /v1/transactions)
-                 * @example txn_8tyg74mzmesxzp8f
+                 * @example txn_hist_acme_usd_003
                  */
                 transactionId: string;
             };

@@ -11,18 +11,20 @@ export const STATEMENT_FORMATS = ['json', 'csv', 'pdf'] as const;
 export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
 
 export const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
-const date = (name: string) =>
+// the examples are a month of the default fixtures' history, so an imported document asks for a real statement
+// (docs/openapi.md#parameter-examples)
+const date = (name: string, example: string) =>
   z
     .string({ error: `${name} must be a date YYYY-MM-DD` })
     .regex(DATE_PATTERN, `${name} must be a date YYYY-MM-DD`)
-    .meta({ format: 'date' }) // docs/openapi.md#formats
+    .meta({ format: 'date', examples: [example] }) // docs/openapi.md#formats
     .describe(`${name === 'startDate' ? 'First' : 'Last'} day of the period, inclusive (YYYY-MM-DD, UTC)`);
 
 // Only the shape is checked here; the calendar and range rules of docs/decisions.md#statement-query need the emulated
 // clock and run in the service (statements.service.ts `validateStatementQuery`) so every rule names its parameter.
 export const statementQuery = z.object({
-  startDate: date('startDate'),
-  endDate: date('endDate'),
+  startDate: date('startDate', '2026-02-01'),
+  endDate: date('endDate', '2026-02-28'),
   format: z
     .string({ error: 'format must be json, csv or pdf' })
     .optional()
@@ -104,8 +106,9 @@ export const statementFileParams = z.object({ fileId: z.string() });
 
 const linkPart = z.union([z.string(), z.array(z.string())]).optional();
 export const statementFileQuery = z.object({
-  expires: linkPart.describe('Expiry instant, epoch milliseconds on the emulated clock'),
-  signature: linkPart.describe('Lower-case hex HMAC-SHA256 of "<fileId>:<expires>" keyed with the link secret'),
+  // shapes only: a link's values are made by the server when it answers a statement request
+  expires: linkPart.meta({ examples: ['1772367300000'] }).describe('Expiry instant, epoch milliseconds on the emulated clock'),
+  signature: linkPart.meta({ examples: ['0'.repeat(64)] }).describe('Lower-case hex HMAC-SHA256 of "<fileId>:<expires>" keyed with the link secret'),
 });
 
 export interface StatementFileRow {

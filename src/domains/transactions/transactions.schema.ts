@@ -307,11 +307,12 @@ export function checkUpdatedBoundsOrder(query: { minUpdatedAt?: number; maxUpdat
   }
 }
 
-function instantParameter(name: string, bound: 'lower' | 'upper', description: string) {
+function instantParameter(name: string, bound: 'lower' | 'upper', description: string, example: string) {
   return z
     .string()
-    // the document states the format, so clients send an instant (docs/openapi.md#formats)
-    .meta({ format: 'date-time', description: `${description}: an ISO 8601 instant with Z or a URL-encoded offset, inclusive` })
+    // the document states the format, so clients send an instant (docs/openapi.md#formats); the example lies in the
+    // default fixtures' history (docs/openapi.md#parameter-examples)
+    .meta({ format: 'date-time', description: `${description}: an ISO 8601 instant with Z or a URL-encoded offset, inclusive`, examples: [example] })
     .transform((value, context) => {
       const ms = parseInstantMs(value, bound);
       if (ms === null) {
@@ -335,6 +336,7 @@ export const listTransactionsQuery = z
       .min(1, 'accountId must be an account id from GET /v1/accounts')
       .max(128, 'accountId must be an account id from GET /v1/accounts')
       .optional()
+      .meta({ examples: ['acct_acme_usd'] }) // a default fixture (docs/openapi.md#parameter-examples)
       .describe('Only transactions of this account, its sub-balances included (interface 4.5 account filter)'),
     ...pageQuery(200), // interface 4.5: 1-200, default 25
     sortBy: z
@@ -342,11 +344,11 @@ export const listTransactionsQuery = z
       .default('CREATED_AT')
       .describe('The field the page is sorted by'),
     sortDirection: z.enum(SORT_DIRECTIONS, { error: 'sortDirection must be ASC or DESC' }).default('DESC').describe('Sort order'),
-    minUpdatedAt: instantParameter('minUpdatedAt', 'lower', 'Only transactions updated at or after this instant'),
-    maxUpdatedAt: instantParameter('maxUpdatedAt', 'upper', 'Only transactions updated at or before this instant'),
-    minCreatedAt: instantParameter('minCreatedAt', 'lower', 'Only transactions created at or after this instant'),
-    type: z.enum(TRANSACTION_TYPES, { error: `type must be one of ${TRANSACTION_TYPES.join(', ')}` }).optional().describe('Only transactions of this type'),
-    status: z.enum(TRANSACTION_STATUSES, { error: `status must be one of ${TRANSACTION_STATUSES.join(', ')}` }).optional().describe('Only transactions in this status'),
+    minUpdatedAt: instantParameter('minUpdatedAt', 'lower', 'Only transactions updated at or after this instant', '2026-01-01T00:00:00Z'),
+    maxUpdatedAt: instantParameter('maxUpdatedAt', 'upper', 'Only transactions updated at or before this instant', '2026-03-01T00:00:00Z'),
+    minCreatedAt: instantParameter('minCreatedAt', 'lower', 'Only transactions created at or after this instant', '2026-01-01T00:00:00Z'),
+    type: z.enum(TRANSACTION_TYPES, { error: `type must be one of ${TRANSACTION_TYPES.join(', ')}` }).optional().meta({ examples: ['DEPOSIT'] }).describe('Only transactions of this type'),
+    status: z.enum(TRANSACTION_STATUSES, { error: `status must be one of ${TRANSACTION_STATUSES.join(', ')}` }).optional().meta({ examples: ['COMPLETED'] }).describe('Only transactions in this status'),
   })
   .superRefine((query, context) => {
     // Bounds are rounded inwards to the millisecond (parseInstantMs), so two bounds within one millisecond

@@ -1,0 +1,216 @@
+// `npm run new:endpoint`: writes a new endpoint from the recipe (docs/architecture.md#where-new-code-goes), as moto's
+// scripts/scaffold.py does: its schema, service, route and test files, and wires the route plugin into the owner's
+// descriptor. Then fill in the TODOs, write the docs line, and run `npm run generate`.
+//   npm run new:endpoint -- --method GET --path /v1/accounts/{accountId}/widgets --operation-id listAccountWidgets
+//   npm run new:endpoint -- --method POST --path /_emulator/clock/nudge --operation-id emulatorNudgeClock --area clock
+// Flags (asked for when missing and stdin is a terminal):
+//   --method GET|POST|PUT|DELETE   --path /v1/... or /_emulator/...   --operation-id camelCase (emulator... for the control plane)
+//   --domain NAME   the /v1 owner (default: the owner rule below)   --area NAME   the control-plane area (default: the first segment)
+//   --tag NAME      the OpenAPI tag (default: the first tag of the owner's routes file)
+//   --root DIR      write into another checkout (a scratch copy)       --dry-run   print the files, write nothing
+// Owner rule (docs/architecture.md#who-owns-a-path): a /v1 path belongs to the domain of the last resource it names,
+// not to its parent: /v1/accounts/{accountId}/transactions belongs to transactions, /v1/accounts/{accountId}/statement
+// to statements, /v1/accounts/{accountId} to accounts. /v1/sandbox/... belongs to sandbox.
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { fileURLToPath } from 'node:url';
+
+const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+function flags(argv) {
+  const out = {};
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) continue;
+    const key = arg.slice(2);
+    if (key === 'dry-run') out.dryRun = true;
+    else out[key.replace(/-([a-z])/g, (_, c) => c.toUpperCase())] = argv[(i += 1)];
+  }
+  return out;
+}
+
+const pascal = (text) => text.replace(/(^|[-_ ])([a-z])/g, (_, __, c) => c.toUpperCase()).replace(/[-_ ]/g, '');
+const camel = (text) => pascal(text).replace(/^[A-Z]/, (c) => c.toLowerCase());
+const kebab = (text) => text.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+
+/** The domain folder that owns a /v1 path: the last literal segment that names a domain folder (the owner rule). */
+export function ownerOf(route, domains) {
+  const segments = route.split('/').filter((segment) => segment && segment !== 'v1' && !segment.startsWith('{'));
+  if (segments[0] === 'sandbox') return 'sandbox';
+  for (const segment of [...segments].reverse()) {
+    const candidates = [segment, segment.replace(/s$/, ''), `${segment}s`, segment.replace(/-/g, '_')];
+    const found = candidates.find((name) => domains.includes(name));
+    if (found) return found;
+  }
+  const statementLike = segments.at(-1) === 'statement' ? 'statements' : undefined;
+  return statementLike && domains.includes(statementLike) ? statementLike : undefined;
+}
+
+export function plan({ method, path: route, operationId, domain, area, tag, root }) {
+  method = method.toUpperCase();
+  if (!['GET', 'POST', 'PUT', 'DELETE'].includes(method)) throw new Error(`--method ${method}: GET, POST, PUT or DELETE`);
+  if (!/^[a-z][A-Za-z0-9]+$/.test(operationId)) throw new Error(`--operation-id ${operationId}: camelCase, e.g. listAccountWidgets`);
+  const controlPlane = route.startsWith('/_emulator/');
+  if (!controlPlane && !route.startsWith('/v1/')) throw new Error(`--path ${route}: starts with /v1/ or /_emulator/`);
+  if (controlPlane && !operationId.startsWith('emulator')) throw new Error(`--operation-id ${operationId}: a control-plane operation id starts with emulator`);
+  const params = [...route.matchAll(/\{([A-Za-z]+)\}/g)].map((match) => match[1]);
+  const fastifyPath = route.replace(/\{([A-Za-z]+)\}/g, ':$1');
+  const part = kebab(operationId.replace(/^emulator/, ''));
+  const Name = pascal(operationId.replace(/^emulator/, ''));
+  const body = method === 'POST' || method === 'PUT';
+  let folder;
+  let owner;
+  let descriptor;
+  let testFile;
+  if (controlPlane) {
+    owner = area ?? route.split('/')[2];
+    folder = 'src/emulator';
+    descriptor = 'src/emulator/emulator.domain.ts';
+    testFile = `test/emulator/${owner}.${part}.test.ts`;
+  } else {
+    const domains = readdirSync(path.join(root, 'src', 'domains'), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    owner = domain ?? ownerOf(route, domains);
+    if (!owner) throw new Error(`--path ${route}: no domain folder under src/domains owns it (owner rule: the last resource it names); pass --domain NAME`);
+    if (!domains.includes(owner)) throw new Error(`--domain ${owner}: no folder src/domains/${owner} (a new domain: docs/architecture.md#a-new-domain)`);
+    folder = `src/domains/${owner}`;
+    descriptor = `${folder}/${owner}.domain.ts`;
+    testFile = `test/domains/${owner}/${owner}.${part}.test.ts`;
+  }
+  const base = `${owner}.${part}`;
+  const up = controlPlane ? '..' : '../..';
+  const routesOf = (file) => (existsSync(path.join(root, file)) ? readFileSync(path.join(root, file), 'utf8') : '');
+  tag ??= /tags: \['([^']+)'\]/.exec(routesOf(`${folder}/${owner}.routes.ts`))?.[1] ?? (controlPlane ? 'Emulator' : undefined);
+  // the scope: one the owner's routes already use, of the same kind (read for GET, write otherwise)
+  const scopes = [...routesOf(`${folder}/${owner}.routes.ts`).matchAll(/scope: '([a-z-]+:(read|write))'/g)].map((match) => match[1]);
+  const scope = scopes.find((name) => name.endsWith(body || method === 'DELETE' ? ':write' : ':read')) ?? scopes[0] ?? 'accounts:read';
+  if (!tag) throw new Error(`no tag found in ${folder}/${owner}.routes.ts: pass --tag (one of TAGS in src/http/openapi.ts)`);
+  const paramsSchema = params.length ? `export const ${camel(Name)}Params = z.object({\n${params.map((name) => `  ${name}: z.string().min(1).max(128).describe('TODO: what ${name} names'),`).join('\n')}\n});\n\n` : '';
+  const bodySchema = body
+    ? `// the example is what the examples journey sends (docs/architecture.md#a-new-v1-route)\nexport const ${camel(Name)}Body = z\n  .strictObject({ note: z.string().min(1).max(200).describe('TODO: the fields of the request') })\n  .meta({ examples: [{ note: 'hello' }] });\n\n`
+    : '';
+  // control-plane schema ids: the plain name, Emulator... only where a /v1 schema has it (docs/architecture.md#names-of-schemas)
+  const resultId = `${Name}Result`;
+  const files = {};
+  files[`${folder}/${base}.schema.ts`] = `import { z } from 'zod';
+
+// ${method} ${route} (${operationId}): its zod schemas (docs/architecture.md#where-new-code-goes).
+
+${paramsSchema}${bodySchema}export const ${camel(resultId)} = z
+  .object({ ${params.length ? `${params[0]}: z.string(), ` : ''}message: z.string() })
+  .meta({ id: '${resultId}', description: 'TODO: what the answer holds' });
+export type ${resultId} = z.infer<typeof ${camel(resultId)}>;
+`;
+  const input = [params.length ? `params: z.infer<typeof ${camel(Name)}Params>` : '', body ? `body: z.infer<typeof ${camel(Name)}Body>` : ''].filter(Boolean);
+  const inputType = input.length ? `input: { ${input.join('; ')} }` : '';
+  const schemaImports = [params.length ? `${camel(Name)}Params` : '', body ? `${camel(Name)}Body` : '', `type ${resultId}`].filter(Boolean);
+  const needsZ = input.length > 0;
+  files[`${folder}/${base}.service.ts`] = `${needsZ ? "import type { z } from 'zod';\n" : ''}import type { AppContext } from '${up}/context.js';
+${controlPlane ? '' : `import type { Caller } from '${up}/core/caller.js';\n`}import { ${schemaImports.map((name) => (name.startsWith('type ') ? name : `type ${name}`)).join(', ')} } from './${base}.schema.js';
+
+/** ${method} ${route}: TODO. Synchronous, in the transaction it opens (docs/architecture.md#the-transaction-rule). */
+export function ${camel(Name)}(ctx: AppContext${controlPlane ? '' : ', caller: Caller'}${inputType ? `, ${inputType}` : ''}): ${resultId} {
+  return ctx.db.transaction(() => ({ ${params.length ? `${params[0]}: input.params.${params[0]}, ` : ''}message: ${body ? '`TODO: ${input.body.note}`' : "'TODO'"} }))();
+}
+`;
+  const routeVar = controlPlane ? `${camel(operationId)}Routes` : `${camel(owner)}${Name}Routes`;
+  const args = ['ctxOf(request)', controlPlane ? '' : 'userOf(request)', input.length ? `{ ${[params.length ? 'params: request.params' : '', body ? 'body: request.body' : ''].filter(Boolean).join(', ')} }` : ''].filter(Boolean);
+  const success = method === 'POST' ? 201 : 200;
+  files[`${folder}/${base}.routes.ts`] = `import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { ctxOf } from '${up}/http/request-sandbox.js';
+import { errorResponses } from '${up}/core/errors.js';
+${controlPlane ? "import { CONTROL_PLANE } from './emulator.auth.js';\n" : `import { userOf } from '${up}/http/auth.js';\n`}import { ${[params.length ? `${camel(Name)}Params` : '', body ? `${camel(Name)}Body` : '', camel(resultId)].filter(Boolean).join(', ')} } from './${base}.schema.js';
+import { ${camel(Name)} } from './${base}.service.js';
+
+export const ${routeVar}: FastifyPluginAsyncZod = async (app) => {
+  app.${method.toLowerCase()}(
+    '${fastifyPath}',
+    {
+      config: ${controlPlane ? 'CONTROL_PLANE' : `{ auth: { modes: ['hmac', 'bearer'], scope: '${scope}', user: 'required' } }`},
+      schema: {
+        operationId: '${operationId}',
+        tags: ['${tag}'],
+        summary: 'TODO: one line',
+        description: 'TODO: what it does, its rules, the docs page',
+        ${params.length ? `params: ${camel(Name)}Params,\n        ` : ''}${body ? `body: ${camel(Name)}Body,\n        ` : ''}response: { ${success}: ${camel(resultId)}, ...errorResponses(${params.length ? '404' : ''}) },
+      },
+    },
+    async (request, reply) => reply.status(${success}).send(${camel(Name)}(${args.join(', ')})),
+  );
+};
+`;
+  const url = route.replace(/\{([A-Za-z]+)\}/g, (_, name) => `${name}-1`);
+  const depth = testFile.split('/').length - 1;
+  const helper = `${'../'.repeat(depth - 1)}helper.js`;
+  files[testFile] = `import t from 'tap';
+import { buildTestApp, json } from '${helper}';
+
+// ${method} ${route} (${operationId}): TODO the success path, each error status, edge cases.
+
+t.test('${operationId} answers', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const answer = ${
+    controlPlane
+      ? `await sandbox.app.inject({ method: '${method}', url: '${url}'${body ? ", payload: { note: 'hello' }" : ''} })`
+      : `await sandbox.request('${method}', '${url}'${body ? ", { note: 'hello' }" : ''})`
+  };
+  t.equal(answer.statusCode, ${success}, answer.body);
+  t.match(json(answer).message, /^TODO/);${
+    controlPlane
+      ? ''
+      : `\n  t.equal((await sandbox.app.inject({ method: '${method}', url: '${url}' })).statusCode, 401, 'no credentials: 401');`
+  }
+});
+`;
+  return { files, descriptor, routeVar, importLine: `import { ${routeVar} } from './${base}.routes.js';`, controlPlane };
+}
+
+function wire(root, { descriptor, routeVar, importLine }) {
+  const file = path.join(root, descriptor);
+  let text = readFileSync(file, 'utf8');
+  if (text.includes(routeVar)) return;
+  const imports = [...text.matchAll(/^import [^;]+;$/gm)];
+  const last = imports.at(-1);
+  text = `${text.slice(0, last.index + last[0].length)}\n${importLine}${text.slice(last.index + last[0].length)}`;
+  const routes = /routes: \[([^\]]*)\]/.exec(text);
+  if (!routes) throw new Error(`${descriptor}: no routes: [...] list to add ${routeVar} to`);
+  const inside = routes[1];
+  const multiline = inside.includes('\n');
+  const added = multiline ? `${inside.replace(/,?\s*$/, ',')}\n    ${routeVar},\n  ` : `${inside.trim()}, ${routeVar}`;
+  text = text.slice(0, routes.index) + `routes: [${added}]` + text.slice(routes.index + routes[0].length);
+  writeFileSync(file, text);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const options = flags(process.argv.slice(2));
+  const root = path.resolve(options.root ?? here);
+  const ask = process.stdin.isTTY ? createInterface({ input: process.stdin, output: process.stdout }) : undefined;
+  for (const [key, question] of [
+    ['method', 'HTTP method (GET, POST, PUT, DELETE): '],
+    ['path', 'Path (/v1/... or /_emulator/..., parameters as {name}): '],
+    ['operationId', 'operationId (camelCase; emulator... on the control plane): '],
+  ]) {
+    if (options[key]) continue;
+    if (!ask) throw new Error(`--${kebab(key)} is required`);
+    options[key] = (await ask.question(question)).trim();
+  }
+  ask?.close();
+  const result = plan({ ...options, root });
+  for (const [file, text] of Object.entries(result.files)) {
+    if (existsSync(path.join(root, file))) throw new Error(`${file} exists already: nothing written`);
+    if (options.dryRun) process.stdout.write(`--- ${file}\n${text}\n`);
+  }
+  if (!options.dryRun) {
+    for (const [file, text] of Object.entries(result.files)) {
+      mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      writeFileSync(path.join(root, file), text);
+      process.stdout.write(`wrote ${file}\n`);
+    }
+    wire(root, result);
+    process.stdout.write(`wired ${result.routeVar} into ${result.descriptor}\n`);
+    process.stdout.write(
+      `next: fill in the TODOs, add the docs line (${result.controlPlane ? 'the "Every route" table of docs/control-plane.md' : "the area's page under docs/"}), then npm run generate\n`,
+    );
+  }
+}
