@@ -85,19 +85,17 @@ export class InsufficientFundsError extends Error {
   }
 }
 
-/** A caller of the core broke one of its rules (a programming error, not bad client input). */
 /**
  * The rail of a debit leg that moves on the platform's own books (a payment out of an account, a funding
  * without an outside payer): `<COUNTRY>.<CURRENCY>.INTERNAL`, or `INTERNAL.<CURRENCY>` for an account without
  * a country (stablecoin). debitRail is never null (interface 2.4 types it as a string;
  * docs/decisions.md#debit-rail).
  */
-export function bookRailOf(ctx: AppContext, accountId: string, currency: string): string {
-  const account = prepared<{ country: string | null }>(ctx.db, 'SELECT country FROM accounts WHERE id = ?').get(accountId);
-  const country = account?.country ?? null;
+function bookRailFrom(country: string | null, currency: string): string {
   return country ? `${country}.${currency}.INTERNAL` : `INTERNAL.${currency}`;
 }
 
+/** A caller of the core broke one of its rules (a programming error, not bad client input). */
 export class LedgerRuleError extends Error {
   override name = 'LedgerRuleError';
 }
@@ -107,9 +105,12 @@ interface LedgerAccountRow {
   user_id: string;
   programme_id: string;
   currency: string;
+  parent_account_id: string | null;
+  country: string | null;
 }
 
-function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigint): void {
+/** Checks the rules and returns the accounts it read, by id, so the caller reads none of them again. */
+function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigint): Map<string, LedgerAccountRow> {
   const fail = (message: string) => {
     throw new LedgerRuleError(`createTransaction: ${message}`);
   };
@@ -121,8 +122,15 @@ function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigi
   }
   if (feeTotal > input.debitAmountMinor) fail(`fees ${feeTotal} exceed the debit amount ${input.debitAmountMinor}`);
   // An entry posted in another currency than its account's would make the balance meaningless.
-  const accountOf = (id: string) =>
-    prepared<LedgerAccountRow & { parent_account_id: string | null }>(ctx.db, 'SELECT id, user_id, programme_id, currency, parent_account_id FROM accounts WHERE id = ?').get(id);
+  const read = new Map<string, LedgerAccountRow>();
+  const accountOf = (id: string): LedgerAccountRow | undefined => {
+    let account = read.get(id);
+    if (!account) {
+      account = prepared<LedgerAccountRow>(ctx.db, 'SELECT id, user_id, programme_id, currency, parent_account_id, country FROM accounts WHERE id = ?').get(id);
+      if (account) read.set(id, account);
+    }
+    return account;
+  };
   const listed = accountOf(input.accountId);
   if (!listed || listed.parent_account_id !== null || listed.user_id !== input.userId || listed.programme_id !== input.programmeId) {
     fail(`accountId ${input.accountId} must be a top-level account of user ${input.userId} in programme ${input.programmeId}`);
@@ -142,6 +150,7 @@ function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigi
       if (account.user_id !== input.userId) fail(`${side} account ${id} belongs to another user than ${input.userId}`);
     }
   }
+  return read;
 }
 
 /**
@@ -159,7 +168,7 @@ export function createTransaction(ctx: AppContext, input: NewTransaction, option
 function createTransactionNow(ctx: AppContext, input: NewTransaction, options: { failOnInsufficientFunds?: boolean }): TransactionRow {
   const fees = input.fees ?? [];
   const feeTotal = fees.reduce((sum, fee) => sum + fee.amountMinor, 0n);
-  checkLedgerRules(ctx, input, feeTotal);
+  const accounts = checkLedgerRules(ctx, input, feeTotal);
   const id = input.id ?? ctx.ids.id('transaction');
   const createdAt = input.history?.createdAt ?? ctx.clock.nowIso();
   let status: TransactionStatus = input.history?.status ?? 'PENDING';
@@ -214,7 +223,7 @@ function createTransactionNow(ctx: AppContext, input: NewTransaction, options: {
     net_debit_amount_minor: netDebitAmountMinor === null ? null : Number(netDebitAmountMinor),
     debit_currency: input.debitCurrency,
     debit_party: json(input.debitParty),
-    debit_rail: input.debitRail ?? bookRailOf(ctx, input.debitAccountId ?? input.accountId, input.debitCurrency),
+    debit_rail: input.debitRail ?? bookRailFrom(accounts.get(input.debitAccountId ?? input.accountId)?.country ?? null, input.debitCurrency),
     debit_memo: input.debitMemo ?? null,
     debit_reference: input.debitReference ?? null,
     debit_entry_descriptor: input.debitEntryDescriptor ?? null,
