@@ -1,16 +1,16 @@
 import { openDatabase, openImage, prepared, type Db } from './db/connection.js';
 import { databaseCounter } from './db/id-counter.js';
 import { createClock, type Clock, type ClockState } from './lib/clock.js';
-import { planClockStart, readStoredClock, storeClock, type ClockStartPlan } from './emulator/clock.store.js';
+import { planClockStart, readStoredClock, storeClock, type ClockStartPlan } from './db/clock-store.js';
 import { advanceClock } from './scheduler/scheduler.js';
 import { createIdSource } from './lib/ids.js';
 import { clockStart, ConfigError, configSchema, DEFAULT_SEED, type Config } from './config.js';
 import { loadFixtures } from './fixtures/fixtures.loader.js';
 import type { Fixtures } from './fixtures/fixtures.schema.js';
 import { seedFixtures } from './fixtures/fixtures.seed.js';
-import { readSnapshotFileAtStart, setStartingSnapshot, type Snapshot } from './emulator/snapshots.service.js';
+import { readSnapshotFileAtStart, setStartingSnapshot, type Snapshot } from './snapshots/snapshot.js';
 import { ServiceError } from './core/errors.js';
-import { restoreNewDatabase } from './emulator/snapshots.tables.js';
+import { restoreNewDatabase } from './db/snapshot-tables.js';
 import { readFileSync } from 'node:fs';
 import { afterJobsRan, jobFailureHandlers, jobHandlers, stateSlots, wireModules } from './modules.js';
 import { SandboxRuntime } from './runtime/sandbox-runtime.js';
@@ -99,7 +99,7 @@ function startFromSnapshot(db: Db, file: string, warn: (line: string) => void): 
 }
 
 /**
- * The clock of `--clock`, started where the database file's record says (emulator/clock.store.ts): it never
+ * The clock of `--clock`, started where the database file's record says (src/db/clock-store.ts): it never
  * runs backwards behind what is recorded, and every move is recorded. `restoreInitial` (reset) goes back to
  * the `--clock` start, as a new database would (docs/decisions.md#reset-and-the-clock).
  */

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
-import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../emulator/snapshots.service.js';
+import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
 import { pinSessionWebhookUrl } from '../domains/webhooks/webhooks.service.js';
 import { errors, ServiceError } from '../core/errors.js';
 import { enterPathPrefix } from '../http/public-url.js';
@@ -12,7 +12,7 @@ import { bindSandbox } from '../http/request-sandbox.js';
 import { createIdSource } from '../lib/ids.js';
 import { databaseCounter } from '../db/id-counter.js';
 import { openImage, type Db } from '../db/connection.js';
-import { forgetClock } from '../emulator/clock.store.js';
+import { forgetClock } from '../db/clock-store.js';
 
 // Sessions (docs/sessions.md): sandboxes of their own, each with its own in-memory database, clock, scheduler, webhook
 // dispatcher, journal and snapshots, served by the server's one app under /_sessions/{id}. A session is data, not a
