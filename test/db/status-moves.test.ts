@@ -3,7 +3,7 @@ import { advance, buildTestApp } from '../helper.js';
 import { fund } from '../helpers/funding.js';
 import { expectStatus } from '../helpers/money-in.js';
 
-// Migration 014 (docs/architecture.md#triggers): a status move copies only status and updated_at_ms to the row's
+// Migration 014 (docs/architecture.md#the-read-cache, its table of triggers): a status move copies only status and updated_at_ms to the row's
 // transaction_accounts rows (two index entries there, not four); a change of type or created_at_ms still copies all
 // four keys. Either way the copies equal the transaction's own keys, and the counters equal COUNT(*).
 t.test('a status move writes only the keys it changes to transaction_accounts, and the copies stay equal', async (t) => {

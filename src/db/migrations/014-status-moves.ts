@@ -1,6 +1,6 @@
 import type { Migration } from './migration.js';
 
-// A status move writes only the keys it changes (docs/benchmarks.md#the-rail-step, issue 41): migration 002's
+// A status move writes only the keys it changes (docs/benchmarks.md#the-rail-step): migration 002's
 // transactions_listing_keys_update copied all four sort and filter keys (type, status, created_at_ms, updated_at_ms) to
 // the row's transaction_accounts rows on any update of one of them, and SQLite moves the index entries of every column
 // an UPDATE sets, changed or not: a status change (every rail step) rewrote four index entries of transaction_accounts
