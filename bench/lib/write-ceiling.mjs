@@ -7,8 +7,7 @@
 //
 // The writes are copies of the rows one real commit wrote (made here with the app's own services), with fresh keys:
 //   4 x the id counter upsert (meta), one per id the commit draws
-//   1 x INSERT transactions         (+ its listing triggers)
-//   1 x UPDATE transactions rest_json
+//   1 x INSERT transactions         (+ its listing triggers; its stored REST JSON in the same INSERT)
 //   2 x INSERT ledger_entries
 //   1 x INSERT outbox, 1 x INSERT webhook_deliveries
 //   1 x INSERT jobs (the rail step)
@@ -80,18 +79,16 @@ const insertEvent = insertOf('outbox', event, ['seq']);
 const insertDelivery = insertOf('webhook_deliveries', delivery);
 const insertJob = insertOf('jobs', job, ['id']);
 const nextId = db.prepare("INSERT INTO meta (key, value) VALUES ('id_counter', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value");
-const setRestJson = db.prepare('UPDATE transactions SET rest_json = ? WHERE id = ?');
 const commitIntentRow = db.prepare('UPDATE transaction_intents SET status = ?, status_reason = ?, related_transaction_id = ?, updated_at = ?, updated_at_ms = ? WHERE id = ?');
 const values = (insert, row, changes) => insert.columns.map((column) => (column in changes ? changes[column] : row[column]));
 
 /** One commit's writes; COMMIT_WRITES.length is the count checked against the real path. */
-const COMMIT_WRITES = ['id', 'id', 'id', 'id', 'transactions', 'rest_json', 'entry', 'entry', 'outbox', 'delivery', 'job', 'intent'];
+const COMMIT_WRITES = ['id', 'id', 'id', 'id', 'transactions', 'entry', 'entry', 'outbox', 'delivery', 'job', 'intent'];
 const commitWrites = db.transaction(() => {
   const ids = [nextId.get().value, nextId.get().value, nextId.get().value, nextId.get().value];
   const id = `txn_ceiling_${ids[0]}`;
   const now = Date.now();
-  insertTxn.statement.run(...values(insertTxn, txn, { id, rest_json: null }));
-  setRestJson.run(txn.rest_json, id);
+  insertTxn.statement.run(...values(insertTxn, txn, { id }));
   for (const entry of entries) insertEntry.statement.run(...values(insertEntry, entry, { transaction_id: id }));
   const seq = insertEvent.statement.run(...values(insertEvent, event, { event_id: `evt_ceiling_${ids[1]}`, resource_id: id })).lastInsertRowid;
   insertDelivery.statement.run(...values(insertDelivery, delivery, { id: `dlv_ceiling_${ids[2]}`, event_seq: seq, event_id: `evt_ceiling_${ids[1]}`, resource_id: id }));

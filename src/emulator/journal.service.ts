@@ -105,6 +105,18 @@ export class RequestJournal {
     this.bodies.clear();
   }
 
+  /**
+   * A JSON answer about to be sent, encoded once (docs/benchmarks.md#the-request-journal): its UTF-8 bytes are written
+   * into the ring and those bytes go to the socket, so the text is not encoded again for the socket, for its length
+   * and for the ring. The body is held (never overwritten) until `sent()`; null when the ring keeps no such answer
+   * (then the text goes out as before and `add` keeps it on its own).
+   */
+  encodeAnswer(text: string): RingBody | null {
+    if (this.capacity === 0) return null;
+    const body = this.bodies.keep(text, true);
+    return body instanceof RingBody ? body : null;
+  }
+
   /** A request closed without an answer (a fault rule's drop): no onResponse follows, so it is recorded here. */
   addUnanswered(request: FastifyRequest): void {
     if (this.capacity === 0 || request.journalRecorded || skipped(request.url)) return;
@@ -127,12 +139,25 @@ const MIN_RING_CHARS = 2 * 1024;
 const RING_BYTES = 8 * 1024 * 1024;
 const MAX_RING_BODY_BYTES = 3 * MAX_PARSED_BODY_CHARS;
 
-/** A body in the ring: its bytes while it is live, and its place in the order bodies came in. */
-class RingBody {
+/**
+ * A body in the ring: its bytes while it is live, and its place in the order bodies came in. `sending`: the socket
+ * still writes these bytes (an answer encoded once, RequestJournal.encodeAnswer), so the ring may not give them up.
+ */
+export class RingBody {
+  sending: boolean;
+
   constructor(
     readonly n: number,
     readonly bytes: Buffer,
-  ) {}
+    sending: boolean,
+  ) {
+    this.sending = sending;
+  }
+
+  /** The socket is done with the bytes (the response finished or its connection closed). */
+  sent(): void {
+    this.sending = false;
+  }
 }
 
 const round1 = (value: number): number => Math.round(value * 10) / 10;
@@ -147,20 +172,29 @@ class BodyRing {
 
   constructor(private readonly size: number) {}
 
-  keep(raw: unknown): unknown {
+  /** `sending`: the bytes go to the socket too, and are held until the body's `sent()`. */
+  keep(raw: unknown, sending = false): unknown {
     if (typeof raw !== 'string' || raw.length < MIN_RING_CHARS || raw.length > MAX_PARSED_BODY_CHARS) return raw;
-    const bytes = Buffer.byteLength(raw, 'utf8');
-    if (bytes >= this.size) return raw;
+    // Room for the most bytes the text can take (3 a UTF-16 unit) is the usual case: then the text is encoded once,
+    // by the write, which says how many bytes it took. Only near the ring's end is the exact length counted first.
+    let bytes = raw.length * 3;
     let at = this.place(bytes);
-    while (at === null) {
-      this.drop(); // the oldest body gives up its place (the comment above)
+    if (at === null) {
+      bytes = Buffer.byteLength(raw, 'utf8');
+      if (bytes >= this.size) return raw;
       at = this.place(bytes);
+      while (at === null) {
+        // an answer the socket still writes keeps its bytes: this one is then not kept in the ring
+        if (this.live[this.first]!.sending) return raw;
+        this.drop(); // the oldest body gives up its place (the comment above)
+        at = this.place(bytes);
+      }
     }
     this.ring ??= Buffer.allocUnsafeSlow(this.size);
-    this.ring.write(raw, at, bytes, 'utf8');
-    const body = new RingBody(this.kept++, this.ring.subarray(at, at + bytes));
+    const written = this.ring.write(raw, at, bytes, 'utf8');
+    const body = new RingBody(this.kept++, this.ring.subarray(at, at + written), sending);
     this.live.push(body);
-    this.head = at + bytes;
+    this.head = at + written;
     return body;
   }
 
@@ -178,6 +212,13 @@ class BodyRing {
   }
 
   clear(): void {
+    // bytes the socket still writes stay where they are: the next body starts a new ring, the old one is left to them
+    for (let i = this.first; i < this.live.length; i += 1) {
+      if (this.live[i]!.sending) {
+        this.ring = null;
+        break;
+      }
+    }
     this.live = [];
     this.first = 0;
     this.head = 0;
@@ -308,12 +349,24 @@ export function registerJournal(app: FastifyInstance, config: Config): void {
     request.journalStarted = performance.now();
     done();
   });
-  app.addHook('onSend', (request, _reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (typeof payload === 'string' && !skipped(request.url) && String(reply.getHeader('content-type') ?? '').includes('json')) {
+      // a built JSON answer: encoded once, into the ring, and those bytes sent (RequestJournal.encodeAnswer)
+      const body = journalOf(request)?.encodeAnswer(payload);
+      if (body) {
+        request.journalPayload = body;
+        reply.raw.once('close', () => body.sent());
+        done(null, body.bytes);
+        return;
+      }
+    }
     // keep a reference only (strings and buffers; a streamed file is noted, not buffered)
     request.journalPayload = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : payload == null ? null : '[streamed body]';
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
+    // the response finished: its bytes are written ('close' says so too, and alone when the connection dropped)
+    if (request.journalPayload instanceof RingBody) request.journalPayload.sent();
     const journal = journalOf(request);
     if (journal && !request.journalRecorded && !skipped(request.url)) {
       request.journalRecorded = true;

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { buildTestApp, CREDENTIALS, json } from '../helper.js';
+import { fund } from '../helpers/funding.js';
 import { RequestJournal, type RecordedRequest } from '../../src/emulator/journal.service.js';
 
 // Request journal (docs/test-kit.md#request-journal, docs/decisions.md#journal): bounded ring buffer, secrets redacted,
@@ -211,4 +212,54 @@ t.test('with ADMIN_TOKEN the dashboard page loads but its data needs the token',
   const withToken = await sandbox.app.inject({ method: 'GET', url: '/_emulator/requests', headers: { 'x-admin-token': 'admin-secret-token' } });
   t.equal(withToken.statusCode, 200);
   t.equal((await sandbox.app.inject({ method: 'POST', url: '/_emulator/ui' })).statusCode, 401, 'only GET is open');
+});
+
+// docs/benchmarks.md#the-request-journal: a built JSON answer is encoded once, into the ring, and those bytes are what
+// the socket writes; while the socket writes them the ring never gives them up (a newer answer is then not kept in the
+// ring, and reads back from its own text), and once sent they leave in order as any other.
+t.test('an answer encoded once is held in the ring until it is sent', async (t) => {
+  const text = (i: number) => JSON.stringify({ i, text: 'é'.repeat(10_000) }); // 20,017 bytes of UTF-8
+  const journal = new RequestJournal(10, 64 * 1024);
+  const held = journal.encodeAnswer(text(0));
+  t.ok(held, 'the answer is encoded into the ring');
+  t.equal(held!.bytes.toString('utf8'), text(0), 'its bytes are the answer');
+  const copy = Buffer.from(held!.bytes);
+  journal.add(recordedGet(0, held as unknown as string));
+  for (let i = 1; i < 8; i += 1) journal.add(recordedGet(i, text(i)));
+  t.same(held!.bytes, copy, 'while being sent its bytes are never overwritten, however many answers follow');
+  const bodies = journal.all().map((e) => e.responseBody);
+  t.same(bodies[0], JSON.parse(text(0)), 'the held answer reads back whole');
+  t.same(bodies.slice(1).map((body) => JSON.stringify(body)), [1, 2, 3, 4, 5, 6, 7].map(text), 'answers the ring could not take read back from their own text');
+
+  held!.sent();
+  for (let i = 8; i < 12; i += 1) journal.add(recordedGet(i, text(i)));
+  const after = journal.all().map((e) => e.responseBody);
+  t.equal(after.length, 10, 'every entry is listed');
+  t.same(after.slice(-2).map((body) => JSON.stringify(body)), [text(10), text(11)], 'once sent, the ring takes newer answers again');
+  t.not(held!.bytes.toString('utf8'), text(0), 'and the sent bytes gave up their place');
+
+  const again = journal.encodeAnswer(text(20));
+  journal.clear();
+  t.equal(again!.bytes.toString('utf8'), text(20), 'a clear leaves the bytes still being sent where they are');
+  journal.add(recordedGet(21, text(21)));
+  t.equal(again!.bytes.toString('utf8'), text(20), 'the ring after a clear is a new one');
+});
+
+t.test('a built JSON answer goes out over a socket as the bytes the journal keeps, unchanged', async (t) => {
+  // every list answer built (no read cache): the page is a string, which the journal encodes for the socket
+  const sandbox = await buildTestApp({ config: { readCache: 'off' } });
+  t.teardown(sandbox.close);
+  for (const amount of ['1.00', '2.00', '3.00']) fund(sandbox.ctx, 'acct_acme_usd', amount);
+  const address = await sandbox.app.listen({ port: 0, host: '127.0.0.1' });
+  const expected = await sandbox.request('GET', '/v1/transactions'); // the same answer through inject
+  t.ok(expected.body.length >= 2048, 'the page is large enough for the ring');
+  const answer = await fetch(`${address}/v1/transactions`, { headers: sandbox.sign('GET', '/v1/transactions', '') });
+  const body = await answer.text();
+  t.equal(answer.status, 200);
+  t.equal(body, expected.body, 'the bytes on the socket are the answer');
+  t.equal(answer.headers.get('content-length'), String(Buffer.byteLength(body)), 'its length is its UTF-8 bytes');
+  t.match(answer.headers.get('content-type'), /application\/json/);
+  const entries = json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/requests?pathPrefix=/v1/transactions' })).data as Array<{ responseBody: unknown; status: number }>;
+  t.equal(entries.length, 2);
+  t.same(entries[1]!.responseBody, JSON.parse(body), 'the journal reads back the answer sent');
 });

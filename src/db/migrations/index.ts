@@ -12,10 +12,11 @@ import { migration010WrittenAmount } from './010-written-amount.js';
 import { migration011WebhookChaos } from './011-webhook-chaos.js';
 import { migration012InFlightSums } from './012-in-flight-sums.js';
 import { migration013LeanWrites } from './013-lean-writes.js';
+import { migration014StatusMoves } from './014-status-moves.js';
 
 // Add new migrations here with the next number; never edit one that has shipped.
 export const migrations: Migration[] = [
   migration001Core, migration002MoneyIn, migration003MoneyOut, migration004Webhooks, migration005Statements, migration006Enrollment,
   migration007ProgrammeTransactions, migration008IntentFlows, migration009DeliveryStatusOnce, migration010WrittenAmount,
-  migration011WebhookChaos, migration012InFlightSums, migration013LeanWrites,
+  migration011WebhookChaos, migration012InFlightSums, migration013LeanWrites, migration014StatusMoves,
 ];

@@ -4,8 +4,8 @@ import { precisionOf } from '../../context.js';
 import { availableOf, entriesOfTransaction, postEntry } from '../ledger/ledger.service.js';
 import { formatAmount } from '../../lib/money.js';
 import type { TransactionStatus } from './transactions.machine.js';
-import type { Fee, Instrument, Party, Transaction, TransactionRow } from './transactions.schema.js';
-import { emitTransactionEvent, storeTransactionJson } from './transactions.stored.js';
+import { toTransaction, type Fee, type Instrument, type Party, type Transaction, type TransactionRow } from './transactions.schema.js';
+import { emitTransactionEvent, precisionLookup } from './transactions.stored.js';
 import { scheduleNextRailStep, type RailBehaviour } from './transactions.rail.js';
 
 // Creating a transaction, with the ledger rules every caller must keep and the hold on its debit. It runs
@@ -85,19 +85,17 @@ export class InsufficientFundsError extends Error {
   }
 }
 
-/** A caller of the core broke one of its rules (a programming error, not bad client input). */
 /**
  * The rail of a debit leg that moves on the platform's own books (a payment out of an account, a funding
  * without an outside payer): `<COUNTRY>.<CURRENCY>.INTERNAL`, or `INTERNAL.<CURRENCY>` for an account without
  * a country (stablecoin). debitRail is never null (interface 2.4 types it as a string;
  * docs/decisions.md#debit-rail).
  */
-export function bookRailOf(ctx: AppContext, accountId: string, currency: string): string {
-  const account = prepared<{ country: string | null }>(ctx.db, 'SELECT country FROM accounts WHERE id = ?').get(accountId);
-  const country = account?.country ?? null;
+function bookRailFrom(country: string | null, currency: string): string {
   return country ? `${country}.${currency}.INTERNAL` : `INTERNAL.${currency}`;
 }
 
+/** A caller of the core broke one of its rules (a programming error, not bad client input). */
 export class LedgerRuleError extends Error {
   override name = 'LedgerRuleError';
 }
@@ -107,9 +105,12 @@ interface LedgerAccountRow {
   user_id: string;
   programme_id: string;
   currency: string;
+  parent_account_id: string | null;
+  country: string | null;
 }
 
-function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigint): void {
+/** Checks the rules and returns the accounts it read, by id, so the caller reads none of them again. */
+function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigint): Map<string, LedgerAccountRow> {
   const fail = (message: string) => {
     throw new LedgerRuleError(`createTransaction: ${message}`);
   };
@@ -121,8 +122,15 @@ function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigi
   }
   if (feeTotal > input.debitAmountMinor) fail(`fees ${feeTotal} exceed the debit amount ${input.debitAmountMinor}`);
   // An entry posted in another currency than its account's would make the balance meaningless.
-  const accountOf = (id: string) =>
-    prepared<LedgerAccountRow & { parent_account_id: string | null }>(ctx.db, 'SELECT id, user_id, programme_id, currency, parent_account_id FROM accounts WHERE id = ?').get(id);
+  const read = new Map<string, LedgerAccountRow>();
+  const accountOf = (id: string): LedgerAccountRow | undefined => {
+    let account = read.get(id);
+    if (!account) {
+      account = prepared<LedgerAccountRow>(ctx.db, 'SELECT id, user_id, programme_id, currency, parent_account_id, country FROM accounts WHERE id = ?').get(id);
+      if (account) read.set(id, account);
+    }
+    return account;
+  };
   const listed = accountOf(input.accountId);
   if (!listed || listed.parent_account_id !== null || listed.user_id !== input.userId || listed.programme_id !== input.programmeId) {
     fail(`accountId ${input.accountId} must be a top-level account of user ${input.userId} in programme ${input.programmeId}`);
@@ -142,6 +150,7 @@ function checkLedgerRules(ctx: AppContext, input: NewTransaction, feeTotal: bigi
       if (account.user_id !== input.userId) fail(`${side} account ${id} belongs to another user than ${input.userId}`);
     }
   }
+  return read;
 }
 
 /**
@@ -159,7 +168,7 @@ export function createTransaction(ctx: AppContext, input: NewTransaction, option
 function createTransactionNow(ctx: AppContext, input: NewTransaction, options: { failOnInsufficientFunds?: boolean }): TransactionRow {
   const fees = input.fees ?? [];
   const feeTotal = fees.reduce((sum, fee) => sum + fee.amountMinor, 0n);
-  checkLedgerRules(ctx, input, feeTotal);
+  const accounts = checkLedgerRules(ctx, input, feeTotal);
   const id = input.id ?? ctx.ids.id('transaction');
   const createdAt = input.history?.createdAt ?? ctx.clock.nowIso();
   let status: TransactionStatus = input.history?.status ?? 'PENDING';
@@ -190,6 +199,56 @@ function createTransactionNow(ctx: AppContext, input: NewTransaction, options: {
   }));
   const completedAt = status === 'COMPLETED' ? (input.history?.completedAt ?? createdAt) : null;
   const updatedAt = input.history ? (input.history.completedAt ?? createdAt) : createdAt;
+  // The row as the INSERT writes it, with its REST form stored by the same INSERT (docs/architecture.md#row-to-json):
+  // one write of the row, no second UPDATE and read back. Amounts are numbers here, as `SELECT *` returns them, so the
+  // stored text is what a rebuild from the read row gives (test/domains/transactions/stored-json.test.ts).
+  const row: TransactionRow = {
+    id,
+    programme_id: input.programmeId,
+    user_id: input.userId,
+    account_id: input.accountId,
+    debit_account_id: input.debitAccountId,
+    credit_account_id: input.creditAccountId,
+    direction: input.direction,
+    type: input.type,
+    status,
+    status_reason: statusReason,
+    status_code: statusCode,
+    category: input.category ?? null,
+    reference_number: ctx.ids.reference(),
+    external_id: input.externalId ?? null,
+    deposit_reconciliation_id: input.depositReconciliationId ?? null,
+    related_transaction_id: input.relatedTransactionId ?? null,
+    debit_amount_minor: Number(input.debitAmountMinor),
+    net_debit_amount_minor: netDebitAmountMinor === null ? null : Number(netDebitAmountMinor),
+    debit_currency: input.debitCurrency,
+    debit_party: json(input.debitParty),
+    debit_rail: input.debitRail ?? bookRailFrom(accounts.get(input.debitAccountId ?? input.accountId)?.country ?? null, input.debitCurrency),
+    debit_memo: input.debitMemo ?? null,
+    debit_reference: input.debitReference ?? null,
+    debit_entry_descriptor: input.debitEntryDescriptor ?? null,
+    debit_instrument: json(input.debitInstrument),
+    credit_amount_minor: Number(input.creditAmountMinor),
+    credit_currency: input.creditCurrency,
+    credit_party: json(input.creditParty),
+    credit_rail: input.creditRail ?? null,
+    credit_instrument: json(input.creditInstrument),
+    fees: JSON.stringify(feesJson),
+    exchange_rate: input.exchangeRate ?? null,
+    base_exchange_rate: input.baseExchangeRate ?? null,
+    fx_spread: input.fxSpread ?? null,
+    tags: '[]',
+    purpose: input.purpose ?? null,
+    rail_behaviour: railBehaviour,
+    intent_id: input.intentId ?? null,
+    created_at: createdAt,
+    created_at_ms: Date.parse(createdAt),
+    updated_at: updatedAt,
+    updated_at_ms: Date.parse(updatedAt),
+    completed_at: completedAt,
+  };
+  const transaction = toTransaction(row, precisionLookup(ctx));
+  const restJson = JSON.stringify(transaction);
   prepared(
     ctx.db,
     `INSERT INTO transactions (
@@ -198,52 +257,53 @@ function createTransactionNow(ctx: AppContext, input: NewTransaction, options: {
       debit_amount_minor, net_debit_amount_minor, debit_currency, debit_party, debit_rail, debit_memo, debit_reference,
       debit_entry_descriptor, debit_instrument, credit_amount_minor, credit_currency, credit_party, credit_rail,
       credit_instrument, fees, exchange_rate, base_exchange_rate, fx_spread, tags, purpose, rail_behaviour, intent_id,
-      created_at, created_at_ms, updated_at, updated_at_ms, completed_at
-    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      created_at, created_at_ms, updated_at, updated_at_ms, completed_at, rest_json
+    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
-    id,
-    input.programmeId,
-    input.userId,
-    input.accountId,
-    input.debitAccountId,
-    input.creditAccountId,
-    input.direction,
-    input.type,
-    status,
-    statusReason,
-    statusCode,
-    input.category ?? null,
-    ctx.ids.reference(),
-    input.externalId ?? null,
-    input.depositReconciliationId ?? null,
-    input.relatedTransactionId ?? null,
-    input.debitAmountMinor,
+    row.id,
+    row.programme_id,
+    row.user_id,
+    row.account_id,
+    row.debit_account_id,
+    row.credit_account_id,
+    row.direction,
+    row.type,
+    row.status,
+    row.status_reason,
+    row.status_code,
+    row.category,
+    row.reference_number,
+    row.external_id,
+    row.deposit_reconciliation_id,
+    row.related_transaction_id,
+    input.debitAmountMinor, // the exact integer (the row's number is what a read returns)
     netDebitAmountMinor,
-    input.debitCurrency,
-    json(input.debitParty),
-    input.debitRail ?? bookRailOf(ctx, input.debitAccountId ?? input.accountId, input.debitCurrency),
-    input.debitMemo ?? null,
-    input.debitReference ?? null,
-    input.debitEntryDescriptor ?? null,
-    json(input.debitInstrument),
+    row.debit_currency,
+    row.debit_party,
+    row.debit_rail,
+    row.debit_memo,
+    row.debit_reference,
+    row.debit_entry_descriptor,
+    row.debit_instrument,
     input.creditAmountMinor,
-    input.creditCurrency,
-    json(input.creditParty),
-    input.creditRail ?? null,
-    json(input.creditInstrument),
-    JSON.stringify(feesJson),
-    input.exchangeRate ?? null,
-    input.baseExchangeRate ?? null,
-    input.fxSpread ?? null,
-    '[]',
-    input.purpose ?? null,
-    railBehaviour,
-    input.intentId ?? null,
-    createdAt,
-    Date.parse(createdAt),
-    updatedAt,
-    Date.parse(updatedAt),
-    completedAt,
+    row.credit_currency,
+    row.credit_party,
+    row.credit_rail,
+    row.credit_instrument,
+    row.fees,
+    row.exchange_rate,
+    row.base_exchange_rate,
+    row.fx_spread,
+    row.tags,
+    row.purpose,
+    row.rail_behaviour,
+    row.intent_id,
+    row.created_at,
+    row.created_at_ms,
+    row.updated_at,
+    row.updated_at_ms,
+    row.completed_at,
+    restJson,
   );
 
   // A transaction recorded FAILED for insufficient funds never held anything.
@@ -267,12 +327,13 @@ function createTransactionNow(ctx: AppContext, input: NewTransaction, options: {
     if (status === 'FAILED' && holdPosted) reverseHold(ctx, id, input.history.completedAt);
   }
 
-  const { transaction, row } = storeTransactionJson(ctx, id);
+  // the row as a read would now return it: `SELECT *` carries rest_json, which the row type leaves out
+  const stored = { ...row, rest_json: restJson } as TransactionRow;
   if (!input.history) {
-    emitTransactionEvent(ctx, row, transaction, 'transaction_created');
-    if (status !== 'FAILED') scheduleNextRailStep(ctx, row);
+    emitTransactionEvent(ctx, stored, transaction, 'transaction_created');
+    if (status !== 'FAILED') scheduleNextRailStep(ctx, stored);
   }
-  return row;
+  return stored;
 }
 
 function postDebitHold(

@@ -123,8 +123,9 @@ export function runRailStep(ctx: AppContext, payload: Record<string, unknown>): 
   const row = getTransactionRow(ctx, id);
   if (!row || !TRANSACTION_STATUSES.includes(to) || !transactionTransitions[row.status].includes(to)) return;
   const statusCode = typeof payload.statusCode === 'string' ? payload.statusCode : 'RAIL_REJECTED';
-  // the row just read is current: the job's own transaction holds the write lock (docs/decisions.md#scheduler-slices)
-  ctx.db.transaction(() => transitionTransactionNow(ctx, id, to, to === 'FAILED' ? { statusCode } : {}, row)).immediate();
+  // The row just read is current: the slice's transaction holds the write lock, and the job's own savepoint makes the
+  // step all or nothing (docs/decisions.md#scheduler-slices), so no savepoint of its own is opened here.
+  transitionTransactionNow(ctx, id, to, to === 'FAILED' ? { statusCode } : {}, row);
 }
 
 

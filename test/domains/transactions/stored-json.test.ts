@@ -56,3 +56,36 @@ t.test('the stored REST JSON of every transaction equals its row rebuilt, after 
     t.equal(got.body, row.rest_json, `GET /v1/transactions/${row.id} (Jane) answers the stored text`);
   }
 });
+
+// docs/architecture.md#row-to-json: a new transaction's row is written once, its REST JSON in the INSERT (no second
+// UPDATE of the row and no read back); each later status change is one UPDATE of the row. Counted by a temporary
+// trigger on the real table.
+t.test('creating a transaction writes its row once; a status change updates it once', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const { ctx } = sandbox;
+  fund(ctx, 'acct_acme_usd', '100.00');
+  ctx.db.exec(`CREATE TEMP TABLE row_writes (id TEXT, kind TEXT);
+    CREATE TEMP TRIGGER count_transaction_inserts AFTER INSERT ON main.transactions BEGIN INSERT INTO row_writes VALUES (NEW.id, 'insert'); END;
+    CREATE TEMP TRIGGER count_transaction_updates AFTER UPDATE ON main.transactions BEGIN INSERT INTO row_writes VALUES (NEW.id, 'update'); END;`);
+  const writes = () => ctx.db.prepare('SELECT kind, COUNT(*) AS n FROM row_writes GROUP BY kind ORDER BY kind').all();
+  const reset = () => ctx.db.exec('DELETE FROM row_writes');
+
+  reset();
+  expectStatus(await sandbox.request('POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', { depositInstructionId: 'di_acme_usd_ach', amount: '10.00' }), 202);
+  t.same(writes(), [{ kind: 'insert', n: 1 }], 'a deposit: one INSERT, no UPDATE');
+
+  const bank = { instrumentType: 'BANK_ACCOUNT', beneficiaryId: 'ben_globex', instrumentId: 'bi_globex_usd' };
+  const created = await sandbox.request('POST', '/v1/transaction-intents', { idempotencyKey: 'once', debitAccountId: 'acct_acme_usd', credit: bank, creditAmount: '2.00' });
+  reset();
+  const committed = await sandbox.request('POST', `/v1/transaction-intents/${created.json().id}/commit`, { idempotencyKey: 'once' });
+  t.equal(committed.statusCode, 200);
+  t.same(writes(), [{ kind: 'insert', n: 1 }], 'a commit: one INSERT, no UPDATE');
+
+  reset();
+  await advance(sandbox, 60_000);
+  // the deposit settles (one step), the payout goes PROCESSING then COMPLETED (two steps)
+  t.same(writes(), [{ kind: 'update', n: 3 }], 'three status changes: one UPDATE each');
+  const rows = ctx.db.prepare('SELECT * FROM transactions WHERE rest_json IS NOT NULL').all() as TransactionRow[];
+  for (const row of rows) t.equal((row as TransactionRow & { rest_json: string }).rest_json, JSON.stringify(toTransaction(row, precisionLookup(ctx))), `${row.id}: stored JSON equals its row rebuilt`);
+});
