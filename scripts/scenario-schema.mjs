@@ -1,4 +1,4 @@
-// schemas/scenario.schema.json, the JSON Schema of scenario files (docs/scenarios.md#editor-support), written from
+// schemas/scenario.schema.json, the JSON Schema of scenario files (docs/decisions.md#scenario-format), written from
 // the zod schema that validates them (src/scenarios/scenario.json-schema.ts; TypeScript run through
 // scripts/ts-loader.mjs, no build needed). `npm run openapi` runs it after the OpenAPI files.
 //   node scripts/scenario-schema.mjs           write it

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { scenarioSchema } from './scenario.schema.js';
 
-// The published JSON Schema of scenario files (schemas/scenario.schema.json, docs/scenarios.md#editor-support), made
+// The published JSON Schema of scenario files (schemas/scenario.schema.json, docs/decisions.md#scenario-format), made
 // from the zod schema that validates them, so the two cannot disagree: scripts/scenario-schema.mjs writes it and
 // test/scenarios/scenario-schema.test.ts fails when the committed copy is stale. What JSON Schema cannot say (one
 // action per step, references, names) the loader checks (src/scenarios/scenario.load.ts).

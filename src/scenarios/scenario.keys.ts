@@ -3,7 +3,7 @@ import { ScenarioFileError, type LoadedScenario, type ScenarioProblem } from './
 import { REFERENCE } from './scenario.refs.js';
 import { v1RouteOf } from './scenario.scopes.js';
 
-// The keys a scenario signs with (docs/scenarios.md#keys). The engine signs every /v1 request itself, as a client
+// The keys a scenario signs with (docs/decisions.md#scenario-keys). The engine signs every /v1 request itself, as a client
 // does, with keys it learns from the sandbox: the file's own fixtures (inline or a path), the server's fixtures when
 // it runs in process, or a session's `credentials` (the first programme's MULTI_USER and SINGLE_USER keys). When the
 // keys' entitlements are known, a step whose key may not call its route is a file error, found before any request

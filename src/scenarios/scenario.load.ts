@@ -3,12 +3,12 @@ import type { z } from 'zod';
 import { ACTIONS, MATCHERS, NAME_PATTERN, scenarioSchema, type ActionName, type Scenario, type ScenarioStep } from './scenario.schema.js';
 import { parseReference, referencesIn } from './scenario.refs.js';
 
-// Reading a scenario file (docs/scenarios.md#errors): YAML or JSON (JSON is YAML; one parser keeps the line and
+// Reading a scenario file (docs/decisions.md#scenario-errors): YAML or JSON (JSON is YAML; one parser keeps the line and
 // column of every node), bounded before it is parsed, validated by the zod schema with each problem mapped back to
 // the node it is about, then its references and names checked. Everything here runs before any request is sent;
 // a bad file is a ScenarioFileError (exit code 2 on the CLI, 400 over HTTP), never a stack trace.
 
-/** docs/scenarios.md#limits */
+/** docs/decisions.md#scenario-limits */
 export const SCENARIO_LIMITS = {
   bytes: 1024 * 1024,
   steps: 500,
@@ -104,7 +104,7 @@ const CONTROL_TOKENS = new Set(['\x02', '\x18', '\x1f']);
 
 /**
  * The flow nesting of the text, measured on the YAML lexer's tokens before anything is parsed: the parser and
- * composer recurse per level and a file of 100,000 `[` would exhaust the process (docs/scenarios.md#limits). The
+ * composer recurse per level and a file of 100,000 `[` would exhaust the process (docs/decisions.md#scenario-limits). The
  * lexer is a generator, so it stops at the first level too deep. Block nesting needs indentation, at least one
  * more column per level, so 1 MiB holds at most ~1,400 levels, which the parser takes; it is checked on the tree.
  */
@@ -324,7 +324,7 @@ function lastName(path: readonly PathKey[]): string {
 
 // ---- the tree: tags, nesting, size ----
 
-/** Refuses custom tags and measures nesting and size, without recursion (docs/scenarios.md#limits). */
+/** Refuses custom tags and measures nesting and size, without recursion (docs/decisions.md#scenario-limits). */
 function checkTree(doc: Document, problems: ProblemList): void {
   const stack: Array<{ node: unknown; depth: number; path: PathKey[] }> = [{ node: doc.contents, depth: 1, path: [] }];
   let seen = 0;
@@ -565,7 +565,7 @@ function looksLikeJson(text: string): boolean {
 
 /**
  * Read a scenario file's text (YAML or JSON) and check it whole: the bounds, the YAML, the schema, the names and
- * references (docs/scenarios.md#errors). `file` names it in messages. Throws ScenarioFileError.
+ * references (docs/decisions.md#scenario-errors). `file` names it in messages. Throws ScenarioFileError.
  */
 export function loadScenario(text: string, file: string): LoadedScenario {
   const fail = (problems: ScenarioProblem[]): never => {

@@ -1,4 +1,4 @@
-// References inside a scenario's strings (docs/scenarios.md#references): `${name}`, `${name.dotted.path}` and
+// References inside a scenario's strings (docs/decisions.md#scenario-references): `${name}`, `${name.dotted.path}` and
 // `${steps.<id>.status | body... | headers...}`. A string that is one whole reference keeps the value's type; a
 // reference inside a longer string is interpolated as text. The loader checks every one before a request is sent
 // (scenario.load.ts); the engine resolves them against the run's names (scenario.run.ts).

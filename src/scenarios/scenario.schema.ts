@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// The scenario file format (docs/scenarios.md#format): one zod schema validates a file and is the source of the
+// The scenario file format (docs/decisions.md#scenario-format): one zod schema validates a file and is the source of the
 // published JSON Schema (schemas/scenario.schema.json, scripts/scenario-schema.mjs), so every `.describe()` here is
 // what an editor shows beside the field. Objects are strict: an unknown field is an error at its line and column
 // (src/scenarios/scenario.load.ts), never ignored.

@@ -2,7 +2,7 @@ import type { Scope } from '../http/scopes.js';
 
 // What each /v1 route needs of the key that signs it (docs/authentication.md#entitlements), so that a scenario step
 // whose key may not call its route is refused when the file is checked, before any request is sent
-// (docs/scenarios.md#keys). The routes declare the same thing in their `config.auth`;
+// (docs/decisions.md#scenario-keys). The routes declare the same thing in their `config.auth`;
 // test/scenarios/scenario-scopes.test.ts compares this table with every /v1 route the app registers, so the two
 // cannot drift apart.
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { loadScenario, ScenarioFileError, SCENARIO_LIMITS } from '../../src/scenarios/scenario.load.js';
 import { checkKeys, keyBookFromFixtures, keyBookFromSession } from '../../src/scenarios/scenario.keys.js';
 
-// The scenario loader (docs/scenarios.md#errors): a good file read with every name it gives and the position of
+// The scenario loader (docs/decisions.md#scenario-errors): a good file read with every name it gives and the position of
 // every step; a table of broken files, each with its exact message, line and column; the bounds; the key check.
 
 const GOOD = `# yaml-language-server: $schema=../schemas/scenario.schema.json

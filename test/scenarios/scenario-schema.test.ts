@@ -7,7 +7,7 @@ import { V1_ROUTES } from '../../src/scenarios/scenario.scopes.js';
 import { routeCatalog } from '../../src/http/route-catalog.js';
 import { buildTestApp } from '../helper.js';
 
-// The published JSON Schema of scenario files (docs/scenarios.md#editor-support) is made from the zod schema: the
+// The published JSON Schema of scenario files (docs/decisions.md#scenario-format) is made from the zod schema: the
 // committed copy must equal what the schema gives now, every field must carry words, and the loader's table of
 // what each /v1 route needs of a key must equal what the routes declare.
 
