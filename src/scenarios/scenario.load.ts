@@ -521,8 +521,8 @@ function checkSteps(scenario: Scenario, givenNames: LoadedScenario['givenNames']
       if (typeof as === 'string' && as !== 'programme' && !users.has(as)) {
         problems.at([...base, 'request', 'as'], `as: "${as}" is not a given user${users.size > 0 ? ` (${[...users].join(', ')})` : ''}; write programme, a given user's name, or { key, user }`);
       }
-      if (as && typeof as === 'object' && as.user !== undefined && !as.user.includes('${') && !users.has(as.user)) {
-        problems.at([...base, 'request', 'as', 'user'], `user "${as.user}" is not a given user; write a given user's name or a \${...} reference to a user id`);
+      if (as && typeof as === 'object' && as.user !== undefined && !as.user.includes('${') && !users.has(as.user) && !/^usr_[A-Za-z0-9_]+$/.test(as.user)) {
+        problems.at([...base, 'request', 'as', 'user'], `user "${as.user}" is not a given user; write a given user's name, a user id (usr_...) or a \${...} reference to one`);
       }
     }
     if (step.id !== undefined) {

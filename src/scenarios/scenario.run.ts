@@ -406,7 +406,7 @@ async function runRequest(transport: ScenarioTransport, state: RunState, action:
   let userId: string | null = null;
   const as = action.as;
   if (typeof as === 'string' && as !== 'programme') userId = state.users[as] ?? null;
-  else if (as !== undefined && typeof as === 'object' && as.user !== undefined) userId = as.user.includes('${') ? resolveText(as.user, state, 'user') : (state.users[as.user] ?? null);
+  else if (as !== undefined && typeof as === 'object' && as.user !== undefined) userId = as.user.includes('${') ? resolveText(as.user, state, 'user') : (state.users[as.user] ?? as.user);
   if (key.integrationType === 'SINGLE_USER') userId = null;
 
   let body: string | undefined;

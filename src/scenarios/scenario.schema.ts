@@ -84,7 +84,7 @@ const givenSchema = z
 const keyAs = z
   .strictObject({
     key: z.string().min(1).max(128).optional().describe('An API key of the sandbox (its fixtures); default: the first programme\'s MULTI_USER key'),
-    user: z.string().min(1).max(200).optional().describe('The user acted for: a given user\'s name or a ${...} reference to a user id; omitted: no user (a programme-level call)'),
+    user: z.string().min(1).max(200).optional().describe('The user acted for: a given user\'s name, a user id of the fixtures (usr_...) or a ${...} reference to one; omitted: no user (a programme-level call)'),
   })
   .describe('A particular key of the sandbox, and optionally the user acted for');
 
