@@ -279,7 +279,7 @@ export const scenarioSchema = z
     given: givenSchema.optional(),
     steps: z.array(stepSchema).min(1).max(500).describe('The story, in order'),
   })
-  .describe('A scenario: a sandbox set up, a story told and checked (docs/scenarios.md)');
+  .describe('A scenario: a sandbox set up, a story told and checked');
 
 export type Scenario = z.infer<typeof scenarioSchema>;
 export type ScenarioStep = z.infer<typeof stepSchema>;
