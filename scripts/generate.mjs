@@ -43,6 +43,13 @@ export const GENERATED = [
     test: ['test/kits/java.test.ts'],
   },
   {
+    name: 'scenario-schema',
+    script: 'scripts/scenario-schema.mjs',
+    reads: 'src/scenarios/scenario.schema.ts (the zod schema that validates scenario files)',
+    outputs: ['schemas/scenario.schema.json'],
+    test: ['test/scenarios/scenario-schema.test.ts'],
+  },
+  {
     name: 'signing-vectors',
     script: 'scripts/signing-vectors.mjs',
     reads: 'scripts/signing-vectors.ts (the reference signing code)',
