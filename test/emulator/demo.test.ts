@@ -1,6 +1,8 @@
 import t from 'tap';
 import { buildTestApp, CREDENTIALS, json, START, type TestApp } from '../helper.js';
+import { readFileSync } from 'node:fs';
 import { DEMO_BUSINESS, DEMO_STEPS } from '../../src/emulator/demo.script.js';
+import { demoRoute, recordDemo, type DemoRecord } from '../helpers/demo-transactions.js';
 
 // The guided demo over HTTP (docs/dashboard.md#run-a-demo): GET /_emulator/demo and POST /_emulator/demo/steps/{n}:
 // every step runs in order to the end with the expected transactions; out of order, unknown, bad and repeated steps
@@ -62,6 +64,14 @@ t.test('the demo runs to its end: onboarding, deposit, pacs.008 payout, a failed
   const again = await step(sandbox, DEMO_STEPS.length);
   t.equal(again.status, 409, 'a finished demo refuses more steps');
   t.match(again.body.message, /finished/);
+});
+
+t.test('the 17 steps give the transactions recorded from the TypeScript demo (test/fixtures/demo-transactions.json)', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const expected = JSON.parse(readFileSync(new URL('../fixtures/demo-transactions.json', import.meta.url), 'utf8')) as DemoRecord;
+  const record = await recordDemo(sandbox, expected.steps.length, demoRoute(sandbox));
+  t.same(record, expected, 'each step makes and moves the same transactions (ids, types, amounts, statuses), and the clock ends at the same instant');
 });
 
 t.test('refusals: out of order, repeated, unknown, bad numbers, a step still running; each changes nothing', async (t) => {
