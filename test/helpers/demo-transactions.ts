@@ -7,7 +7,8 @@ import { json, START } from '../helper.js';
 // scenarios/demo.yaml (written by test/helpers/demo-transactions.generate.ts); test/emulator/demo.test.ts compares a
 // run of today's demo with it.
 
-export const DEMO_FIXTURE_SEED = 'demo-transactions';
+// the seed the dashboard's demo sessions have always used (docs/dashboard.md#run-a-demo)
+export const DEMO_FIXTURE_SEED = 'demo';
 
 export interface RecordedTransaction {
   id: string;
