@@ -1,12 +1,17 @@
 import t from 'tap';
 import { buildTestApp, CREDENTIALS, json, START, type TestApp } from '../helper.js';
 import { readFileSync } from 'node:fs';
-import { DEMO_BUSINESS, DEMO_STEPS } from '../../src/emulator/demo.script.js';
-import { demoRoute, recordDemo, type DemoRecord } from '../helpers/demo-transactions.js';
+import { demoRoute, recordDemo, scenarioRoute, type DemoRecord } from '../helpers/demo-transactions.js';
 
-// The guided demo over HTTP (docs/dashboard.md#run-a-demo): GET /_emulator/demo and POST /_emulator/demo/steps/{n}:
-// every step runs in order to the end with the expected transactions; out of order, unknown, bad and repeated steps
-// are refused and change nothing; two fresh sandboxes run the same demo with the same ids.
+// The guided demo over HTTP (docs/dashboard.md#run-a-demo): GET /_emulator/demo and POST /_emulator/demo/steps/{n},
+// the shipped scenario scenarios/demo.yaml played by the engine (docs/decisions.md#scenario-play): every step runs in
+// order to the end with the transactions the TypeScript demo made (test/fixtures/demo-transactions.json); out of
+// order, unknown, bad and repeated steps are refused and change nothing; two fresh sandboxes run the same demo with
+// the same ids.
+
+/** The demo's steps: 17, as the TypeScript demo had. */
+const DEMO_STEPS = { length: 17 } as const;
+const DEMO_BUSINESS = { externalId: 'demo-northwind-traders' };
 
 async function step(sandbox: TestApp, number: number | string) {
   const response = await sandbox.app.inject({ method: 'POST', url: `/_emulator/demo/steps/${number}` });
@@ -71,7 +76,9 @@ t.test('the 17 steps give the transactions recorded from the TypeScript demo (te
   t.teardown(sandbox.close);
   const expected = JSON.parse(readFileSync(new URL('../fixtures/demo-transactions.json', import.meta.url), 'utf8')) as DemoRecord;
   const record = await recordDemo(sandbox, expected.steps.length, demoRoute(sandbox));
-  t.same(record, expected, 'each step makes and moves the same transactions (ids, types, amounts, statuses), and the clock ends at the same instant');
+  t.same(record, expected, 'through /_emulator/demo: each step makes and moves the same transactions (ids, types, amounts, statuses), and the clock ends at the same instant');
+  const played = await recordDemo(sandbox, expected.steps.length, scenarioRoute(sandbox), { scenario: 'demo' });
+  t.same(played, expected, 'a session from the scenario demo, played with /_emulator/scenario/steps/{n}: the same');
 });
 
 t.test('refusals: out of order, repeated, unknown, bad numbers, a step still running; each changes nothing', async (t) => {
@@ -96,7 +103,7 @@ t.test('refusals: out of order, repeated, unknown, bad numbers, a step still run
   t.equal(users(), count + 1, 'step 1 created the business');
   const repeated = await step(sandbox, 1);
   t.equal(repeated.status, 409, 'step 1 again');
-  t.match(repeated.body.message, 'Step 1 of the demo has run already; the next step is 2');
+  t.match(repeated.body.message, 'Step 1 of the scenario demo has run already; the next step is 2');
   t.equal(users(), count + 1, 'and created nothing more');
   t.equal(json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/demo' })).completed, 1);
 
@@ -110,7 +117,7 @@ t.test('refusals: out of order, repeated, unknown, bad numbers, a step still run
   t.equal((await sandbox.app.inject({ method: 'DELETE', url: '/_emulator/demo/steps/3' })).statusCode, 405);
 });
 
-t.test('a step that cannot run answers 409 with the failed call and stays; a reset starts the demo over', async (t) => {
+t.test('a step that cannot run answers 409 with the failed call and ends the demo; a reset starts it over', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);
   // the demo's business already signed up as a PERSON: the sign-up answers 409 (fault rules no longer reach the demo)
@@ -118,15 +125,17 @@ t.test('a step that cannot run answers 409 with the failed call and stays; a res
   t.equal(taken.statusCode, 201, taken.body);
   const failed = await step(sandbox, 1);
   t.equal(failed.status, 409);
-  t.match(failed.body.message, /^Step 1 of the demo \(sign-up\) could not run: POST \/v1\/auth\/users answered 409 \(expected 201\)/);
-  t.equal(json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/demo' })).completed, 0, 'the demo stays at step 1');
+  t.match(failed.body.message, /^Step 1 of the demo could not run: POST \/v1\/auth\/users -> 409/);
+  const state = json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/demo' }));
+  t.match(state, { completed: 1, finished: true, next: null }, 'a failed check ends the demo, as it ends a run');
+  t.equal((await step(sandbox, 2)).status, 409, 'no later step runs');
   t.equal((await sandbox.app.inject({ method: 'POST', url: '/_emulator/reset' })).statusCode, 200);
   t.equal((await step(sandbox, 1)).status, 200, 'once the conflict is gone, the step runs');
   t.equal((await step(sandbox, 2)).status, 200);
 
   t.equal((await sandbox.app.inject({ method: 'POST', url: '/_emulator/reset' })).statusCode, 200);
-  const state = json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/demo' }));
-  t.match(state, { completed: 0, next: 1, userId: null }, 'a reset starts the demo over');
+  const again = json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/demo' }));
+  t.match(again, { completed: 0, next: 1, userId: null }, 'a reset starts the demo over');
   t.equal((await step(sandbox, 1)).status, 200, 'and it runs again from step 1');
 });
 

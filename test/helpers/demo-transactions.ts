@@ -59,11 +59,16 @@ function recorded(txn: ListedTransaction): RecordedTransaction {
 }
 
 /**
- * Create a session seeded with DEMO_FIXTURE_SEED, frozen at START, and run the demo's `steps` steps in it with
+ * Create a session (by default seeded with DEMO_FIXTURE_SEED, frozen at START), and run the demo's `steps` steps in it with
  * `runStep(prefix, number)` (which must answer the status of the step's request); record what each step made.
  */
-export async function recordDemo(sandbox: TestApp, steps: number, runStep: (prefix: string, number: number) => Promise<number>): Promise<DemoRecord> {
-  const created = await sandbox.app.inject({ method: 'POST', url: '/_emulator/sessions', payload: { seed: DEMO_FIXTURE_SEED, clock: START } });
+export async function recordDemo(
+  sandbox: TestApp,
+  steps: number,
+  runStep: (prefix: string, number: number) => Promise<number>,
+  session: Record<string, unknown> = { seed: DEMO_FIXTURE_SEED, clock: START },
+): Promise<DemoRecord> {
+  const created = await sandbox.app.inject({ method: 'POST', url: '/_emulator/sessions', payload: session });
   if (created.statusCode !== 201) throw new Error(`session: ${created.statusCode} ${created.body}`);
   const prefix = `/_sessions/${json(created).id as string}`;
   // the fixtures' own transactions are not the demo's: only what is new or changed after the session started counts
@@ -89,4 +94,9 @@ export async function recordDemo(sandbox: TestApp, steps: number, runStep: (pref
 /** The demo run through its routes, POST {prefix}/_emulator/demo/steps/{n}. */
 export function demoRoute(sandbox: TestApp) {
   return async (prefix: string, number: number) => (await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/demo/steps/${number}` })).statusCode;
+}
+
+/** The demo played as a scenario, POST {prefix}/_emulator/scenario/steps/{n} (a session created with scenario: demo). */
+export function scenarioRoute(sandbox: TestApp) {
+  return async (prefix: string, number: number) => (await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/scenario/steps/${number}` })).statusCode;
 }
