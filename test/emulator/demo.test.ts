@@ -10,7 +10,7 @@ import { demoRoute, recordDemo, scenarioRoute, type DemoRecord } from '../helper
 // the same ids.
 
 /** The demo's steps: 17, as the TypeScript demo had. */
-const DEMO_STEPS = { length: 17 } as const;
+const DEMO_STEPS: readonly unknown[] = Array.from({ length: 17 });
 const DEMO_BUSINESS = { externalId: 'demo-northwind-traders' };
 
 async function step(sandbox: TestApp, number: number | string) {

@@ -179,5 +179,5 @@ t.test('startSession with a scenario: by name, from a file, what its given made'
   const account = await funded.signedFetch('GET', `/v1/accounts/${funded.scenario!.given.usd}`, undefined, { user: funded.scenario!.given.acme });
   t.equal(account.status, 200);
   t.match(await account.json(), { balances: { available: '500.00' } }, 'funded by the given');
-  await t.rejects(startSession({ url: server.url, scenario: 'name: bad\nsteps: []\n', webhooks: false }), { status: 400 }, 'a bad scenario is the server\'s 400');
+  await t.rejects(startSession({ url: server.url, scenario: 'name: bad\nsteps: []\n', webhooks: false }), /400/, 'a bad scenario is the server\'s 400');
 });

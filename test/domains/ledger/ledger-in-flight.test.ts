@@ -8,7 +8,7 @@ import { advance, buildTestApp, json, AS_JANE, type TestApp } from '../../helper
 import { balances, expectStatus } from '../../helpers/money-in.js';
 import { checkLedger, wrongInFlightFlags } from '../../helpers/ledger.js';
 /** The guided demo's steps (scenarios/demo.yaml, played by the demo routes). */
-const DEMO_STEPS = { length: 17 } as const;
+const DEMO_STEPS: readonly unknown[] = Array.from({ length: 17 });
 
 // The in-flight flag of ledger entries (docs/decisions.md#ledger): `in_flight` is 1 exactly while the entry's
 // transaction is PENDING or PROCESSING, whatever flow posted the entry and whatever moved the transaction on, so
