@@ -3,6 +3,7 @@ import { prepared } from '../db/connection.js';
 import { errors } from '../core/errors.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import type { LoadedScenario } from '../scenarios/scenario.load.js';
+import { keyBookFromFixtures } from '../scenarios/scenario.keys.js';
 import { buildGiven, runStep, startRun, type RunState, type ScenarioTransport, type StepResult } from '../scenarios/scenario.run.js';
 import type { EngineStepView, PlayedStepView, PlayState, PlayStepResult } from './scenario-play.schema.js';
 
@@ -92,7 +93,7 @@ function transactionAccount(ctx: AppContext, transactionId: string): string | nu
 export function givenIds(run: RunState): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(run.given ?? {})) {
-    const id = value && typeof value === 'object' ? ((value as { id?: unknown; userId?: unknown }).id ?? (value as { userId?: unknown }).userId) : undefined;
+    const id = value.id ?? value.userId;
     if (typeof id === 'string') out[name] = id;
   }
   return out;
@@ -103,7 +104,10 @@ export function givenIds(run: RunState): Record<string, string> {
  * by `loadPlay`, once `given` is built.
  */
 export function beginPlay(ctx: AppContext, loaded: LoadedScenario, source: PlaySource): PlayRecord {
-  return { loaded, source, run: startRun(loaded), completed: 0, done: [], failed: null, startedAtMs: ctx.clock.nowMs(), usersBefore: maxUserRowid(ctx), accountId: null };
+  // the engine signs with the sandbox's own keys (docs/decisions.md#scenario-keys)
+  const keys = keyBookFromFixtures(ctx.fixtures);
+  if (!keys) throw errors.invalid('The sandbox\'s fixtures have no programme with API keys: a scenario has no key to sign with');
+  return { loaded, source, run: startRun(loaded, keys), completed: 0, done: [], failed: null, startedAtMs: ctx.clock.nowMs(), usersBefore: maxUserRowid(ctx), accountId: null };
 }
 
 /** Build the scenario's `given` through the transport; a failure throws (GivenError) and writes nothing. */
@@ -130,18 +134,18 @@ function summaryOf(results: StepResult[]): string {
 
 function describe(result: StepResult): string {
   if (result.request) return `${result.request.method} ${result.request.path}${result.answer ? ` -> ${result.answer.status}` : ''}`;
-  return result.action ?? 'check';
+  return result.action;
 }
 
 function engineView(result: StepResult): EngineStepView {
   return {
     index: result.index,
     id: result.id ?? null,
-    action: result.action ?? null,
+    action: result.action,
     passed: result.passed,
     request: result.request ? { method: result.request.method, path: result.request.path } : null,
     status: result.answer?.status ?? null,
-    failure: result.failure ? { message: result.failure.message, line: result.failure.line ?? null, column: result.failure.column ?? null } : null,
+    failure: result.failure ? { message: result.failure.message, line: result.failure.line, column: result.failure.column } : null,
   };
 }
 

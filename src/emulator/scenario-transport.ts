@@ -1,6 +1,6 @@
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { internalCallHeaders } from '../faults/internal-call.js';
-import type { ScenarioTransport } from '../scenarios/scenario.run.js';
+import { injectTransport as engineTransport, type ScenarioTransport } from '../scenarios/scenario.transport.js';
 
 // The engine's transport inside the server (docs/sessions.md#scenarios): each call goes through the app in process
 // (app.inject), under the sandbox's path prefix, so it meets the routing, authentication, validation, journal and
@@ -9,7 +9,7 @@ import type { ScenarioTransport } from '../scenarios/scenario.run.js';
 export interface InjectTransportOptions {
   /** '' for the root sandbox, '/_sessions/ses_...' for a session: the HMAC covers the path as sent. */
   prefix: string;
-  /** The server's --admin-token, added to control-plane calls when set. */
+  /** The server's --admin-token, sent with every call when set (the control plane requires it). */
   adminToken?: string | undefined;
   /**
    * Let the calls through the sandbox's fault rules (docs/faults.md#what-rules-never-touch): the guided demo's routes
@@ -19,23 +19,8 @@ export interface InjectTransportOptions {
 }
 
 export function injectTransport(app: FastifyInstance, options: InjectTransportOptions): ScenarioTransport {
-  return {
-    prefix: options.prefix,
-    async call(request) {
-      const headers: Record<string, string> = { ...request.headers };
-      if (options.adminToken && request.path.startsWith('/_emulator/')) headers['x-admin-token'] = options.adminToken;
-      if (options.bypassFaultRules) Object.assign(headers, internalCallHeaders());
-      const response = await app.inject({
-        method: request.method as InjectOptions['method'],
-        url: options.prefix + request.path,
-        headers,
-        ...(request.body === undefined ? {} : { payload: request.body }),
-      });
-      const answerHeaders: Record<string, string> = {};
-      for (const [name, value] of Object.entries(response.headers)) {
-        if (value !== undefined) answerHeaders[name] = Array.isArray(value) ? value.join(', ') : String(value);
-      }
-      return { status: response.statusCode, headers: answerHeaders, body: response.body };
-    },
-  };
+  return engineTransport(app, options.prefix, {
+    ...(options.adminToken ? { 'x-admin-token': options.adminToken } : {}),
+    ...(options.bypassFaultRules ? internalCallHeaders() : {}),
+  });
 }
