@@ -4,7 +4,7 @@ import { errors, ServiceError } from '../core/errors.js';
 import { changeClock } from './clock.service.js';
 import type { DemoState, DemoStepResult, DemoStepView } from './demo.schema.js';
 import { findScenario } from './scenario-library.js';
-import { beginPlay, findPlayState, playGroups, playStep, savePlay } from './scenario-play.service.js';
+import { beginPlay, buildPlayGiven, findPlayState, playGroups, playStep, savePlay } from './scenario-play.service.js';
 import type { PlayedStepView, PlayState } from './scenario-play.schema.js';
 import { injectTransport } from './scenario-transport.js';
 
@@ -73,9 +73,10 @@ export async function runDemoStep(app: FastifyInstance, ctx: AppContext, number:
     if (number !== 1) throw errors.conflict(`Step ${number} cannot run before step 1; the demo runs its steps in order`);
     // docs/decisions.md#guided-demo: from now on only the demo's steps move time
     changeClock(ctx, { freezeAt: new Date(Math.ceil(ctx.clock.nowMs() / 1000) * 1000).toISOString() });
-    savePlay(ctx, beginPlay(ctx, found.loaded, 'shipped'));
   }
-  const result = await playStep(ctx, injectTransport(app, { prefix, adminToken: ctx.config.adminToken, bypassFaultRules: true }), number);
+  const transport = injectTransport(app, { prefix, adminToken: ctx.config.adminToken, bypassFaultRules: true });
+  if (!playing) savePlay(ctx, await buildPlayGiven(transport, beginPlay(ctx, found.loaded, 'shipped')));
+  const result = await playStep(ctx, transport, number);
   if (result.step.passed === false) {
     throw errors.conflict(`Step ${number} of the demo could not run: ${result.step.summary ?? 'a check failed'}. Reset the sandbox (POST /_emulator/reset) to start it over`);
   }

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { prepared } from '../db/connection.js';
-import { errors } from '../core/errors.js';
+import { errors, ServiceError } from '../core/errors.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import type { LoadedScenario } from '../scenarios/scenario.load.js';
 import { keyBookFromFixtures } from '../scenarios/scenario.keys.js';
@@ -238,6 +238,10 @@ export async function playStep(ctx: AppContext, transport: ScenarioTransport, nu
       results.push(outcome.result);
       if (!outcome.result.passed) break;
     }
+  } catch (error) {
+    // a call that got no answer (a dropped connection): nothing is recorded, the step may be sent again
+    if (error instanceof ServiceError) throw error;
+    throw errors.conflict(`Step ${number} of the scenario ${name} could not run: ${(error as Error).message}; the play stays at step ${number}`);
   } finally {
     slot.runningStep = null;
   }
