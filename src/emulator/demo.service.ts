@@ -1,19 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { errors, ServiceError } from '../core/errors.js';
-import { changeClock } from './clock.service.js';
 import type { DemoState, DemoStepResult, DemoStepView } from './demo.schema.js';
 import { findScenario } from './scenario-library.js';
-import { beginPlay, buildPlayGiven, findPlayState, playGroups, playStep, savePlay } from './scenario-play.service.js';
+import { findPlayState, playGroups, playStep } from './scenario-play.service.js';
 import type { PlayedStepView, PlayState } from './scenario-play.schema.js';
 import { injectTransport } from './scenario-transport.js';
 
 // The guided demo's routes (docs/dashboard.md#run-a-demo) as the shipped scenario `demo` (scenarios/demo.yaml),
 // played by the same engine as any scenario (docs/decisions.md#scenario-play): GET /_emulator/demo and
-// POST /_emulator/demo/steps/{n} answer as they always did. In a sandbox that plays no scenario, step 1 starts the
-// demo there (the clock frozen at the next whole second, as the demo always did); a sandbox that plays another
-// scenario refuses the demo's steps. The demo's calls are let through the sandbox's fault rules, as they always were
-// (docs/faults.md#what-rules-never-touch).
+// POST /_emulator/demo/steps/{n} answer as they always did, in a session started from the demo (a sandbox that plays
+// no scenario, or another one, refuses the steps with a 409 saying how to start one). The demo's calls are let
+// through the sandbox's fault rules, as they always were (docs/faults.md#what-rules-never-touch).
 
 export const DEMO_SCENARIO = 'demo';
 
@@ -70,12 +68,13 @@ export async function runDemoStep(app: FastifyInstance, ctx: AppContext, number:
   const playing = findPlayState(ctx);
   if (playing && playing.name !== DEMO_SCENARIO) throw notDemo(playing);
   if (!playing) {
-    if (number !== 1) throw errors.conflict(`Step ${number} cannot run before step 1; the demo runs its steps in order`);
-    // docs/decisions.md#guided-demo: from now on only the demo's steps move time
-    changeClock(ctx, { freezeAt: new Date(Math.ceil(ctx.clock.nowMs() / 1000) * 1000).toISOString() });
+    // docs/decisions.md#scenario-play: the demo is a seeded story (its ids, and so the order of its account's deposit
+    // instructions, follow its seed), so it plays in a session started from it, never in place
+    throw errors.conflict(
+      'This sandbox plays no scenario: the guided demo plays in a session started from it (POST /_emulator/sessions { "scenario": "demo" }, or "Run a demo" on the dashboard), then POST {baseUrl}/_emulator/demo/steps/1',
+    );
   }
   const transport = injectTransport(app, { prefix, adminToken: ctx.config.adminToken, bypassFaultRules: true });
-  if (!playing) savePlay(ctx, await buildPlayGiven(transport, beginPlay(ctx, found.loaded, 'shipped')));
   const result = await playStep(ctx, transport, number);
   if (result.step.passed === false) {
     throw errors.conflict(`Step ${number} of the demo could not run: ${result.step.summary ?? 'a check failed'}. Reset the sandbox (POST /_emulator/reset) to start it over`);
