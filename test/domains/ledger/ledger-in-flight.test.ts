@@ -127,11 +127,16 @@ t.test('every flow that posts entries or moves a transaction keeps in_flight equ
 });
 
 t.test('the guided demo (deposit, pacs.008 payout, failed payout, refund): the flag is right after every step', async (t) => {
-  const sandbox = await buildTestApp();
-  t.teardown(sandbox.close);
+  const root = await buildTestApp();
+  t.teardown(root.close);
+  // the demo plays in a session started from it (docs/sessions.md#scenarios)
+  const created = await root.app.inject({ method: 'POST', url: '/_emulator/sessions', payload: { scenario: 'demo' } });
+  t.equal(created.statusCode, 201, created.body);
+  const id = JSON.parse(created.body).id as string;
+  const sandbox: TestApp = { ...root, ctx: root.sessions.get(id)!.sandbox.ctx };
   let seen = 0;
   for (let number = 1; number <= DEMO_STEPS.length; number += 1) {
-    const response = await sandbox.app.inject({ method: 'POST', url: `/_emulator/demo/steps/${number}` });
+    const response = await root.app.inject({ method: 'POST', url: `/_sessions/${id}/_emulator/demo/steps/${number}` });
     t.equal(response.statusCode, 200, `demo step ${number}`);
     seen = Math.max(seen, check(t, sandbox, `demo step ${number}`));
   }
