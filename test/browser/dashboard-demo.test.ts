@@ -207,7 +207,7 @@ t.test('a scenario of the user\'s own (--scenarios DIR) plays to its end in a fr
   t.equal(await page.locator('#detail-heading').textContent(), `Transaction ${play.steps[0].transactionId}`, 'and its transaction\'s story');
   await page.locator('#demo-next').click();
   await page.locator('#demo-next').click();
-  t.match(await page.locator('#demo-caption').textContent(), /^Step 3 of 3: /, 'Next comes forward again');
+  t.match(await page.locator('#demo-caption').textContent(), /^Done: /, 'Next comes forward again, to the end');
   t.equal((await getJson(`${sessionBase}/_emulator/clock`)).now, endedAt, 'looking back moved no time');
   await page.screenshot({ path: artifactPath('dashboard-scenario-end.png'), fullPage: false });
   t.same(pageErrors, [], 'no script error, no console error');
