@@ -2,7 +2,7 @@
 // `npm run check:layers` exits non-zero on any violation. A module may import its own layer and the layers
 // below it, never one above:
 //
-//   entry -> app/wiring -> control plane and faults -> domains -> plumbing (scheduler, http, db, ctx) -> core
+//   entry -> app/wiring -> control plane and faults -> sandbox machinery -> domains -> plumbing (scheduler, http, db, ctx) -> core
 //
 // Type-only imports count as imports (tsPreCompilationDeps), dynamic `import()` too. The table of which folder
 // sits where is in docs/architecture.md#layers; keep the two in step.
@@ -12,10 +12,17 @@ const LAYER = {
   entry: '^src/(cli[.]ts$|cli/|server[.]ts$|index[.]ts$|testkit/|client/)',
   app: '^src/(app|sandbox|create-context|modules)[.]ts$',
   control: '^src/(emulator|sessions|faults)/',
+  machinery: '^src/snapshots/',
   domains: '^src/(domains|fixtures)/',
   scenarios: '^src/scenarios/',
   core: '^src/(lib/|core/|(config|version|webhook-verify)[.]ts$)',
 };
+
+/**
+ * What starting a sandbox runs: openSandbox, createContext (the root's, the test kit's, each session's) and the sessions
+ * registry that opens a session's. It names no control-plane module (docs/architecture.md#starting-a-sandbox).
+ */
+const SANDBOX_START = '^src/((sandbox|create-context)[.]ts$|sessions/sessions[.]registry[.]ts$)';
 
 /** The AppContext type and the per-sandbox runtime it carries: read by every layer from the domains down. */
 const CONTEXT = '^src/(context[.]ts$|runtime/)';
@@ -32,7 +39,26 @@ module.exports = {
         'what the control plane needs of a domain it calls; what a domain needs from above is handed in (docs/architecture.md#layers).',
       severity: 'error',
       from: { path: LAYER.domains },
+      to: above('machinery', 'control', 'app', 'entry'),
+    },
+    {
+      name: 'sandbox-machinery-below-control-plane',
+      comment:
+        'Sandbox machinery (src/snapshots: a snapshot taken, checked, restored, the starting snapshot) imports no control plane, ' +
+        'no sessions, no faults, no app and no entry: a sandbox starts from a snapshot without them (docs/architecture.md#layers).',
+      severity: 'error',
+      from: { path: LAYER.machinery },
       to: above('control', 'app', 'entry'),
+    },
+    {
+      name: 'sandbox-start-enters-no-control-plane',
+      comment:
+        'Starting a sandbox (src/sandbox.ts, src/create-context.ts, src/sessions/sessions.registry.ts) imports nothing of the ' +
+        'control plane (src/emulator): the clock store, table copying and snapshots it needs are below it; the control ' +
+        "plane's descriptor reaches it only through the app's list of modules (docs/architecture.md#starting-a-sandbox).",
+      severity: 'error',
+      from: { path: SANDBOX_START },
+      to: { path: '^src/emulator/' },
     },
     {
       name: 'http-names-no-domain',
@@ -41,7 +67,7 @@ module.exports = {
         '(API keys and tokens for authentication) is handed in by the app (docs/architecture.md#layers).',
       severity: 'error',
       from: { path: '^src/http/' },
-      to: above('domains', 'control', 'app', 'entry'),
+      to: above('domains', 'machinery', 'control', 'app', 'entry'),
     },
     {
       name: 'scheduler-names-no-domain',
@@ -50,14 +76,14 @@ module.exports = {
         '(docs/architecture.md#layers).',
       severity: 'error',
       from: { path: '^src/scheduler/' },
-      to: above('domains', 'control', 'app', 'entry'),
+      to: above('domains', 'machinery', 'control', 'app', 'entry'),
     },
     {
       name: 'db-below-http',
       comment: 'The database layer (src/db) imports no http plumbing, no scheduler and nothing above (docs/architecture.md#layers).',
       severity: 'error',
       from: { path: '^src/db/' },
-      to: { path: ['^src/(http|scheduler)/', LAYER.domains, LAYER.control, LAYER.app, LAYER.entry] },
+      to: { path: ['^src/(http|scheduler)/', LAYER.domains, LAYER.machinery, LAYER.control, LAYER.app, LAYER.entry] },
     },
     {
       name: 'context-below-domains',
@@ -66,7 +92,7 @@ module.exports = {
         'the type of the loaded fixtures that ctx carries (src/fixtures/fixtures.schema.ts, docs/architecture.md#layers).',
       severity: 'error',
       from: { path: CONTEXT },
-      to: { path: [LAYER.domains, LAYER.control, LAYER.app, LAYER.entry], pathNot: '^src/fixtures/fixtures[.]schema[.]ts$' },
+      to: { path: [LAYER.domains, LAYER.machinery, LAYER.control, LAYER.app, LAYER.entry], pathNot: '^src/fixtures/fixtures[.]schema[.]ts$' },
     },
     {
       name: 'core-imports-only-core',

@@ -947,7 +947,7 @@ async function sessions(runs) {
 }
 
 // One test's life through the Python kit (bench/lib/python-kit-life.py, bench/README.md "Also measured"): a labelled
-// session, 9 requests with a settle, the label ended, as a pytest test using clients/python sees it; `runs` timed lives
+// session, 9 requests with two settles, the label ended, as a pytest test using clients/python sees it; `runs` timed lives
 // after 3 warm-ups, on a server of its own (in-memory, default fixtures, --log-level warn). Skipped without python3.
 async function pythonKitLife(runs) {
   const python = spawnSync('python3', ['--version'], { encoding: 'utf8' });
@@ -967,7 +967,7 @@ async function pythonKitLife(runs) {
 const pythonKitLine = (life) =>
   life.skipped
     ? `  one test's life, Python kit: skipped (${life.skipped})`
-    : `  one test's life, Python kit (labelled session, ${life.journeyRequests} requests with a settle, end): median ${life.medianMs} ms (p90 ${life.p90Ms}, min ${life.minMs}, max ${life.maxMs}) over ${life.runs}; ` +
+    : `  one test's life, Python kit (labelled session, ${life.journeyRequests} requests with two settles, end): median ${life.medianMs} ms (p90 ${life.p90Ms}, min ${life.minMs}, max ${life.maxMs}) over ${life.runs}; ` +
       `create ${life.steps.createSessionMs} ms, the ${life.journeyRequests} requests ${life.steps.journeyMs} ms (the first alone ${life.firstRequestMs} ms), end ${life.steps.endMs} ms (medians); load ${life.loadAverageBefore.join(' / ')} before`;
 
 function childJson(script, args) {
@@ -1145,11 +1145,11 @@ function issueTargets(extras) {
       check(made && made.idleMbPerSession !== null && `${made.idleMbPerSession} MB per idle session`, '< 0.5 MB', made && made.idleMbPerSession !== null ? made.idleMbPerSession < 0.5 : null),
     ]),
   );
-  // bench/lib/python-kit-life.py: create with a label, 9 requests with a settle, end_label; skipped without python3
+  // bench/lib/python-kit-life.py: create with a label, 9 requests with two settles, end_label; skipped without python3
   const life = extras.pythonKitLife?.skipped ? null : extras.pythonKitLife;
   rows.push(
     targetRow(
-      "one test's life, Python kit (labelled session, 9 requests with a settle, end)",
+      "one test's life, Python kit (labelled session, 9 requests with two settles, end)",
       'median < 25 ms',
       [check(life && `${life.medianMs} ms`, '< 25 ms', life ? life.medianMs < 25 : null)],
       life && `p90 ${life.p90Ms} ms; create ${life.steps.createSessionMs}, requests ${life.steps.journeyMs} (first ${life.firstRequestMs}), end ${life.steps.endMs} ms (medians of ${life.runs})`,

@@ -383,7 +383,7 @@ function snapshot(app, db) {
       .raw()
       .all()
       .map((row) => JSON.stringify(row))
-      // The clock's high-water mark is the wall clock when each context was opened (src/emulator/clock.store.ts),
+      // The clock's high-water mark is the wall clock when each context was opened (src/db/clock-store.ts),
       // not something either loader writes: left out of the comparison.
       .filter((line) => !(table === 'meta' && line.startsWith('["clock_high_water_ms"')))
       .sort();

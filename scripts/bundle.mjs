@@ -56,7 +56,7 @@ const trimmed = {
 };
 
 /**
- * The snapshot check's worker thread (src/emulator/snapshots.worker.ts) as dist/snapshots.worker.js, next to the bundle:
+ * The snapshot check's worker thread (src/snapshots/snapshots.worker.ts) as dist/snapshots.worker.js, next to the bundle:
  * the bundle starts it by that name relative to itself, as tsc's output finds its own copy beside snapshots.check.js.
  */
 export const SNAPSHOT_WORKER = path.join(root, 'dist', 'snapshots.worker.js');
@@ -76,7 +76,7 @@ const SHARED = {
 };
 
 export async function bundle() {
-  await build({ ...SHARED, entryPoints: [path.join(root, 'dist', 'src', 'emulator', 'snapshots.worker.js')], outfile: SNAPSHOT_WORKER });
+  await build({ ...SHARED, entryPoints: [path.join(root, 'dist', 'src', 'snapshots', 'snapshots.worker.js')], outfile: SNAPSHOT_WORKER });
   await build({ ...SHARED, entryPoints: [path.join(root, 'dist', 'src', 'cli.js')], outfile: BUNDLE });
 }
 

@@ -22,9 +22,10 @@ import { endUiEvents } from './emulator/dashboard.events.js';
 import { endListener } from './emulator/listen.service.js';
 import { registerFaultRules } from './faults/fault-rules.hooks.js';
 import { VERSION } from './version.js';
-import { routeModules } from './modules.js';
+import { documentParts, routeModules } from './modules.js';
 import { SESSION_PATH, type SessionRegistry } from './sessions/sessions.registry.js';
 import { sessionsRoutes } from './sessions/sessions.routes.js';
+import { sessionsDocument } from './sessions/sessions.openapi.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024; // docs/decisions.md#status-codes: 1 MiB
 
@@ -125,7 +126,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       for (const method of [input.route.method].flat()) routeNotes.set(`${String(method).toUpperCase()} ${path}`, { auth, optionalBody });
       return result;
     },
-    transformObject: (input) => finishDocument(documentErrorResponses(jsonSchemaTransformObject(input)), routeNotes),
+    // every module's own part of the document, and the sessions' (docs/openapi.md#what-each-area-adds)
+    transformObject: (input) => finishDocument(documentErrorResponses(jsonSchemaTransformObject(input)), routeNotes, [...documentParts, sessionsDocument]),
   });
   registerDocs(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

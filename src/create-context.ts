@@ -1,16 +1,16 @@
 import { openDatabase, openImage, prepared, type Db } from './db/connection.js';
 import { databaseCounter } from './db/id-counter.js';
 import { createClock, type Clock, type ClockState } from './lib/clock.js';
-import { planClockStart, readStoredClock, storeClock, type ClockStartPlan } from './emulator/clock.store.js';
+import { planClockStart, readStoredClock, storeClock, type ClockStartPlan, type StoredClock } from './db/clock-store.js';
 import { advanceClock } from './scheduler/scheduler.js';
 import { createIdSource } from './lib/ids.js';
 import { clockStart, ConfigError, configSchema, DEFAULT_SEED, type Config } from './config.js';
 import { loadFixtures } from './fixtures/fixtures.loader.js';
 import type { Fixtures } from './fixtures/fixtures.schema.js';
 import { seedFixtures } from './fixtures/fixtures.seed.js';
-import { readSnapshotFileAtStart, setStartingSnapshot, type Snapshot } from './emulator/snapshots.service.js';
+import { readSnapshotFileAtStart, setStartingSnapshot, type Snapshot } from './snapshots/snapshot.js';
 import { ServiceError } from './core/errors.js';
-import { restoreNewDatabase } from './emulator/snapshots.tables.js';
+import { restoreNewDatabase } from './db/snapshot-tables.js';
 import { readFileSync } from 'node:fs';
 import { afterJobsRan, jobFailureHandlers, jobHandlers, stateSlots, wireModules } from './modules.js';
 import { SandboxRuntime } from './runtime/sandbox-runtime.js';
@@ -18,6 +18,11 @@ import type { AppContext } from './context.js';
 
 export interface ContextOptions {
   config?: Partial<Config>;
+  /**
+   * A configuration parsed already, used as it is instead of `config` (sessions: the registry parses the server's
+   * once, not per session: docs/sessions.md#how-fast).
+   */
+  parsedConfig?: Config;
   db?: Db;
   /**
    * Open the database from this image (sessions.registry's `sandboxImage` of a sandbox of the same fixtures and webhook URL)
@@ -38,10 +43,11 @@ function defaultWarn(config: Config): (line: string) => void {
 
 /** Open (or take) the database, seed it from the fixtures when empty, and assemble the context and its runtime. */
 export function createContext(options: ContextOptions = {}): AppContext {
-  const config = configSchema.parse(options.config ?? {});
+  const config = options.parsedConfig ?? configSchema.parse(options.config ?? {});
   const db = options.db ?? (options.image ? openImage(options.image) : openDatabase(config.db));
   const startingPoint = config.snapshot ? startFromSnapshot(db, config.snapshot, options.warn ?? defaultWarn(config)) : undefined;
-  const started = options.clock ? undefined : persistentClock(db, config, Date.now);
+  // an image holds no clock record (sessions.registry's sandboxImage leaves it out): nothing to read
+  const started = options.clock ? undefined : persistentClock(db, config, Date.now, options.image ? undefined : readStoredClock(db));
   const clock = options.clock ?? started!.clock;
   const fixtures = options.fixtures ?? loadFixtures(config.fixtures);
   const ctx: AppContext = {
@@ -99,12 +105,12 @@ function startFromSnapshot(db: Db, file: string, warn: (line: string) => void): 
 }
 
 /**
- * The clock of `--clock`, started where the database file's record says (emulator/clock.store.ts): it never
+ * The clock of `--clock`, started where the database file's record says (src/db/clock-store.ts): it never
  * runs backwards behind what is recorded, and every move is recorded. `restoreInitial` (reset) goes back to
  * the `--clock` start, as a new database would (docs/decisions.md#reset-and-the-clock).
  */
-function persistentClock(db: Db, config: Config, wallClock: () => number): { clock: Clock; plan: ClockStartPlan } {
-  const plan = planClockStart(readStoredClock(db), config.clock, wallClock());
+function persistentClock(db: Db, config: Config, wallClock: () => number, stored: StoredClock | undefined): { clock: Clock; plan: ClockStartPlan } {
+  const plan = planClockStart(stored, config.clock, wallClock());
   let clock: Clock | undefined;
   const persist = (state: ClockState) => storeClock(db, state, clock ? clock.nowMs() : plan.fromMs);
   clock = createClock(clockStart(config), wallClock, persist);

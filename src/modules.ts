@@ -42,6 +42,9 @@ export const modules: readonly DomainDescriptor[] = [
   faultsDomain,
 ];
 
+/** Every module's part of the OpenAPI document, in the modules' order (docs/openapi.md#what-each-area-adds). */
+export const documentParts = modules.flatMap((module) => (module.openapi ? [module.openapi] : []));
+
 /** Every route module, in registration order. */
 export const routeModules = modules.flatMap((module) => module.routes ?? []);
 

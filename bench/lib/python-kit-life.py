@@ -20,9 +20,8 @@ answer's status (and the bits of the body the next step needs) is checked: anyth
 with the status and the body, so the figures cannot come from error answers. Standard library only.
 
 Printed: the lives' median, p90 (nearest rank), min and max in ms; the medians of their three parts (create,
-the 9 requests, end); and firstRequestMs, the median of request 1 alone (part of the 9): taking a session from
-the server's pool makes it build a replacement at once, between requests, and request 1 may wait for one step of that
-build (docs/sessions.md#how-fast).
+the 9 requests, end); and firstRequestMs, the median of request 1 alone (part of the 9): the first statements a
+session's new database connection prepares are paid there (docs/sessions.md#how-fast).
 """
 
 import json

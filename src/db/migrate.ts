@@ -2,7 +2,7 @@ import type { Db } from './db.js';
 import { migrations } from './migrations/index.js';
 
 // Numbered migrations tracked with PRAGMA user_version; each runs in its own transaction. `upTo` stops at a level (the
-// schema an older build wrote: emulator/snapshots.check.ts).
+// schema an older build wrote: src/snapshots/snapshots.check.ts).
 export function migrate(db: Db, upTo = Number.POSITIVE_INFINITY): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   const sorted = [...migrations].sort((a, b) => a.version - b.version);

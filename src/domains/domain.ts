@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import type { JobFailureHandler, JobHandler } from '../scheduler/scheduler.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
+import type { DocumentPart } from '../http/openapi-document.js';
 
 /**
  * A long-running piece of a sandbox, started when the sandbox opens (the root or a session) and stopped when it
@@ -35,4 +36,10 @@ export interface DomainDescriptor {
    * to another one without that one importing it (faults: the webhook delivery interceptor).
    */
   wire?: (ctx: AppContext) => void;
+  /**
+   * What the module adds to the OpenAPI document that its route schemas cannot say (its parameters' meaning, its ids'
+   * prefixes, headers, bodies read raw, the webhook): src/http/openapi-document.ts assembles the parts and knows no
+   * domain (docs/openapi.md#what-each-area-adds).
+   */
+  openapi?: DocumentPart;
 }

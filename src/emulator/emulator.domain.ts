@@ -16,8 +16,9 @@ import { snapshotsRoutes } from './snapshots.routes.js';
 import { emulatorJobsRoutes } from './jobs.routes.js';
 import { clockHighWaterService } from './clock.high-water.js';
 import { demoRoutes } from './demo.routes.js';
-import { snapshotsSlot, startingSnapshotSlot } from './snapshots.service.js';
-import { snapshotTrackingSlot } from './snapshots.tracking.js';
+import { snapshotsSlot } from './snapshots.service.js';
+import { startingSnapshotSlot } from '../snapshots/snapshot.js';
+import { snapshotTrackingSlot } from '../snapshots/snapshots.tracking.js';
 import { resetImageSlot } from './reset.service.js';
 import { journalSlot } from './journal.service.js';
 import { uiEventsService, uiEventsSlot } from './dashboard.events.js';
@@ -26,6 +27,7 @@ import { scenarioPlayRoutes } from './scenario-play.routes.js';
 import { listenRoutes } from './listen.routes.js';
 import { settleRoutes } from './settle.routes.js';
 import { listenService, listenSlot, registerListenRelay } from './listen.service.js';
+import { emulatorDocument } from './emulator.openapi.js';
 
 // The control plane (docs/control-plane.md): one `<area>.routes.ts` per area, listed in the order their routes
 // appear in the OpenAPI document (docs/architecture.md#a-new-control-plane-route).
@@ -57,4 +59,5 @@ export const emulatorDomain: DomainDescriptor = {
   state: [snapshotsSlot, startingSnapshotSlot, snapshotTrackingSlot, resetImageSlot, journalSlot, uiEventsSlot, scenarioPlaySlot, listenSlot],
   // the listen relay reaches the webhook sender as its delivery transport, not by an import (docs/webhooks.md#listen)
   wire: registerListenRelay,
+  openapi: emulatorDocument,
 };

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { envelopeSchema, pageQuery } from '../http/pagination.js';
 import { instant } from '../http/formats.js';
+import { JOB_STATUSES } from '../scheduler/scheduler.js';
 
 // GET /_emulator/jobs (docs/control-plane.md#jobs)
 
-export const JOB_STATUSES = ['PENDING', 'DONE', 'FAILED', 'CANCELED'] as const;
+export { JOB_STATUSES };
 
 export const listJobsQuery = z.strictObject({
   status: z.enum(JOB_STATUSES, { error: `status must be one of ${JOB_STATUSES.join(', ')}` }).optional(),

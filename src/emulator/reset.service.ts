@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { resetState } from '../fixtures/fixtures.seed.js';
-import { captureSnapshot, restoreSnapshot, restoreTables, startingSnapshot, type Snapshot } from './snapshots.service.js';
+import { captureSnapshot, restoreSnapshot, restoreTables, startingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
 import { sessionWebhookUrl, setWebhookEndpoint } from '../domains/webhooks/webhooks.service.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 

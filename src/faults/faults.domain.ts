@@ -13,4 +13,13 @@ export const faultsDomain: DomainDescriptor = {
   state: [faultRulesSlot, webhookChaosSlot],
   // webhook chaos reaches the sender and the dispatcher as their delivery interceptor, not by an import
   wire: registerWebhookChaos,
+  // its part of the OpenAPI document (docs/openapi.md#what-each-area-adds)
+  openapi: {
+    parameters: {
+      'GET /_emulator/faults/{id} id': { description: 'The id of a fault rule', example: 'flt_1' },
+      'DELETE /_emulator/faults/{id} id': { description: 'The id of a fault rule', example: 'flt_1' },
+    },
+    // how far webhook chaos moves a timestamp: back or forward
+    signedIntegers: ['skewSeconds'],
+  },
 };

@@ -6,6 +6,9 @@ import type { AppContext } from '../context.js';
 // (docs/architecture.md#the-transaction-rule), with the clock reading the job's due time while it runs, so a rail
 // step due at T is stamped T even when the clock was advanced past it in one call (docs/decisions.md#emulated-clock).
 
+/** A job row's statuses: run once (DONE), refused by its handler (FAILED), or canceled before it ran. */
+export const JOB_STATUSES = ['PENDING', 'DONE', 'FAILED', 'CANCELED'] as const;
+
 export type JobHandler = (ctx: AppContext, payload: Record<string, unknown>) => void;
 /** Runs after a job's handler threw and its writes were rolled back (docs/decisions.md#failed-jobs). */
 export type JobFailureHandler = (ctx: AppContext, payload: Record<string, unknown>, error: string) => void;

@@ -2,17 +2,18 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import type { Config } from '../config.js';
+import { configSchema, type Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
-import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../emulator/snapshots.service.js';
+import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
 import { pinSessionWebhookUrl } from '../domains/webhooks/webhooks.service.js';
 import { errors, ServiceError } from '../core/errors.js';
 import { enterPathPrefix } from '../http/public-url.js';
 import { bindSandbox } from '../http/request-sandbox.js';
 import { createIdSource } from '../lib/ids.js';
 import { databaseCounter } from '../db/id-counter.js';
-import { openImage, type Db } from '../db/connection.js';
-import { forgetClock } from '../emulator/clock.store.js';
+import { openImage, prepared, type Db } from '../db/connection.js';
+import { compactImage } from '../db/compact-image.js';
+import { forgetClock } from '../db/clock-store.js';
 
 // Sessions (docs/sessions.md): sandboxes of their own, each with its own in-memory database, clock, scheduler, webhook
 // dispatcher, journal and snapshots, served by the server's one app under /_sessions/{id}. A session is data, not a
@@ -31,7 +32,7 @@ export interface Sandbox {
   close(drained?: () => Promise<void>): Promise<void>;
 }
 
-export type OpenSandbox = (options: { config: Partial<Config>; fixtures: Fixtures; image?: Buffer }) => Sandbox;
+export type OpenSandbox = (options: { parsedConfig: Config; fixtures: Fixtures; image?: Buffer; dueJobsLater?: boolean }) => Sandbox;
 
 /** Fixtures other than the server's whose database image is kept, the most recently used (docs/sessions.md#how-fast). */
 const IMAGES_KEPT = 4;
@@ -118,7 +119,12 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
   const sessions = new Map<string, Session>();
   // docs/sessions.md#how-fast: the database a session starts from, by its fixtures ('' the server's), taken from the
   // first sandbox opened with them; later ones open a copy instead of migrating and seeding.
-  const images = new Map<string, Buffer>();
+  const images = new Map<string, SandboxImage>();
+  // docs/sessions.md#how-fast: the database a session from a snapshot starts with, by the snapshot (the root's saved
+  // object): taken from the first session started from it. A snapshot saved again under its name is a new object and
+  // a deleted one is unreachable, so neither is ever opened from a stale image, and a dropped snapshot's image goes
+  // with it.
+  const snapshotImages = new WeakMap<Snapshot, Buffer>();
   let closed = false;
   let sweeper: NodeJS.Timeout | undefined;
   let created = 0;
@@ -129,20 +135,26 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
   const lifetimes: number[] = [];
   const limit = root.config.maxSessions;
   const idleTimeoutMs = root.config.sessionIdleTimeout * 1000;
-  const sessionConfig: Partial<Config> = { ...root.config, db: ':memory:', webhookUrl: undefined };
+  // parsed once: a session's clock, the one setting it may change, was checked by the request's schema already
+  const sessionConfig: Config = configSchema.parse({ ...root.config, db: ':memory:', webhookUrl: undefined });
 
   function openFor(sessionOptions: SessionOptions): Sandbox {
+    const parsedConfig = sessionOptions.clock ? { ...sessionConfig, clock: sessionOptions.clock } : sessionConfig;
+    const fromSnapshot = sessionOptions.snapshot && snapshotImages.get(sessionOptions.snapshot);
+    // its jobs run once the clock is at the snapshot's instant, as after the restore below
+    if (fromSnapshot) return open({ parsedConfig, fixtures: root.fixtures, image: fromSnapshot, dueJobsLater: true });
     const key = sessionOptions.fixtures ? JSON.stringify(sessionOptions.fixtures) : '';
     const image = images.get(key);
     const sandbox = open({
-      config: { ...sessionConfig, ...(sessionOptions.clock ? { clock: sessionOptions.clock } : {}) },
+      parsedConfig,
       fixtures: sessionOptions.fixtures ?? root.fixtures,
-      ...(image ? { image } : {}),
+      // an image without a pending job: the pass over due jobs at opening would find none
+      ...(image ? { image: image.bytes, dueJobsLater: !image.pendingJobs } : {}),
     });
     // taken before the sandbox serves anything: its database is still the migrated and seeded one. A server started
     // with --snapshot starts each session's database and clock from that file instead (no image).
     if (!image && !sessionConfig.snapshot) {
-      images.set(key, sandboxImage(sandbox.ctx.db));
+      images.set(key, { bytes: sandboxImage(sandbox.ctx.db), pendingJobs: hasPendingJobs(sandbox.ctx.db) });
       const given = [...images.keys()].filter((other) => other !== '');
       if (given.length > IMAGES_KEPT) images.delete(given[0]!);
     } else if (image && key !== '') {
@@ -197,13 +209,22 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
       // seed, the ids a fresh server started with that --seed would draw.
       created += 1;
       sandbox.ctx.ids = createIdSource(sessionOptions.seed ?? `${startSeed}/session-${created}`, databaseCounter(sandbox.ctx.db));
-      if (sessionOptions.snapshot) {
-        setStartingSnapshot(sandbox.ctx, sessionOptions.snapshot); // its reset goes back to the snapshot
-        restoreSnapshot(sandbox.ctx, sessionOptions.snapshot);
+      const { snapshot } = sessionOptions;
+      if (snapshot) {
+        setStartingSnapshot(sandbox.ctx, snapshot); // its reset goes back to the snapshot
+        if (snapshotImages.has(snapshot)) {
+          // every table but meta is the snapshot's already; meta (its clock record, which the image leaves out) is
+          // put back as the full restore leaves it, then the clock as a restore sets it
+          restoreSnapshot(sandbox.ctx, { ...snapshot, tables: snapshot.tables.filter((table) => table.name === 'meta') });
+        } else {
+          restoreSnapshot(sandbox.ctx, snapshot);
+          if (!sessionConfig.snapshot) snapshotImages.set(snapshot, sandboxImage(sandbox.ctx.db));
+        }
       }
       // A session sends only where its creator said, whatever its fixtures or snapshot name, and after every
       // reset too (docs/sessions.md#webhooks): deliveries of two sessions never reach one receiver by accident.
       pinSessionWebhookUrl(sandbox.ctx, sessionOptions.webhookUrl ?? null);
+      sandbox.ctx.db.pragma('shrink_memory');
     } catch (error) {
       void sandbox.close();
       throw error;
@@ -306,6 +327,15 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
   };
 }
 
+interface SandboxImage {
+  bytes: Buffer;
+  pendingJobs: boolean;
+}
+
+function hasPendingJobs(db: Db): boolean {
+  return prepared<{ any: number }>(db, "SELECT EXISTS (SELECT 1 FROM jobs WHERE status = 'PENDING') AS any").get()!.any === 1;
+}
+
 /**
  * The bytes of a new sandbox's database, to open others like it from (OpenSandbox's `image`): its migrated and seeded
  * tables without the clock record, so each sandbox opened from it starts its own clock as a new database does.
@@ -315,7 +345,7 @@ export function sandboxImage(db: Db): Buffer {
   const copy = openImage(db.serialize());
   try {
     forgetClock(copy);
-    return copy.serialize();
+    return compactImage(copy);
   } finally {
     copy.close();
   }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { errors, ServiceError } from '../core/errors.js';
-import { captureSnapshot, setStartingSnapshot } from '../emulator/snapshots.service.js';
+import { captureSnapshot, setStartingSnapshot } from '../snapshots/snapshot.js';
 import { beginPlay, buildPlayGiven, givenIds, playGroups, savePlay } from '../emulator/scenario-play.service.js';
 import { injectTransport } from '../emulator/scenario-transport.js';
 import type { ChosenScenario } from './sessions.service.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { waitUntil } from '../helpers/wait.js';
 import Database from 'better-sqlite3';
 import { createContext } from '../../src/create-context.js';
-import { planClockStart } from '../../src/emulator/clock.store.js';
+import { planClockStart } from '../../src/db/clock-store.js';
 import { ensureBuilt, signedCall, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 // The emulated clock never runs backwards, across restarts included (docs/configuration.md#clock): every

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { checkInWorker, knownLevels, SnapshotRefusal } from '../../src/emulator/snapshots.check.js';
-import { fileTableName } from '../../src/emulator/snapshots.tables.js';
+import { checkInWorker, knownLevels, SnapshotRefusal } from '../../src/snapshots/snapshots.check.js';
+import { fileTableName } from '../../src/db/snapshot-tables.js';
 import { call, signed } from '../helpers/http-client.js';
 import { START } from '../helper.js';
 

@@ -1,8 +1,8 @@
 import t from 'tap';
-import { knownLevels } from '../../src/emulator/snapshots.check.js';
-import { ROW_RULES, rowProblem } from '../../src/emulator/snapshots.rules.js';
+import { knownLevels } from '../../src/snapshots/snapshots.check.js';
+import { ROW_RULES, rowProblem } from '../../src/snapshots/snapshots.rules.js';
 
-// The row rules of snapshot files (src/emulator/snapshots.rules.ts, docs/robustness.md#hostile-files): one per column of
+// The row rules of snapshot files (src/snapshots/snapshots.rules.ts, docs/robustness.md#hostile-files): one per column of
 // every state table of this build, so a migration that adds a table or a column fails here until it adds its rules.
 
 t.test('every state table and every column of this build has a rule, and no rule names anything else', async (t) => {

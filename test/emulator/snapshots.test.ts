@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildTestApp, json, AS_JANE, type TestApp } from '../helper.js';
-import { captureSnapshot } from '../../src/emulator/snapshots.service.js';
+import { captureSnapshot } from '../../src/snapshots/snapshot.js';
 
 // Snapshots (docs/control-plane.md#snapshots): save, list, restore, delete, export and upload the whole state.
 

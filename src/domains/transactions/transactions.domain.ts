@@ -1,4 +1,5 @@
 import type { DomainDescriptor } from '../domain.js';
+import { ID_PREFIXES } from '../../lib/ids.js';
 import { transactionsRoutes } from './transactions.routes.js';
 import { RAIL_STEP_JOB } from './transactions.rail.js';
 import { failTransactionOfJob, runRailStep } from './transactions.transition.js';
@@ -11,4 +12,9 @@ export const transactionsDomain: DomainDescriptor = {
   // a rail step that throws moves its transaction to FAILED (PROCESSING_ERROR): docs/decisions.md#failed-jobs
   jobFailures: { [RAIL_STEP_JOB]: failTransactionOfJob },
   state: [listReaderSlot],
+  // its part of the OpenAPI document (docs/openapi.md#what-each-area-adds)
+  openapi: {
+    parameters: { transactionId: { description: 'The id of a transaction (GET /v1/transactions)', example: 'txn_hist_acme_usd_001' } },
+    idPrefixes: { transactionId: `${ID_PREFIXES.transaction}_` },
+  },
 };

@@ -1,5 +1,6 @@
 import { deliveryTransportSlot } from './webhooks.transport.js';
 import type { DomainDescriptor } from '../domain.js';
+import { webhooksDocument } from './webhooks.openapi.js';
 import { WEBHOOK_RETRY_JOB, runWebhookRetry, sessionWebhookUrlSlot } from './webhooks.service.js';
 import { dispatcherSlot, webhookDispatcherService } from './webhooks.dispatcher.js';
 import { notifyOutbox, outboxSlot } from './outbox.js';
@@ -13,4 +14,6 @@ export const webhooksDomain: DomainDescriptor = {
   state: [outboxSlot, senderSlot, dispatcherSlot, deliveryInterceptorSlot, deliveryTransportSlot, sessionWebhookUrlSlot],
   // a job may have made a delivery due (a `webhook.retry`, an event written by a rail step): wake the dispatcher
   afterJobsRan: notifyOutbox,
+  // the transaction webhook in the OpenAPI document (docs/openapi.md#what-each-area-adds)
+  openapi: webhooksDocument,
 };

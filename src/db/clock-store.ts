@@ -1,4 +1,4 @@
-import { prepared, type Db } from '../db/connection.js';
+import { prepared, type Db } from './connection.js';
 import type { ClockState } from '../lib/clock.js';
 import type { Config } from '../config.js';
 
@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 // docs/decisions.md#clock-high-water-mark). Two rows of `meta` record it on a database file:
 // - `clock_state`: the mode and its instant or offset, written with every move (freeze, advance, resume);
 // - `clock_high_water_ms`: the latest emulated instant reached, only ever raised (MAX), also by a
-//   one-second tick while time flows (emulator/clock.high-water.ts), so a flowing clock is not set back
+//   one-second tick while time flows (src/emulator/clock.high-water.ts), so a flowing clock is not set back
 //   even when the host's wall clock is (NTP step, a VM or laptop waking, a file moved to another machine).
 
 const STATE_KEY = 'clock_state';

@@ -17,10 +17,14 @@ interface Tracking {
   dataVersion: number;
 }
 
-/** Kept across reset (the triggers note the reset's writes like any other) and snapshot restores; a new session has none. */
-export const snapshotTrackingSlot: StateSlot<{ tracking: Tracking | null }> = {
+/**
+ * Kept across reset (the triggers note the reset's writes like any other) and snapshot restores; a new session has none.
+ * Beside the notes, the order a restore writes tables in (triggerOrder), kept while the schema and the snapshot's
+ * tables are the same (src/snapshots/snapshot.ts).
+ */
+export const snapshotTrackingSlot: StateSlot<{ tracking: Tracking | null; order: { schemaVersion: number; tables: string; order: string[] } | null }> = {
   name: 'emulator.snapshotTracking',
-  create: () => ({ tracking: null }),
+  create: () => ({ tracking: null, order: null }),
   reset: 'keep',
   carriedBySnapshots: false,
   newSession: 'fresh',

@@ -1,9 +1,9 @@
-import { prepared, type Db } from '../db/connection.js';
-import { stateTables } from '../db/migrate.js';
+import { prepared, type Db } from './connection.js';
+import { stateTables } from './migrate.js';
 
 // The tables of a snapshot as rows, read from a database and written back into one (docs/control-plane.md#snapshots):
-// used by the snapshots of a sandbox (snapshots.service.ts) and by the check of an uploaded file, which migrates an
-// older file's rows on a database of its own (snapshots.check.ts).
+// used by the snapshots of a sandbox (src/snapshots/snapshot.ts), by the control plane's export (src/emulator/snapshots.service.ts)
+// and by the check of a file, which migrates an older file's rows on a database of its own (src/snapshots/snapshots.check.ts).
 
 /** Marks an exported file as ours; a file without it is refused on upload. */
 export const SNAPSHOT_FORMAT = 'service-sandbox-snapshot/1';
@@ -21,7 +21,7 @@ export function fileTableName(table: string): string {
 
 /**
  * How an exported file declares a table: its columns without types or constraints (the file is a copy of the rows, not
- * a second database to run on). The check of an uploaded file expects exactly this text (snapshots.check.ts).
+ * a second database to run on). The check of an uploaded file expects exactly this text (src/snapshots/snapshots.check.ts).
  */
 export function fileTableSql(table: string, columns: string[]): string {
   return `CREATE TABLE "${fileTableName(table)}" (${columns.map((column) => `"${column}"`).join(', ')})`;

@@ -10,7 +10,7 @@ import { ENTRY_SOURCES, REQUIREMENT_SETS, REQUIREMENT_STATUSES } from '../domain
 import { RELATIONSHIPS } from '../domains/beneficiaries/beneficiaries.schema.js';
 import { CHAOS_KINDS, DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES } from '../domains/webhooks/webhooks.schema.js';
 import { WALLET_NETWORKS } from '../domains/fees-fx/fees-fx.schema.js';
-import { JOB_STATUSES } from './jobs.schema.js';
+import { JOB_STATUSES } from '../scheduler/scheduler.js';
 
 // What a row of each state table may hold in a snapshot file (docs/control-plane.md#snapshots, docs/robustness.md#hostile-files):
 // the values the API itself writes, table by table and column by column. An uploaded file's rows are checked with these

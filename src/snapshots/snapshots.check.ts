@@ -15,7 +15,7 @@ import {
   SNAPSHOT_FORMAT,
   SNAPSHOT_INFO_SQL,
   type TableRows,
-} from './snapshots.tables.js';
+} from '../db/snapshot-tables.js';
 
 // An uploaded snapshot file is untrusted (docs/robustness.md#hostile-files, docs/control-plane.md#snapshots): a SQLite
 // file can hold views and triggers that run whatever query they like the moment a table is read, a corrupt b-tree, or
