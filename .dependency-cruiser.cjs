@@ -126,7 +126,7 @@ module.exports = {
         'Only the control plane, the app and the entry points use the scenario engine (src/scenarios): the domains and the ' +
         'plumbing below them never name it (docs/architecture.md#layers).',
       severity: 'error',
-      from: { path: ['^src/(domains|fixtures|http|db|scheduler|runtime)/', '^src/context[.]ts$', LAYER.core] },
+      from: { path: ['^src/(domains|fixtures|snapshots|http|db|scheduler|runtime)/', '^src/context[.]ts$', LAYER.core] },
       to: { path: LAYER.scenarios },
     },
     {

@@ -410,7 +410,7 @@ function referenceProblem(expression: string, parsed: ReturnType<typeof parseRef
     if (!id) return `\${${expression}} names no step: write \${steps.<id>.status}, \${steps.<id>.body...} or \${steps.<id>.headers...}`;
     if (!scope.steps.has(id)) return `\${${expression}}: no earlier step has the id "${id}"`;
     const part = parsed.path[1];
-    if (part !== undefined && part !== 'status' && part !== 'body' && part !== 'headers') return `\${${expression}}: a step's answer has status, body and headers, not "${part}"`;
+    if (part !== undefined && part !== 'status' && part !== 'body' && part !== 'headers' && part !== 'transactionId') return `\${${expression}}: a step's answer has status, body, headers and transactionId, not "${part}"`;
     return null;
   }
   if (!scope.names.has(parsed.root)) {
@@ -521,8 +521,8 @@ function checkSteps(scenario: Scenario, givenNames: LoadedScenario['givenNames']
       if (typeof as === 'string' && as !== 'programme' && !users.has(as)) {
         problems.at([...base, 'request', 'as'], `as: "${as}" is not a given user${users.size > 0 ? ` (${[...users].join(', ')})` : ''}; write programme, a given user's name, or { key, user }`);
       }
-      if (as && typeof as === 'object' && as.user !== undefined && !as.user.includes('${') && !users.has(as.user)) {
-        problems.at([...base, 'request', 'as', 'user'], `user "${as.user}" is not a given user; write a given user's name or a \${...} reference to a user id`);
+      if (as && typeof as === 'object' && as.user !== undefined && !as.user.includes('${') && !users.has(as.user) && !/^usr_[A-Za-z0-9_]+$/.test(as.user)) {
+        problems.at([...base, 'request', 'as', 'user'], `user "${as.user}" is not a given user; write a given user's name, a user id (usr_...) or a \${...} reference to one`);
       }
     }
     if (step.id !== undefined) {

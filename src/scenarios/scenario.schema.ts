@@ -84,7 +84,7 @@ const givenSchema = z
 const keyAs = z
   .strictObject({
     key: z.string().min(1).max(128).optional().describe('An API key of the sandbox (its fixtures); default: the first programme\'s MULTI_USER key'),
-    user: z.string().min(1).max(200).optional().describe('The user acted for: a given user\'s name or a ${...} reference to a user id; omitted: no user (a programme-level call)'),
+    user: z.string().min(1).max(200).optional().describe('The user acted for: a given user\'s name, a user id of the fixtures (usr_...) or a ${...} reference to one; omitted: no user (a programme-level call)'),
   })
   .describe('A particular key of the sandbox, and optionally the user acted for');
 
@@ -219,7 +219,7 @@ export const stepSchema = z
       .string()
       .regex(/^[a-z][a-zA-Z0-9_-]{0,63}$/, 'id must start with a lower-case letter and hold letters, digits, _ and - (at most 64)')
       .optional()
-      .describe('Later steps read its answer: ${steps.<id>.status}, ${steps.<id>.body.x}, ${steps.<id>.headers.x}'),
+      .describe('Later steps read its answer: ${steps.<id>.status}, ${steps.<id>.body.x}, ${steps.<id>.headers.x}, ${steps.<id>.transactionId}'),
     caption: z.string().max(500).optional().describe('One line a demo shows for the step'),
     note: z.string().max(5000).optional().describe('A longer text for the step'),
     request: requestAction.optional(),
@@ -240,10 +240,10 @@ export const stepSchema = z
     capture: z
       .record(
         z.string().regex(NAME_PATTERN, 'a capture name must start with a letter and hold only letters, digits and _'),
-        z.string().regex(/^(status|body|headers)(\.[^.\s]+)*$/, 'a capture is status, body, body.<dotted path> or headers.<name>'),
+        z.string().regex(/^(status|body|headers|transactionId)(\.[^.\s]+)*$/, 'a capture is status, body, body.<dotted path>, headers.<name> or transactionId'),
       )
       .optional()
-      .describe('Names for parts of the answer, for later steps: { payout: body } gives ${payout.transactionId}'),
+      .describe('Names for parts of the answer, for later steps: { payout: body } gives ${payout.transactionId}; transactionId: the transaction the step made or moved'),
     expect: expectSchema.optional(),
   })
   .describe('One step: exactly one action (or only `expect`), then capture and expect');
@@ -279,7 +279,7 @@ export const scenarioSchema = z
     given: givenSchema.optional(),
     steps: z.array(stepSchema).min(1).max(500).describe('The story, in order'),
   })
-  .describe('A scenario: a sandbox set up, a story told and checked (docs/scenarios.md)');
+  .describe('A scenario: a sandbox set up, a story told and checked');
 
 export type Scenario = z.infer<typeof scenarioSchema>;
 export type ScenarioStep = z.infer<typeof stepSchema>;

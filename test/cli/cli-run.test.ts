@@ -1,0 +1,167 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { CLI, ensureBuilt, startServerProcess } from '../helpers/server-process.js';
+import { plainNode } from '../helpers/node-child.js';
+
+// `service-sandbox run` from the built CLI (docs/cli.md#run): exit 0 when every step passed, 1 at the first failed
+// one with file:line:column, the request and the answer, 2 for bad arguments or a bad file before anything is sent;
+// --junit parsed back by a real XML parser against the structure Jenkins and GitLab read; --json; --session with --url.
+
+const dir = mkdtempSync(path.join(tmpdir(), 'scenario-run-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+function write(name: string, text: string): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const env = { ...process.env };
+    for (const name of ['ADMIN_TOKEN', 'NODE_OPTIONS', 'FIXTURES', 'SEED', 'CLOCK']) delete env[name];
+    const child = spawn(...plainNode([CLI, 'run', ...args]), { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const PASSING = `name: passing
+seed: "cli-run"
+clock: 2026-03-01T12:00:00Z
+webhooks: { receiver: true }
+given:
+  users:
+    - as: northwind
+      type: BUSINESS
+      name: Northwind Traders Inc
+      accounts:
+        - { as: usd, currency: USD, balance: "250.00" }
+      depositInstructions:
+        - { as: ach, account: usd, rail: US.USD.ACH }
+steps:
+  - id: deposit
+    caption: A customer pays 100.00 USD
+    request:
+      method: POST
+      path: "/v1/sandbox/accounts/\${usd.id}/deposits"
+      as: northwind
+      body: { depositInstructionId: "\${ach.id}", amount: "100.00", counterpartyName: Contoso, reference: NW-1 }
+    expect: { status: 202 }
+  - advance: 2s
+  - waitFor: { events: [transaction_created, transaction_status_updated], transaction: "\${steps.deposit.transactionId}" }
+  - expect:
+      balance: { account: usd, available: "350.00" }
+`;
+
+const FAILING = `name: failing
+steps:
+  - request: { method: GET, path: /v1/users, as: programme }
+    expect:
+      status: 200
+      body:
+        totalRecords: { gt: 1000 }
+  - settle: true
+`;
+
+t.before(async () => {
+  await ensureBuilt();
+});
+
+t.test('exit 0: one line per step, the JUnit report valid and shaped as Jenkins and GitLab read it', async (t) => {
+  const file = write('passing.yaml', PASSING);
+  const junit = path.join(dir, 'passing.xml');
+  const result = await run([file, '--junit', junit]);
+  t.equal(result.code, 0, result.stderr);
+  t.match(result.stdout, /^run .*passing\.yaml \(passing\) in session ses_[0-9a-f]{16}\n/);
+  t.match(result.stdout, /\n {2}ok {3}1\/4 request POST \/v1\/sandbox\/accounts\/acct_\w+\/deposits -> 202 {2}\(deposit: A customer pays 100\.00 USD\)/);
+  t.match(result.stdout, /\nall 1 scenario passed\n$/);
+  const xml = readFileSync(junit, 'utf8');
+  t.equal(XMLValidator.validate(xml), true);
+  const parsed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => name === 'testsuite' || name === 'testcase' }).parse(xml);
+  t.match(parsed.testsuites, { name: 'service-sandbox run', tests: '4', failures: '0', time: /^\d+\.\d{3}$/ });
+  const suite = parsed.testsuites.testsuite[0];
+  t.match(suite, { name: 'passing', tests: '4', failures: '0', skipped: '0', time: /^\d+\.\d{3}$/, file });
+  t.same(
+    suite.testcase.map((item: { name: string; classname: string }) => [item.name, item.classname]),
+    [
+      ['1 deposit A customer pays 100.00 USD', 'passing'],
+      ['2', 'passing'],
+      ['3', 'passing'],
+      ['4', 'passing'],
+    ],
+  );
+});
+
+t.test('exit 1: the failed step with file:line:column, its request and answer; later files do not run', async (t) => {
+  const failing = write('failing.yaml', FAILING);
+  const passing = write('passing2.yaml', PASSING);
+  const junit = path.join(dir, 'failing.xml');
+  const result = await run([failing, passing, '--junit', junit]);
+  t.equal(result.code, 1);
+  t.match(result.stdout, / {2}FAIL 1\/2 request GET \/v1\/users -> 200/);
+  t.notMatch(result.stdout, /passing2/);
+  const lines = result.stderr.split('\n');
+  t.match(lines[0], new RegExp(`^${failing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:7:9: body\\.totalRecords: expected a number gt 1000, found \\d+$`));
+  t.equal(lines[1], '    step 1');
+  t.equal(lines[2], '    request: GET /v1/users');
+  t.match(lines[3], /^ {4}answer: 200 \{"data":\[/);
+  const parsed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => name === 'testsuite' || name === 'testcase' }).parse(readFileSync(junit, 'utf8'));
+  t.match(parsed.testsuites, { tests: '6', failures: '1', skipped: '5' });
+  const [first, second] = parsed.testsuites.testsuite;
+  t.match(first.testcase[0].failure, { message: /^body\.totalRecords: expected a number gt 1000, found \d+$/, type: 'expectation' });
+  t.ok('skipped' in first.testcase[1]);
+  t.match(second, { name: 'passing', tests: '4', skipped: '4' });
+});
+
+t.test('exit 2: bad arguments and bad files, before anything is sent', async (t) => {
+  const broken = write('broken.yaml', 'name: broken\nsteps:\n  - settle: true\n    bogus: 1\n');
+  const noKey = write(
+    'readonly.yaml',
+    `name: readonly\nfixtures: ${JSON.stringify(path.join(import.meta.dirname, '..', '..', 'fixtures', 'default.json'))}\nsteps:\n  - request: { method: POST, path: /v1/beneficiaries, as: { key: pk_sandbox_readonly, user: usr_acme }, body: {} }\n`,
+  );
+  const cases: Array<[string[], RegExp]> = [
+    [[], /^service-sandbox run: no scenario file given; usage: service-sandbox run FILE\.\.\./],
+    [[broken, '--bogus'], /^service-sandbox run: unknown option --bogus/],
+    [[broken, '--url', 'ftp://x'], /^service-sandbox run: --url "ftp:\/\/x": accepts an http:\/\/ or https:\/\/ URL/],
+    [[broken, '--session'], /^service-sandbox run: --session keeps each file's session on the server at --url/],
+    [[broken], /broken\.yaml:4:5: unknown field "bogus" \(allowed here: id, caption/],
+    [[path.join(dir, 'missing.yaml')], /missing\.yaml:1:1: cannot read the file: ENOENT/],
+    [[noKey], /readonly\.yaml:4:\d+: the key pk_sandbox_readonly may not call POST \/v1\/beneficiaries: it needs the beneficiaries:write entitlement/],
+    [[write('unreachable.yaml', FAILING), '--url', 'http://127.0.0.1:9'], /unreachable\.yaml:1:1: POST http:\/\/127\.0\.0\.1:9\/_emulator\/sessions failed/],
+  ];
+  for (const [args, message] of cases) {
+    const result = await run(args);
+    t.equal(result.code, 2, args.join(' '));
+    t.match(result.stderr, message, args.join(' '));
+    t.equal(result.stdout, '', 'nothing ran');
+    t.notMatch(result.stderr, /\n\s+at /, 'no stack trace');
+  }
+});
+
+t.test('--url and --session: the session is kept and its baseUrl printed; --json is one document', async (t) => {
+  const server = await startServerProcess({ db: ':memory:' });
+  t.teardown(() => server.stop());
+  const file = write('kept.yaml', PASSING);
+  const result = await run([file, '--url', server.url, '--session']);
+  t.equal(result.code, 0, result.stderr);
+  const kept = /session (ses_[0-9a-f]{16}) kept: (http:\/\/\S+)/.exec(result.stdout);
+  t.ok(kept, result.stdout);
+  const sessions = (await (await fetch(`${server.url}/_emulator/sessions`)).json()) as { data: Array<{ id: string; baseUrl: string }> };
+  t.ok(sessions.data.some((session) => session.id === kept![1] && session.baseUrl === kept![2]), 'the session lives on');
+  const json = await run([file, '--url', server.url, '--json']);
+  t.equal(json.code, 0, json.stderr);
+  const document = JSON.parse(json.stdout);
+  t.match(document, { passed: true, files: [{ name: 'passing', ran: true, passed: true, session: { id: /^ses_/, kept: false } }] });
+  t.equal(document.files[0].steps.length, 4);
+  t.match(document.files[0].given, { northwind: /^usr_/, usd: /^acct_/, ach: /^di_/ });
+  const after = (await (await fetch(`${server.url}/_emulator/sessions`)).json()) as { data: Array<{ id: string }> };
+  t.notOk(after.data.some((session) => session.id === document.files[0].session.id), 'without --session the session is ended');
+});
