@@ -23,6 +23,8 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY scripts ./scripts
 COPY fixtures ./fixtures
+# The shipped scenario files (docs/sessions.md#scenarios), found beside fixtures/.
+COPY scenarios ./scenarios
 # The OpenAPI examples (openapi/examples.json) are read when the document is first built.
 COPY openapi ./openapi
 # Then what the server never reads leaves the production node_modules (docs/docker.md#image-size): pdfjs's
@@ -48,6 +50,7 @@ COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/fixtures ./fixtures
+COPY --from=build /app/scenarios ./scenarios
 COPY --from=build /app/openapi ./openapi
 # Runtime assets such as the dashboard's static files are read from src/ (src/emulator/dashboard).
 COPY --from=build /app/src ./src

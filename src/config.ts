@@ -16,6 +16,8 @@ function findPackageRoot(start: string): string {
   return dir;
 }
 export const DEFAULT_FIXTURES = path.join(PROJECT_ROOT, 'fixtures', 'default.json');
+/** The scenario files shipped with the package (docs/sessions.md#scenarios), beside `fixtures/`. */
+export const SHIPPED_SCENARIOS = path.join(PROJECT_ROOT, 'scenarios');
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -74,6 +76,14 @@ export const configSchema = z.object({
     .string()
     .min(1, 'accepts the path of a file exported by GET /_emulator/snapshots/{name}/export')
     .refine((value) => isFile(value), { message: 'accepts the path of a file exported by GET /_emulator/snapshots/{name}/export; no such file' })
+    .optional(),
+  // A folder of the user's scenario files, listed and played beside the shipped ones (docs/sessions.md#scenarios).
+  // Its files are read when they are listed or used, so an edited file needs no restart, and a bad one is listed with
+  // its error instead of stopping start-up (docs/decisions.md#scenario-folder).
+  scenarios: z
+    .string()
+    .min(1, 'accepts the path of a directory of scenario files (.yaml, .yml, .json)')
+    .refine((value) => isDirectory(value), { message: 'accepts the path of a directory of scenario files (.yaml, .yml, .json); no such directory' })
     .optional(),
   // Sessions (docs/sessions.md#limits): isolated sandboxes under /_sessions/{id} on the same port.
   maxSessions: z.coerce
@@ -140,6 +150,7 @@ export const OPTIONS = [
   { flag: '--webhook-timeout-ms', env: 'WEBHOOK_TIMEOUT_MS', key: 'webhookTimeoutMs' },
   { flag: '--read-cache', env: 'READ_CACHE', key: 'readCache' },
   { flag: '--snapshot', env: 'SNAPSHOT', key: 'snapshot' },
+  { flag: '--scenarios', env: 'SCENARIOS', key: 'scenarios' },
   { flag: '--max-sessions', env: 'MAX_SESSIONS', key: 'maxSessions' },
   { flag: '--session-idle-timeout', env: 'SESSION_IDLE_TIMEOUT', key: 'sessionIdleTimeout' },
 ] as const;

@@ -46,6 +46,7 @@ const GOOD: Record<(typeof OPTIONS)[number]['key'], [string, unknown]> = {
   readCache: ['off', 'off'],
   // any existing file passes the flag check; whether it is a snapshot is checked at start-up (snapshots-startup.test.ts)
   snapshot: [DEFAULT_FIXTURES, DEFAULT_FIXTURES],
+  scenarios: [tmpdir(), tmpdir()],
   maxSessions: ['0', 0],
   sessionIdleTimeout: ['30', 30],
 };
@@ -82,6 +83,7 @@ const BAD: Record<(typeof OPTIONS)[number]['key'], string[]> = {
   webhookTimeoutMs: ['0', '1.5', '600001'],
   readCache: ['no', 'OFF', 'true'],
   snapshot: ['', '/nonexistent-directory/state.sandbox-snapshot', tmpdir()],
+  scenarios: ['', '/nonexistent-directory/scenarios', DEFAULT_FIXTURES],
   maxSessions: ['-1', '1001', 'lots', '2.5'],
   sessionIdleTimeout: ['0', '86401', '1.5', 'never'],
 };

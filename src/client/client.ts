@@ -187,8 +187,12 @@ export function createSandboxClient(options: SandboxClientOptions): SandboxClien
     payout: (format, message, payoutOptions) => submitPayout(api, baseUrl, key, format, message, payoutOptions),
 
     createSession: async (body = {}, { signal } = {}) =>
-      // a snapshot holds its own clock (docs/sessions.md#what-a-session-starts-from): the default applies without one
-      data('POST /_emulator/sessions', await api.POST('/_emulator/sessions', { body: body.snapshot ? body : { clock: DEFAULT_SESSION_CLOCK, ...body }, signal })),
+      // a snapshot holds its own clock (docs/sessions.md#what-a-session-starts-from), and a scenario may
+      // (docs/sessions.md#scenarios): the default applies without either
+      data(
+        'POST /_emulator/sessions',
+        await api.POST('/_emulator/sessions', { body: body.snapshot || body.scenario !== undefined ? body : { clock: DEFAULT_SESSION_CLOCK, ...body }, signal }),
+      ),
     listSessions: async (label) =>
       data('GET /_emulator/sessions', await api.GET('/_emulator/sessions', { params: { query: label === undefined ? {} : { label } } })).data,
     endSession: async (id, { signal } = {}) =>

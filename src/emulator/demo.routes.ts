@@ -5,12 +5,12 @@ import { z } from 'zod';
 import { errorResponses } from '../core/errors.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
 import { CONTROL_PLANE } from './emulator.auth.js';
-import { DEMO_STEPS } from './demo.script.js';
 import { demoStateSchema, demoStepParams, demoStepResultSchema } from './demo.schema.js';
 import { getDemoState, runDemoStep } from './demo.service.js';
 
-// The guided demo's routes (docs/dashboard.md#run-a-demo): the script with its progress, and "run step n". The page's
-// "Run a demo" button only calls these; the steps themselves are server-side data (demo.script.ts).
+// The guided demo's routes (docs/dashboard.md#run-a-demo): the shipped scenario `demo` (scenarios/demo.yaml) with its
+// progress, and "run step n", kept for the clients that call them; the dashboard plays every scenario, the demo
+// included, through /_emulator/scenario (scenario-play.routes.ts).
 export const demoRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/_emulator/demo',
@@ -20,9 +20,11 @@ export const demoRoutes: FastifyPluginAsyncZod = async (app) => {
         operationId: 'emulatorDemo',
         tags: ['Emulator'],
         summary: 'The guided demo: its steps with their captions, and how far it has run in this sandbox',
-        description: `${DEMO_STEPS.length} steps, run one at a time with POST /_emulator/demo/steps/{number}. The progress belongs to this sandbox (a reset starts it over).`,
+        description:
+          'The shipped scenario demo (scenarios/demo.yaml), run one step at a time with POST /_emulator/demo/steps/{number}. The progress belongs to this sandbox (a reset starts it over). ' +
+          '409 when the sandbox plays another scenario.',
         querystring: z.strictObject({}),
-        response: { 200: demoStateSchema, ...errorResponses() },
+        response: { 200: demoStateSchema, ...errorResponses(409) },
       },
     },
     async (request) => getDemoState(ctxOf(request)),

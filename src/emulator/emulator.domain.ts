@@ -22,7 +22,8 @@ import { snapshotTrackingSlot } from '../snapshots/snapshots.tracking.js';
 import { resetImageSlot } from './reset.service.js';
 import { journalSlot } from './journal.service.js';
 import { uiEventsService, uiEventsSlot } from './dashboard.events.js';
-import { demoRunSlot } from './demo.service.js';
+import { scenarioPlaySlot } from './scenario-play.service.js';
+import { scenarioPlayRoutes } from './scenario-play.routes.js';
 import { listenRoutes } from './listen.routes.js';
 import { settleRoutes } from './settle.routes.js';
 import { listenService, listenSlot, registerListenRelay } from './listen.service.js';
@@ -50,11 +51,12 @@ export const emulatorDomain: DomainDescriptor = {
     emulatorAccountsRoutes,
     snapshotsRoutes,
     emulatorJobsRoutes,
+    scenarioPlayRoutes,
     demoRoutes,
   ],
   services: [clockHighWaterService, uiEventsService, listenService],
   // what the control plane holds in memory per sandbox (docs/architecture.md#runtime)
-  state: [snapshotsSlot, startingSnapshotSlot, snapshotTrackingSlot, resetImageSlot, journalSlot, uiEventsSlot, demoRunSlot, listenSlot],
+  state: [snapshotsSlot, startingSnapshotSlot, snapshotTrackingSlot, resetImageSlot, journalSlot, uiEventsSlot, scenarioPlaySlot, listenSlot],
   // the listen relay reaches the webhook sender as its delivery transport, not by an import (docs/webhooks.md#listen)
   wire: registerListenRelay,
   openapi: emulatorDocument,

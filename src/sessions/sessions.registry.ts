@@ -70,6 +70,8 @@ export interface Session {
   inFlight: number;
   startedFrom: { fixtures: 'server' | 'given'; snapshot: string | null; clock: string; seed: string | null };
   label: string | null;
+  /** The scenario it started from, once its `given` is built (docs/sessions.md#scenarios). */
+  scenario: { name: string; source: 'shipped' | 'folder' | 'given'; steps: number; given: Record<string, string> } | null;
 }
 
 export interface SessionRegistry {
@@ -241,6 +243,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
         seed: sessionOptions.seed ?? null,
       },
       label: sessionOptions.label ?? null,
+      scenario: null,
     };
     sessions.set(session.id, session);
     startSweeper();

@@ -8,7 +8,8 @@ import { noRoute } from '../http/error-handling.js';
 import { CONTROL_PLANE } from '../emulator/emulator.auth.js';
 import { createSessionBody, endedSessionsSchema, endSessionsQuery, sessionListQuery, sessionListSchema, sessionParams, sessionSchema } from './sessions.schema.js';
 import { sessionOptionsOf, sessionOrThrow, sessionView } from './sessions.service.js';
-import { SessionLimitError, type SessionRegistry } from './sessions.registry.js';
+import { SESSION_PATH, SessionLimitError, type Session, type SessionRegistry } from './sessions.registry.js';
+import { startScenario } from './sessions.scenario.js';
 
 // docs/sessions.md: the root sandbox's control plane creates, lists and ends sessions. A session's own control
 // plane ({baseUrl}/_emulator/...) has every other route but these: sessions do not nest.
@@ -23,21 +24,26 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
       '/_emulator/sessions',
       {
         config: CONTROL_PLANE,
+        // a scenario's text (up to 1 MiB) or fixtures, as JSON
+        bodyLimit: 4 * 1024 * 1024,
         schema: {
           operationId: 'emulatorCreateSession',
           tags: ['Emulator: sessions'],
           summary: 'Create an isolated sandbox for one test',
           description:
             'A whole sandbox of its own (database, clock, scheduler, webhooks, journal, snapshots) at baseUrl on this port. ' +
-            'Sign requests over the path as sent, the /_sessions/{id} prefix included. 429 with Retry-After when --max-sessions are live.',
+            'Sign requests over the path as sent, the /_sessions/{id} prefix included. 429 with Retry-After when --max-sessions are live. ' +
+            'With scenario, the session starts with the scenario\'s seed, clock and fixtures and its `given` built (docs/sessions.md#scenarios); a bad scenario is a 400 naming its line and column, and no session is left.',
           body: createSessionBody,
           response: { 201: sessionSchema, ...errorResponses(404, 429) },
         },
       },
       async (request, reply) => {
-        const options = sessionOptionsOf(root, request.body);
+        const { scenario, ...options } = sessionOptionsOf(root, request.body);
         try {
-          const session = registry.create(options);
+          const session: Session = registry.create(options);
+          // docs/sessions.md#scenarios: the scenario's `given` is built before the answer; a failure ends the session
+          if (scenario) await startScenario(app, registry, session, SESSION_PATH + session.id, scenario);
           return reply.status(201).send(sessionView(registry, session, originOf(root, request)));
         } catch (error) {
           if (error instanceof SessionLimitError) reply.header('retry-after', String(error.retryAfterSeconds));

@@ -11,6 +11,9 @@ const sessionLabel = z
   .max(128, 'label accepts 1-128 printable characters')
   .regex(/^[\x20-\x7e]+$/, 'label accepts 1-128 printable characters');
 
+/** The longest scenario text a request may carry (the loader's own bound, docs/sessions.md#scenarios). */
+const SCENARIO_TEXT_MAX = 1024 * 1024;
+
 const CLOCK_RULE = '"realtime" or an ISO 8601 instant such as 2026-03-01T12:00:00.000Z, years 0000-9999 up to 9999-12-31T23:59:59.999Z (the session starts frozen there)';
 
 export const createSessionBody = z
@@ -38,6 +41,16 @@ export const createSessionBody = z
       .optional()
       .describe('Ids follow this seed: the same seed and requests give byte-identical answers, as a fresh server with --seed does. Default: a sequence of the session\'s own, shared with no other session'),
     label: sessionLabel.optional().describe('A name for a run\'s sessions: GET and DELETE /_emulator/sessions?label=... list and end them together'),
+    scenario: z
+      .union([
+        z.string().min(1, 'scenario accepts a scenario name or a scenario file\'s text').max(SCENARIO_TEXT_MAX, 'scenario accepts at most 1 MiB of text'),
+        z.record(z.string(), z.unknown()),
+      ])
+      .optional()
+      .describe(
+        'Start from a scenario (docs/sessions.md#scenarios): the name of a shipped one or one of --scenarios (GET /_emulator/scenarios), a scenario file\'s text ' +
+          '(YAML or JSON), or the scenario as an object. Its seed, clock and fixtures apply (given here too, they must be equal), and its `given` is built before the answer',
+      ),
   })
   .optional();
 
@@ -76,6 +89,15 @@ export const sessionSchema = z
       seed: z.string().nullable().describe('The seed given at creation; null: ids from a sequence of the session\'s own'),
     }),
     label: z.string().nullable().describe('The label given at creation'),
+    scenario: z
+      .object({
+        name: z.string(),
+        source: z.enum(['shipped', 'folder', 'given']).describe('A shipped file, a file of --scenarios, or one sent with the request'),
+        steps: z.number().int().describe('Its steps as played (GET {baseUrl}/_emulator/scenario)'),
+        given: z.record(z.string(), z.string()).describe('What its `given` made: each name and its id'),
+      })
+      .nullable()
+      .describe('The scenario the session started from; null when none'),
     credentials: z
       .object({
         programmeId: z.string(),

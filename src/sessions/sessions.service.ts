@@ -1,9 +1,15 @@
 import type { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { listEndpoints } from '../domains/webhooks/webhooks.endpoints.js';
-import { FixturesError, validateFixtures } from '../fixtures/fixtures.loader.js';
+import path from 'node:path';
+import { FixturesError, loadFixtures, validateFixtures } from '../fixtures/fixtures.loader.js';
+import { isIsoInstant } from '../config.js';
+import { loadScenario, ScenarioFileError, type LoadedScenario } from '../scenarios/scenario.load.js';
+import { findScenario } from '../emulator/scenario-library.js';
+import type { PlaySource } from '../emulator/scenario-play.service.js';
+import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { getSnapshot } from '../emulator/snapshots.service.js';
-import { errors } from '../core/errors.js';
+import { errors, type ServiceError } from '../core/errors.js';
 import type { createSessionBody, sessionSchema } from './sessions.schema.js';
 import { SESSION_PATH, type Session, type SessionOptions, type SessionRegistry } from './sessions.registry.js';
 
@@ -13,9 +19,98 @@ import { SESSION_PATH, type Session, type SessionOptions, type SessionRegistry }
 type CreateSessionInput = z.infer<typeof createSessionBody>;
 type SessionView = z.infer<typeof sessionSchema>;
 
+/** The scenario a session starts from, read and checked (its `given` is built once the session exists). */
+export interface ChosenScenario {
+  loaded: LoadedScenario;
+  source: PlaySource;
+}
+
+const SCENARIO_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+/** A scenario file's problem as a 400 on `scenario`: each problem at its line and column (or JSON path for an object). */
+function scenarioError(error: ScenarioFileError, asObject: boolean): ServiceError {
+  const where = (problem: { line: number; column: number; path: string }) => (asObject ? `scenario at ${problem.path}` : `scenario:${problem.line}:${problem.column}`);
+  const items = error.problems.map((problem) => ({ type: 'InvalidValue' as const, fieldRef: 'scenario', message: `${where(problem)}: ${problem.message}` }));
+  return errors.invalid(`The scenario cannot be used: ${items[0]!.message}`, items);
+}
+
+/** `scenario` of the body: a name (shipped or --scenarios), a file's text, or an object (docs/sessions.md#scenarios). */
+export function chooseScenario(root: AppContext, value: string | Record<string, unknown>): ChosenScenario & { fixturesDir: string | null } {
+  if (typeof value === 'string' && SCENARIO_NAME.test(value)) {
+    const found = findScenario(root.config, value);
+    return { loaded: found.loaded, source: found.entry.source, fixturesDir: path.dirname(found.filePath) };
+  }
+  const asObject = typeof value !== 'string';
+  try {
+    return { loaded: loadScenario(asObject ? JSON.stringify(value) : value, 'scenario'), source: 'given', fixturesDir: null };
+  } catch (error) {
+    if (error instanceof ScenarioFileError) throw scenarioError(error, asObject);
+    throw error;
+  }
+}
+
+function scenarioFixtures(chosen: ReturnType<typeof chooseScenario>): Fixtures | undefined {
+  const fixtures = chosen.loaded.scenario.fixtures;
+  if (fixtures === undefined) return undefined;
+  try {
+    if (typeof fixtures !== 'string') return validateFixtures(fixtures, 'scenario fixtures');
+    // docs/sessions.md#scenarios: a file path is the server's to read only for the server's own files
+    if (chosen.fixturesDir === null) {
+      throw errors.field('InvalidValue', 'scenario', 'a scenario sent with the request cannot name a fixtures file (the server does not read files for a client): give the fixtures inline, or as the body\'s fixtures');
+    }
+    return loadFixtures(path.resolve(chosen.fixturesDir, fixtures));
+  } catch (error) {
+    if (error instanceof FixturesError) throw errors.field('InvalidValue', 'scenario', `the scenario's fixtures: ${error.message}`);
+    throw error;
+  }
+}
+
+function sameClock(a: string, b: string): boolean {
+  return a === b || (a !== 'realtime' && b !== 'realtime' && Date.parse(a) === Date.parse(b));
+}
+
+function conflict(field: string, ours: string, theirs: string): ServiceError {
+  return errors.field('InvalidValue', field, `${field} "${ours}" differs from the scenario's ${field} "${theirs}": give it in one place, or the same value in both`);
+}
+
 /** Check the body against the root sandbox (its snapshots) and the fixtures rules; nothing is built on a refusal. */
-export function sessionOptionsOf(root: AppContext, input: CreateSessionInput): SessionOptions {
-  const body = input ?? {};
+export function sessionOptionsOf(root: AppContext, input: CreateSessionInput): SessionOptions & { scenario?: ChosenScenario } {
+  const given = input ?? {};
+  const chosen = given.scenario === undefined ? undefined : chooseScenario(root, given.scenario);
+  const body = { ...given };
+  if (chosen) {
+    // docs/sessions.md#scenarios: the scenario's seed, clock and fixtures are the body's; both given, they must agree
+    const { seed, clock } = chosen.loaded.scenario;
+    if (seed !== undefined) {
+      if (body.seed !== undefined && body.seed !== seed) throw conflict('seed', body.seed, seed);
+      body.seed = seed;
+    }
+    if (clock !== undefined) {
+      if (!(clock === 'realtime' || isIsoInstant(clock))) throw errors.field('InvalidValue', 'scenario', `the scenario's clock "${clock}" is not an instant the clock can hold`);
+      if (body.clock !== undefined && !sameClock(body.clock, clock)) throw conflict('clock', body.clock, clock);
+      body.clock = clock;
+    }
+    const fixtures = scenarioFixtures(chosen);
+    if (fixtures !== undefined) {
+      if (body.fixtures !== undefined && JSON.stringify(validateOrRaw(body.fixtures)) !== JSON.stringify(fixtures)) {
+        throw errors.field('InvalidValue', 'fixtures', 'fixtures differ from the scenario\'s fixtures: give them in one place, or the same in both');
+      }
+      body.fixtures = fixtures as unknown as Record<string, unknown>;
+    }
+  }
+  const options = optionsOf(root, body);
+  return chosen ? { ...options, scenario: { loaded: chosen.loaded, source: chosen.source } } : options;
+}
+
+function validateOrRaw(raw: Record<string, unknown>): unknown {
+  try {
+    return validateFixtures(raw, 'fixtures');
+  } catch {
+    return raw;
+  }
+}
+
+function optionsOf(root: AppContext, body: NonNullable<CreateSessionInput>): SessionOptions {
   if (body.snapshot !== undefined && (body.fixtures !== undefined || body.clock !== undefined)) {
     throw errors.field('InvalidValue', 'snapshot', 'snapshot cannot be combined with fixtures or clock: a snapshot holds its own data and clock');
   }
@@ -58,6 +153,7 @@ export function sessionView(registry: SessionRegistry, session: Session, origin:
     webhookUrl,
     startedFrom: session.startedFrom,
     label: session.label,
+    scenario: session.scenario,
     credentials: {
       programmeId: programme.id,
       single: single ? { apiKey: single.apiKey, secret: single.secret, userId: single.userId ?? '' } : null,

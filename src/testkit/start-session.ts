@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { DEFAULT_SESSION_CLOCK } from '../client/client.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { signedFetcher, startWebhookInbox, type SandboxClient, type SandboxCredentials } from './kit-parts.js';
@@ -29,17 +30,38 @@ export interface SessionSandboxOptions {
   label?: string;
   /** Attach a webhook receiver and set it as the session's endpoint (default true). */
   webhooks?: boolean;
+  /**
+   * Start from a scenario (docs/sessions.md#scenarios): the name of one the server knows (shipped, or of its
+   * --scenarios folder), a scenario file's text, or the scenario as an object. Its seed, clock and fixtures apply and
+   * its `given` is built before startSession resolves; the kit's default clock does not apply.
+   */
+  scenario?: string | Record<string, unknown>;
+  /** Start from the scenario in this file (YAML or JSON), read here and sent as text: as `scenario`. */
+  scenarioFile?: string;
+}
+
+/** What the session's scenario made (docs/sessions.md#scenarios). */
+export interface SessionScenario {
+  name: string;
+  source: 'shipped' | 'folder' | 'given';
+  /** Its steps as played (GET {url}/_emulator/scenario). */
+  steps: number;
+  /** What its `given` made: each name and its id. */
+  given: Record<string, string>;
 }
 
 export interface SessionSandbox extends SandboxClient {
   /** The session id (ses_...). */
   id: string;
+  /** The scenario the session started from, and what its `given` made; null without one. */
+  scenario: SessionScenario | null;
 }
 
 interface SessionAnswer {
   id: string;
   baseUrl: string;
   credentials: { programmeId: string; single: SandboxCredentials['single'] | null; multi: SandboxCredentials['multi'] | null; webhook: SandboxCredentials['webhook'] };
+  scenario?: SessionScenario | null;
 }
 
 export async function startSession(options: SessionSandboxOptions = {}): Promise<SessionSandbox> {
@@ -63,13 +85,16 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
     return text ? JSON.parse(text) : null;
   };
 
+  if (options.scenario !== undefined && options.scenarioFile !== undefined) throw new Error('startSession: give scenario or scenarioFile, not both');
+  const scenario = options.scenarioFile !== undefined ? readFileSync(options.scenarioFile, 'utf8') : options.scenario;
   const inbox = options.webhooks === false ? undefined : await startWebhookInbox();
   let session: SessionAnswer;
   try {
     session = (await control(`${server}/_emulator/sessions`, 'POST', {
       ...(options.fixtures ? { fixtures: options.fixtures } : {}),
       ...(options.snapshot ? { snapshot: options.snapshot } : {}),
-      ...(options.clock ? { clock: options.clock } : options.snapshot ? {} : { clock: DEFAULT_SESSION_CLOCK }),
+      ...(options.clock ? { clock: options.clock } : options.snapshot || scenario !== undefined ? {} : { clock: DEFAULT_SESSION_CLOCK }),
+      ...(scenario !== undefined ? { scenario } : {}),
       ...(options.seed ? { seed: options.seed } : {}),
       ...(options.label ? { label: options.label } : {}),
       ...(inbox ? { webhookUrl: inbox.url } : {}),
@@ -88,6 +113,7 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
   let closed = false;
   return {
     id: session.id,
+    scenario: session.scenario ?? null,
     url: base,
     credentials,
     signedFetch: signedFetcher(base, credentials),

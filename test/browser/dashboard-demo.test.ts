@@ -1,13 +1,16 @@
 import t from 'tap';
 import { startServer } from '../../src/server.js';
-import { DEMO_STEPS } from '../../src/emulator/demo.script.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { START } from '../helper.js';
 import { artifactPath, launchChromium } from '../helpers/browser.js';
 
 // "Run a demo" in a real browser (docs/dashboard.md#run-a-demo): the button creates a fresh session and opens its
 // dashboard, which runs every step with its caption to the end with no script error; the page then shows the
 // deposit, the pacs.008 payout, the failed payout and the refund, the business's journey and the last story; the
-// session holds those transactions over HTTP and the root sandbox is untouched.
+// session holds those transactions over HTTP and the root sandbox is untouched. Then a scenario of the user's own, from
+// a --scenarios folder, chosen in the top bar and played to its end (docs/sessions.md#playing-a-scenario).
 
 const PACE_MS = 400;
 
@@ -21,6 +24,8 @@ t.test('Run a demo: a fresh session, every caption, to the end, the expected tra
   const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START } as never });
   t.teardown(() => server.close());
   const rootTransactions = (await getJson(`${server.url}/_emulator/transactions?limit=500`)).data.length;
+  const DEMO_STEPS = (await getJson(`${server.url}/_emulator/demo`)).steps as Array<{ caption: string }>;
+  t.equal(DEMO_STEPS.length, 17, 'the demo has its 17 steps');
 
   const browser = await launchChromium();
   t.teardown(() => browser.close());
@@ -44,6 +49,8 @@ t.test('Run a demo: a fresh session, every caption, to the end, the expected tra
   await page.goto(`${server.url}/_emulator/ui#pace=${PACE_MS}`);
   await page.locator('#transactions li').first().waitFor();
   t.equal(await page.locator('#demo-start').textContent(), 'Run a demo', 'the button is in the top bar');
+  await page.waitForFunction(() => document.querySelector('#demo-scenario option[value="demo"]') !== null);
+  t.equal(await page.locator('#demo-scenario').inputValue(), 'demo', 'the guided demo is chosen');
   t.equal(await page.locator('#demo-panel').isHidden(), true, 'no demo panel before');
   await page.locator('#demo-start').click();
   await page.waitForURL(/\/_sessions\/ses_[0-9a-f]+\/_emulator\/ui#demo&pace=400$/, { timeout: 15_000 });
@@ -90,8 +97,10 @@ t.test('Run a demo: a fresh session, every caption, to the end, the expected tra
   t.ok(journey.indexOf('ENROLLMENT ACTIVE') > journey.indexOf('INFORMATION_REQUEST PENDING_REVIEW') && journey.indexOf('INFORMATION_REQUEST PENDING_REVIEW') > 0, 'the journey shows the onboarding in order');
   t.ok(journey.includes('MONEY_OUT FAILED'), 'and the failed payout');
   t.equal(await page.locator('#balance-account').inputValue(), demo.accountId, 'the balance chart shows the business\'s USD account');
+  t.equal(await page.locator('#balance-period').inputValue(), 'scenario', 'over the scenario\'s window');
   await page.waitForFunction(() => Number(document.querySelector('#balance-chart')?.getAttribute('data-points')) >= 5, undefined, { timeout: 10_000 });
-  t.equal(await page.locator('#detail-heading').textContent(), `Transaction ${demo.steps[DEMO_STEPS.length - 1].transactionId}`, 'the story of the last step\'s transaction (the refund)');
+  const lastTransaction = demo.steps.map((step: { transactionId: string | null }) => step.transactionId).filter(Boolean).pop();
+  t.equal(await page.locator('#detail-heading').textContent(), `Transaction ${lastTransaction}`, 'the story of the last step\'s transaction (the refund)');
   await page.waitForFunction(() => document.querySelectorAll('#story .story-item[data-kind="status"]').length === 3, undefined, { timeout: 10_000 });
   t.same(await page.locator('#story .story-item[data-kind="status"]').evaluateAll((items) => items.map((item) => (item as HTMLElement).dataset.status)), ['PENDING', 'PROCESSING', 'COMPLETED']);
   await page.screenshot({ path: artifactPath('dashboard-demo-end.png'), fullPage: false });
@@ -113,5 +122,93 @@ t.test('Run a demo: a fresh session, every caption, to the end, the expected tra
   t.ok(journal.some((entry) => entry.path === '/v1/payout-origination/pacs008'), 'the pacs.008 went through the public API (journaled)');
   t.equal((await getJson(`${server.url}/_emulator/transactions?limit=500`)).data.length, rootTransactions, 'the root sandbox has no new transaction');
   t.match(await getJson(`${server.url}/_emulator/demo`), { completed: 0 }, 'and no demo progress');
+  t.same(pageErrors, [], 'no script error, no console error');
+});
+
+const USER_SCENARIO = `name: my-payout
+description: A funded business pays its supplier
+seed: my-payout
+clock: 2026-06-01T10:00:00Z
+given:
+  users:
+    - as: acme
+      type: BUSINESS
+      name: Acme Widgets Ltd
+      accounts:
+        - { as: usd, currency: USD, balance: "2000.00" }
+      beneficiaries:
+        - as: supplier
+          body:
+            type: BUSINESS
+            businessName: Globex Corp
+            relationshipToUser: THIRD_PARTY
+            instruments:
+              - { type: BANK_ACCOUNT, currency: USD, country: US, accountHolderName: Globex Corp, accountNumber: "123456789012", routingNumber: "021000021" }
+steps:
+  - caption: Acme pays Globex 150.00 USD
+    note: A JSON payout, Base64 in a text body
+    request:
+      method: POST
+      path: /v1/payout-origination/json
+      as: acme
+      idempotencyKey: acme-0001
+      base64: { entityId: "\${usd.id}", beneficiaryId: "\${supplier.id}", amount: "150.00", currency: USD, reference: INV-1 }
+    capture: { payout: body }
+    expect: { status: 202 }
+  - caption: The rail takes it and completes it
+    advance: 4s
+  - caption: The balance is down by the payout and its fee
+    request: { method: GET, path: "/v1/accounts/\${usd.id}", as: acme }
+    expect: { status: 200, body: { balances.available: { lt: "1850.00" } } }
+`;
+
+t.test('a scenario of the user\'s own (--scenarios DIR) plays to its end in a fresh session; Previous shows an earlier step', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'dashboard-scenarios-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(path.join(dir, 'my-payout.yaml'), USER_SCENARIO);
+  writeFileSync(path.join(dir, 'broken.yaml'), 'name: broken\nsteps: []\n');
+  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent', clock: START, scenarios: dir } as never });
+  t.teardown(() => server.close());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+  const pageErrors: string[] = [];
+  page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') pageErrors.push(`console: ${message.text()}`);
+  });
+  await page.goto(`${server.url}/_emulator/ui#pace=${PACE_MS}`);
+  await page.waitForFunction(() => document.querySelector('#demo-scenario option[value="my-payout"]') !== null);
+  t.equal(await page.locator('#demo-scenario option[value="broken"]').isDisabled(), true, 'a broken file is listed, not playable');
+  await page.locator('#demo-scenario').selectOption('my-payout');
+  await page.locator('#demo-start').click();
+  await page.waitForURL(/\/_sessions\/ses_[0-9a-f]+\/_emulator\/ui#demo&pace=400$/, { timeout: 15_000 });
+  const sessionBase = page.url().replace(/\/_emulator\/ui#.*$/, '');
+  await page.waitForFunction(() => document.querySelector('#demo-panel')?.getAttribute('data-finished') === 'true', undefined, { timeout: 60_000 });
+  t.equal(await page.locator('#demo-title').textContent(), 'Scenario my-payout');
+  t.equal(await page.locator('#demo-panel').getAttribute('data-failed'), 'false', 'every check passed');
+  t.match(await page.locator('#demo-caption').textContent(), /^Done: all 3 steps of my-payout ran\./);
+  t.equal(await page.locator('#demo-steps li[data-done="true"]').count(), 3);
+  const play = await getJson(`${sessionBase}/_emulator/scenario`);
+  t.match(play, { name: 'my-payout', source: 'folder', finished: true, failed: null, startedAt: '2026-06-01T10:00:00.000Z' });
+  await page.waitForFunction((id) => (document.querySelector('#balance-account') as HTMLSelectElement | null)?.value === id, play.accountId, { timeout: 10_000 });
+  t.equal(await page.locator('#balance-period').inputValue(), 'scenario', 'the chart shows the scenario\'s window');
+  await page.waitForFunction(() => Number(document.querySelector('#balance-chart')?.getAttribute('data-points')) >= 3, undefined, { timeout: 10_000 });
+  const firstPoint = await page.locator('#balance-table tbody tr').first().locator('time').getAttribute('datetime');
+  t.ok(firstPoint && Date.parse(firstPoint) >= Date.parse('2026-06-01T10:00:00.000Z'), `from the scenario's start instant, not the fixtures' history (${firstPoint})`);
+
+  const endedAt = (await getJson(`${sessionBase}/_emulator/clock`)).now;
+  await page.locator('#demo-previous').click();
+  t.match(await page.locator('#demo-caption').textContent(), /^Step 2 of 3 \(earlier\): The rail takes it and completes it/, 'Previous shows the earlier step');
+  await page.locator('#demo-previous').click();
+  t.match(await page.locator('#demo-caption').textContent(), /^Step 1 of 3 \(earlier\): Acme pays Globex/);
+  t.equal(await page.locator('#demo-note').textContent(), 'A JSON payout, Base64 in a text body', 'with its note');
+  t.equal(await page.locator('#demo-previous').isDisabled(), true, 'nothing before step 1');
+  t.equal(await page.locator('#detail-heading').textContent(), `Transaction ${play.steps[0].transactionId}`, 'and its transaction\'s story');
+  await page.locator('#demo-next').click();
+  await page.locator('#demo-next').click();
+  t.match(await page.locator('#demo-caption').textContent(), /^Done: /, 'Next comes forward again, to the end');
+  t.equal((await getJson(`${sessionBase}/_emulator/clock`)).now, endedAt, 'looking back moved no time');
+  await page.screenshot({ path: artifactPath('dashboard-scenario-end.png'), fullPage: false });
   t.same(pageErrors, [], 'no script error, no console error');
 });

@@ -43,7 +43,7 @@ t.test('the packed tarball installs into a scratch project and its service-sandb
   const tarballName = npm(['pack', '--ignore-scripts', '--pack-destination', scratch], ROOT).trim().split('\n').pop()!;
   const tarball = path.join(scratch, tarballName);
   const listing = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n');
-  for (const file of ['package/dist/service-sandbox.mjs', 'package/dist/schema.sqlite', 'package/dist/snapshots.worker.js', 'package/dist/src/index.js', 'package/fixtures/default.json', 'package/openapi/openapi.json', 'package/src/emulator/dashboard/index.html']) {
+  for (const file of ['package/dist/service-sandbox.mjs', 'package/dist/schema.sqlite', 'package/dist/snapshots.worker.js', 'package/dist/src/index.js', 'package/fixtures/default.json', 'package/scenarios/demo.yaml', 'package/openapi/openapi.json', 'package/src/emulator/dashboard/index.html']) {
     t.ok(listing.includes(file), `the tarball holds ${file}`);
   }
   t.notOk(listing.some((file) => file.startsWith('package/test/') || file.startsWith('package/src/domains/')), 'no tests and no TypeScript sources');
@@ -94,6 +94,9 @@ t.test('the packed tarball installs into a scratch project and its service-sandb
   t.equal((await fetch(`${url}/_emulator/ui`)).status, 200, 'the dashboard');
   t.equal((await fetch(`${url}/_emulator/ui/vendor/uPlot.esm.js`)).status, 200, 'its chart library, wherever npm put uplot');
   t.equal((await fetch(`${url}/openapi.json`)).status, 200, 'the document');
+  // docs/sessions.md#scenarios: the shipped scenarios are found beside the installed package's fixtures
+  const scenarios = (await (await fetch(`${url}/_emulator/scenarios`)).json()) as { data: Array<{ name: string; source: string; error: unknown }> };
+  t.match(scenarios.data.find((entry) => entry.name === 'demo'), { source: 'shipped', error: null }, 'the shipped demo scenario is listed');
   // an uploaded snapshot is checked on the worker thread shipped beside the bundle (docs/robustness.md#hostile-files)
   await fetch(`${url}/_emulator/snapshots`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"packed"}' });
   const file = new Uint8Array(await (await fetch(`${url}/_emulator/snapshots/packed/export`)).arrayBuffer());

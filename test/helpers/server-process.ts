@@ -76,7 +76,7 @@ export async function startServerProcess(options: ServerOptions): Promise<Server
   args.push(...(options.extraArgs ?? []));
   // A clean environment for the flags the CLI also reads, so a developer's PORT or DB_PATH cannot leak in.
   const env = { ...process.env };
-  for (const name of ['PORT', 'HOST', 'DB_PATH', 'FIXTURES', 'SEED', 'CLOCK', 'WEBHOOK_URL', 'LOG_LEVEL', 'ADMIN_TOKEN', 'JOURNAL_SIZE', 'WEBHOOK_TIMEOUT_MS', 'READ_CACHE', 'SNAPSHOT', 'NODE_OPTIONS']) {
+  for (const name of ['PORT', 'HOST', 'DB_PATH', 'FIXTURES', 'SEED', 'CLOCK', 'WEBHOOK_URL', 'LOG_LEVEL', 'ADMIN_TOKEN', 'JOURNAL_SIZE', 'WEBHOOK_TIMEOUT_MS', 'READ_CACHE', 'SNAPSHOT', 'SCENARIOS', 'NODE_OPTIONS']) {
     delete env[name];
   }
   const child = spawn(...plainNode(args), { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

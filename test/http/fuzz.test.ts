@@ -675,6 +675,7 @@ async function setup(): Promise<Fixture> {
     'GET /_emulator/accounts/:accountId/balance-history': { params: { accountId: 'acct_acme_usd' }, query: 'from=2026-02-01T00:00:00Z&to=2026-03-01T12:00:00Z' },
     'GET /_emulator/users/:userId/journey': { params: { userId: 'usr_acme' }, query: 'limit=5' },
     'POST /_emulator/demo/steps/:number': { params: { number: '1' } },
+    'POST /_emulator/scenario/steps/:number': { params: { number: '1' } },
     'GET /_emulator/requests': { query: 'method=get&limit=2' },
     // a rule that matches no fuzzed path: mutations of it may match more, and reset (fuzzed last) clears them
     'POST /_emulator/faults': { body: { match: { method: 'GET', path: '/v1/fuzz/never/**' }, effect: { type: 'latency', ms: 0 }, times: 1 } },

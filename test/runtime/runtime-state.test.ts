@@ -18,7 +18,9 @@ import { setStartingSnapshot, startingSnapshot } from '../../src/snapshots/snaps
 import { snapshotTrackingSlot } from '../../src/snapshots/snapshots.tracking.js';
 import { journalSlot } from '../../src/emulator/journal.service.js';
 import { uiEvents, uiEventsSlot } from '../../src/emulator/dashboard.events.js';
-import { demoRunSlot, getDemoState } from '../../src/emulator/demo.service.js';
+import { getDemoState } from '../../src/emulator/demo.service.js';
+import { beginPlay, savePlay, scenarioPlaySlot } from '../../src/emulator/scenario-play.service.js';
+import { findScenario } from '../../src/emulator/scenario-library.js';
 import { addFaultRule, listFaultRules } from '../../src/faults/fault-rules.service.js';
 import { getWebhookChaos, putWebhookChaos } from '../../src/faults/webhook-chaos.service.js';
 import { outboxSlot } from '../../src/domains/webhooks/outbox.js';
@@ -51,7 +53,7 @@ const CASES: Record<string, SlotCase> = {
   'emulator.resetImage': { reset: 'kept', session: 'fresh', probe: (ctx) => imageOf(ctx) },
   'emulator.journal': { reset: 'kept', session: 'fresh', probe: (ctx) => ctx.runtime.get(journalSlot).all().map((entry) => `${entry.method} ${entry.path}`) },
   'emulator.uiEvents': { reset: 'kept', session: 'fresh', probe: (ctx) => ctx.runtime.get(uiEventsSlot)?.open() ?? 'no streams' },
-  'emulator.demo': { reset: 'kept', session: 'fresh', probe: (ctx) => getDemoState(ctx).running },
+  'emulator.scenarioPlay': { reset: 'kept', session: 'fresh', probe: (ctx) => ctx.runtime.get(scenarioPlaySlot).runningStep !== null },
   'webhooks.outbox': { reset: 'kept', session: 'fresh', probe: (ctx) => ctx.runtime.get(outboxSlot).subscriber !== null },
   'webhooks.sender': { reset: 'kept', session: 'fresh', probe: (ctx) => ctx.runtime.get(senderSlot).listeners.size },
   'webhooks.dispatcher': { reset: 'kept', session: 'fresh', probe: (ctx) => webhookDispatcherOf(ctx) !== undefined },
@@ -94,8 +96,8 @@ async function touchEverything(t: Test, sandbox: { ctx: AppContext; app: Fastify
   resetSandbox(ctx); // the first reset keeps the fixtures' image
   saveSnapshot(ctx, 'touched');
   setStartingSnapshot(ctx, getSnapshot(ctx, 'touched'));
-  const demo = await app.inject({ method: 'POST', url: `${prefix}/_emulator/demo/steps/1` });
-  t.equal(demo.statusCode, 200, demo.body);
+  // a played step's progress, in the database (docs/sessions.md#playing-a-scenario): the demo started, one step done
+  savePlay(ctx, { ...beginPlay(ctx, findScenario(ctx.config, 'demo').loaded, 'shipped'), completed: 1 });
   t.equal(getDemoState(ctx).completed, 1, 'demo progress, in the database');
   addFaultRule(ctx, { match: { path: '/v1/never-called' }, effect: { type: 'status', status: 503 } });
   pinSessionWebhookUrl(ctx, receiver.url);
@@ -111,7 +113,7 @@ async function touchEverything(t: Test, sandbox: { ctx: AppContext; app: Fastify
   const events = uiEvents(ctx);
   t.ok(events.attach(fakeStream()), 'a dashboard stream is open');
   t.teardown(() => events.closeAll());
-  ctx.runtime.get(demoRunSlot).runningStep = 2; // as while a step's requests are under way
+  ctx.runtime.get(scenarioPlaySlot).runningStep = 2; // as while a step's requests are under way
   listTransactionsJson(ctx, { programmeId: 'prg_sandbox', userId: null }, listTransactionsQuery.parse({}));
   connectListener(ctx, 'http://127.0.0.1:9/listened', fakeStream()); // a `service-sandbox listen` relay
   t.equal(listenStatus(ctx).connected, true, 'a listener is connected');
@@ -173,7 +175,7 @@ t.test('reset: what the docs say goes, goes; the rest stays', async (t) => {
   await waitFor(() => sandbox.ctx.runtime.get(senderSlot).inFlight.size === 0, 'the dropped attempt to settle');
   t.equal(receiver.requests.length, 0, 'the held attempt was dropped unsent');
   t.equal(sandbox.ctx.db.prepare("SELECT webhook_url FROM programmes WHERE id = 'prg_sandbox'").pluck().get(), receiver.url, 'the pinned URL is put back');
-  sandbox.ctx.runtime.get(demoRunSlot).runningStep = null;
+  sandbox.ctx.runtime.get(scenarioPlaySlot).runningStep = null;
 });
 
 t.test('a snapshot restore leaves every slot as it is; the database follows the snapshot', async (t) => {
@@ -187,7 +189,7 @@ t.test('a snapshot restore leaves every slot as it is; the database follows the 
   t.same(probeAll(sandbox.ctx), before, 'no slot is carried by a snapshot (docs/decisions.md#snapshots)');
   t.equal(getDemoState(sandbox.ctx).completed, 0, 'demo progress, in the database, is the snapshot\'s');
   t.equal(getWebhookChaos(sandbox.ctx).heldNow, 1, 'the held attempt is still held (docs/faults.md#reset-sessions-and-snapshots)');
-  sandbox.ctx.runtime.get(demoRunSlot).runningStep = null;
+  sandbox.ctx.runtime.get(scenarioPlaySlot).runningStep = null;
 });
 
 t.test('a new session starts fresh, whatever the root or another session holds', async (t) => {
@@ -212,6 +214,6 @@ t.test('a new session starts fresh, whatever the root or another session holds',
   for (const [name, slotCase] of Object.entries(CASES)) {
     if (slotCase.session === 'given') t.not(JSON.stringify(expected[name as keyof typeof expected]), JSON.stringify(baseline[name]), `${name} is given`);
   }
-  root.ctx.runtime.get(demoRunSlot).runningStep = null;
-  first.sandbox.ctx.runtime.get(demoRunSlot).runningStep = null;
+  root.ctx.runtime.get(scenarioPlaySlot).runningStep = null;
+  first.sandbox.ctx.runtime.get(scenarioPlaySlot).runningStep = null;
 });

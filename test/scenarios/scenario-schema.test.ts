@@ -15,7 +15,7 @@ const ROOT = path.join(import.meta.dirname, '..', '..');
 const COMMITTED = path.join(ROOT, 'schemas', 'scenario.schema.json');
 
 t.test('schemas/scenario.schema.json is not stale', async (t) => {
-  t.equal(readFileSync(COMMITTED, 'utf8'), scenarioJsonSchemaText(), 'run `npm run openapi` (or node scripts/scenario-schema.mjs) and commit schemas/scenario.schema.json');
+  t.equal(readFileSync(COMMITTED, 'utf8'), scenarioJsonSchemaText(), 'run `npm run generate` (or node scripts/scenario-schema.mjs) and commit schemas/scenario.schema.json');
   const check = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'scenario-schema.mjs'), '--check'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
   t.equal(check.status, 0, check.stderr);
 });

@@ -154,3 +154,30 @@ t.test('setWebhookChaos: a duplicate delivery reaches the kit\'s receiver; clear
   await new Promise((resolve) => setTimeout(resolve, 300));
   t.equal(sandbox.webhooks.received().filter((w) => w.body.metadata.eventId === completed.body.metadata.eventId).length, 1, 'after clearing: once');
 });
+
+// docs/test-kit.md#sessions-from-node, docs/sessions.md#scenarios: a session from a scenario by name, from a file,
+// and its given's ids; the kit's default clock does not override the scenario's.
+t.test('startSession with a scenario: by name, from a file, what its given made', async (t) => {
+  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const path = await import('node:path');
+  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent' } });
+  t.teardown(() => server.close());
+  const demo = await startSession({ url: server.url, scenario: 'demo', webhooks: false });
+  t.teardown(() => demo.close());
+  t.match(demo.scenario, { name: 'demo', source: 'shipped', steps: 17, given: {} });
+  const clock = (await (await fetch(`${demo.url}/_emulator/clock`)).json()) as { now: string };
+  t.equal(clock.now, '2026-03-01T12:00:00.000Z', 'the scenario\'s clock');
+
+  const dir = mkdtempSync(path.join(tmpdir(), 'kit-scenario-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'funded.yaml');
+  writeFileSync(file, 'name: funded\nclock: 2026-07-01T08:00:00Z\ngiven:\n  users:\n    - as: acme\n      type: BUSINESS\n      name: Acme Widgets\n      accounts: [{ as: usd, currency: USD, balance: "500.00" }]\nsteps:\n  - settle: true\n');
+  const funded = await startSession({ url: server.url, scenarioFile: file, webhooks: false });
+  t.teardown(() => funded.close());
+  t.match(funded.scenario, { name: 'funded', source: 'given', given: { acme: /^usr_/, usd: /^acct_/ } });
+  const account = await funded.signedFetch('GET', `/v1/accounts/${funded.scenario!.given.usd}`, undefined, { user: funded.scenario!.given.acme });
+  t.equal(account.status, 200);
+  t.match(await account.json(), { balances: { available: '500.00' } }, 'funded by the given');
+  await t.rejects(startSession({ url: server.url, scenario: 'name: bad\nsteps: []\n', webhooks: false }), /400/, 'a bad scenario is the server\'s 400');
+});

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -129,6 +131,47 @@ func TestCreateSessionFreezesTheClockAtTheDefault(t *testing.T) {
 	}
 	if !strings.Contains(bodies[0], `"clock":"2026-03-01T12:00:00.000Z"`) || !strings.Contains(bodies[1], `"clock":"realtime"`) || strings.Contains(bodies[2], "clock") {
 		t.Errorf("bodies %v", bodies)
+	}
+}
+
+// docs/sessions.md#scenarios: a scenario by name, by file (read by the kit and sent as text) or as a map goes in the
+// body as scenario, and the kit's default clock is not sent (the scenario's own clock applies).
+func TestCreateSessionSendsTheScenario(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/_emulator/health" {
+			io.WriteString(w, `{"status":"ok","now":"2026-03-01T12:00:00.000Z","version":"`+Version+`"}`)
+			return
+		}
+		raw, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(raw))
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"id":"ses_1","baseUrl":"http://x/_sessions/ses_1","credentials":{},"scenario":{"name":"demo","source":"shipped","steps":17,"given":{}}}`)
+	}))
+	defer server.Close()
+	file := filepath.Join(t.TempDir(), "story.yaml")
+	if err := os.WriteFile(file, []byte("name: story\nsteps:\n  - advance: 1s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(server.URL)
+	for _, opts := range []SessionOptions{{Scenario: "demo"}, {ScenarioFile: file}, {Scenario: map[string]any{"name": "inline", "steps": []any{map[string]any{"settle": true}}}}} {
+		if _, err := s.CreateSession(context.Background(), opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(bodies[0], `"scenario":"demo"`) || !strings.Contains(bodies[1], `"scenario":"name: story\n`) || !strings.Contains(bodies[2], `"scenario":{"name":"inline"`) {
+		t.Errorf("bodies %v", bodies)
+	}
+	for _, body := range bodies {
+		if strings.Contains(body, "clock") {
+			t.Errorf("a scenario's session got the default clock: %s", body)
+		}
+	}
+	if _, err := s.CreateSession(context.Background(), SessionOptions{Scenario: "demo", ScenarioFile: file}); err == nil {
+		t.Error("Scenario and ScenarioFile together were accepted")
 	}
 }
 

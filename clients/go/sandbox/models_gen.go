@@ -763,6 +763,42 @@ type PayoutSubmissionResponse struct {
 	ReceivedAt    string `json:"receivedAt"`
 }
 
+// PlayedStep is PlayedStep in openapi/openapi.json.
+type PlayedStep struct {
+	Number        int64                   `json:"number"`
+	Caption       *string                 `json:"caption,omitempty"`
+	Note          *string                 `json:"note,omitempty"`
+	Done          bool                    `json:"done"`
+	Passed        *bool                   `json:"passed,omitempty"`
+	Summary       *string                 `json:"summary,omitempty"`
+	TransactionID *string                 `json:"transactionId,omitempty"`
+	Results       []PlayedStepResultsItem `json:"results"`
+}
+
+// PlayedStepResultsItem is PlayedStep.results[] in openapi/openapi.json.
+type PlayedStepResultsItem struct {
+	Index   int64                         `json:"index"`
+	ID      *string                       `json:"id,omitempty"`
+	Action  *string                       `json:"action,omitempty"`
+	Passed  bool                          `json:"passed"`
+	Request *PlayedStepResultsItemRequest `json:"request,omitempty"`
+	Status  *int64                        `json:"status,omitempty"`
+	Failure *PlayedStepResultsItemFailure `json:"failure,omitempty"`
+}
+
+// PlayedStepResultsItemRequest is PlayedStep.results[].request in openapi/openapi.json.
+type PlayedStepResultsItemRequest struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+}
+
+// PlayedStepResultsItemFailure is PlayedStep.results[].failure in openapi/openapi.json.
+type PlayedStepResultsItemFailure struct {
+	Message string `json:"message"`
+	Line    *int64 `json:"line,omitempty"`
+	Column  *int64 `json:"column,omitempty"`
+}
+
 // ProviderReadiness is ProviderReadiness in openapi/openapi.json.
 type ProviderReadiness struct {
 	AccountID     string `json:"accountId"`
@@ -823,6 +859,60 @@ type ReturnTransaction struct {
 	StatusReason *string `json:"statusReason,omitempty"`
 }
 
+// ScenarioEntry is ScenarioEntry in openapi/openapi.json.
+type ScenarioEntry struct {
+	Name        string              `json:"name"`
+	Description *string             `json:"description,omitempty"`
+	Steps       *int64              `json:"steps,omitempty"`
+	Source      ScenarioEntrySource `json:"source"`
+	File        string              `json:"file"`
+	Error       *ScenarioEntryError `json:"error,omitempty"`
+}
+
+// ScenarioEntryError is ScenarioEntry.error in openapi/openapi.json.
+type ScenarioEntryError struct {
+	Message string `json:"message"`
+	Line    *int64 `json:"line,omitempty"`
+	Column  *int64 `json:"column,omitempty"`
+}
+
+// ScenarioList is ScenarioList in openapi/openapi.json.
+type ScenarioList struct {
+	Data   []ScenarioEntry `json:"data"`
+	Folder *string         `json:"folder,omitempty"`
+}
+
+// ScenarioPlay is ScenarioPlay in openapi/openapi.json.
+type ScenarioPlay struct {
+	Name        string              `json:"name"`
+	Description *string             `json:"description,omitempty"`
+	Source      ScenarioPlaySource  `json:"source"`
+	Steps       []PlayedStep        `json:"steps"`
+	Completed   int64               `json:"completed"`
+	Next        *int64              `json:"next,omitempty"`
+	Finished    bool                `json:"finished"`
+	Failed      *ScenarioPlayFailed `json:"failed,omitempty"`
+	Running     bool                `json:"running"`
+	Given       map[string]string   `json:"given"`
+	StartedAt   string              `json:"startedAt"`
+	UserID      *string             `json:"userId,omitempty"`
+	AccountID   *string             `json:"accountId,omitempty"`
+}
+
+// ScenarioPlayFailed is ScenarioPlay.failed in openapi/openapi.json.
+type ScenarioPlayFailed struct {
+	Message string `json:"message"`
+	Line    *int64 `json:"line,omitempty"`
+	Column  *int64 `json:"column,omitempty"`
+	Step    int64  `json:"step"`
+}
+
+// ScenarioPlayStep is ScenarioPlayStep in openapi/openapi.json.
+type ScenarioPlayStep struct {
+	Step     PlayedStep   `json:"step"`
+	Scenario ScenarioPlay `json:"scenario"`
+}
+
 // ServiceError is ServiceError in openapi/openapi.json. Error body of interface 7.1
 type ServiceError struct {
 	Message          string            `json:"message"`
@@ -840,6 +930,7 @@ type Session struct {
 	WebhookURL  *string            `json:"webhookUrl,omitempty"`
 	StartedFrom SessionStartedFrom `json:"startedFrom"`
 	Label       *string            `json:"label,omitempty"`
+	Scenario    *SessionScenario   `json:"scenario,omitempty"`
 	Credentials SessionCredentials `json:"credentials"`
 }
 
@@ -849,6 +940,14 @@ type SessionStartedFrom struct {
 	Snapshot *string                    `json:"snapshot,omitempty"`
 	Clock    string                     `json:"clock"`
 	Seed     *string                    `json:"seed,omitempty"`
+}
+
+// SessionScenario is Session.scenario in openapi/openapi.json.
+type SessionScenario struct {
+	Name   string             `json:"name"`
+	Source ScenarioPlaySource `json:"source"`
+	Steps  int64              `json:"steps"`
+	Given  map[string]string  `json:"given"`
 }
 
 // SessionCredentials is Session.credentials in openapi/openapi.json. The first programme's keys, as in the fixtures
@@ -1919,6 +2018,25 @@ type ReceiverCheckCaseExpected string
 const (
 	ReceiverCheckCaseExpectedAcknowledged ReceiverCheckCaseExpected = "ACKNOWLEDGED"
 	ReceiverCheckCaseExpectedRefused      ReceiverCheckCaseExpected = "REFUSED"
+)
+
+// ScenarioEntrySource is the values of ScenarioEntry.source in openapi/openapi.json.
+type ScenarioEntrySource string
+
+// The values of ScenarioEntrySource.
+const (
+	ScenarioEntrySourceShipped ScenarioEntrySource = "shipped"
+	ScenarioEntrySourceFolder  ScenarioEntrySource = "folder"
+)
+
+// ScenarioPlaySource is the values of ScenarioPlay.source (and 1 more) in openapi/openapi.json.
+type ScenarioPlaySource string
+
+// The values of ScenarioPlaySource.
+const (
+	ScenarioPlaySourceShipped ScenarioPlaySource = "shipped"
+	ScenarioPlaySourceFolder  ScenarioPlaySource = "folder"
+	ScenarioPlaySourceGiven   ScenarioPlaySource = "given"
 )
 
 // SessionStartedFromFixtures is the values of Session.startedFrom.fixtures in openapi/openapi.json.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -60,6 +61,12 @@ type SessionOptions struct {
 	Snapshot   string // a snapshot of the root sandbox to start from (not with Clock or Fixtures)
 	WebhookURL string // where the session sends its webhooks (default: nowhere; see Receiver and ForwardWebhooks)
 	Fixtures   any    // a fixtures object (docs/configuration.md#fixtures-file-format)
+	// Scenario starts the session from a scenario (docs/sessions.md#scenarios): the name of one the server knows,
+	// a scenario file's text (a string), or the scenario as a map or struct. Its seed, clock and fixtures apply and its
+	// given is built before CreateSession returns (Session.Scenario says what it made); DefaultClock does not apply.
+	Scenario any
+	// ScenarioFile is the path of a scenario file (YAML or JSON), read here and sent as Scenario's text.
+	ScenarioFile string
 }
 
 // Sandbox is a session: the server's description of it, and a Client on its baseUrl signed with its
@@ -75,7 +82,17 @@ type Sandbox struct {
 // session limit (429) it asks again after the answer's Retry-After for up to LimitWait (docs/sessions.md#limits);
 // cancelling ctx ends that wait at once.
 func (s *Server) CreateSession(ctx context.Context, opts SessionOptions) (*Sandbox, error) {
-	if opts.Clock == "" && opts.Snapshot == "" {
+	if opts.ScenarioFile != "" {
+		if opts.Scenario != nil {
+			return nil, fmt.Errorf("SessionOptions: give Scenario or ScenarioFile, not both")
+		}
+		text, err := os.ReadFile(opts.ScenarioFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the scenario file: %w", err)
+		}
+		opts.Scenario = string(text)
+	}
+	if opts.Clock == "" && opts.Snapshot == "" && opts.Scenario == nil {
 		opts.Clock = DefaultClock
 	}
 	body := map[string]any{}
@@ -86,6 +103,9 @@ func (s *Server) CreateSession(ctx context.Context, opts SessionOptions) (*Sandb
 	}
 	if opts.Fixtures != nil {
 		body["fixtures"] = opts.Fixtures
+	}
+	if opts.Scenario != nil {
+		body["scenario"] = opts.Scenario
 	}
 	deadline := time.Now().Add(s.LimitWait)
 	for {

@@ -88,3 +88,30 @@ def test_a_server_of_another_version_is_warned_about_once_per_url():
     finally:
         other.shutdown()
         same.shutdown()
+
+
+def test_a_session_starts_from_a_scenario_by_name_or_from_a_file(sandbox_server, sandbox_label, tmp_path):
+    """docs/sessions.md#scenarios: the shipped demo by name (its seed and clock apply, no default clock is sent), and
+    a file of the test's own with a given user, whose id the session's answer names."""
+    with sandbox_server.create_session(label=sandbox_label, scenario="demo") as session:
+        assert session.scenario is not None and session.scenario["name"] == "demo" and session.scenario["source"] == "shipped"
+        assert session.scenario["steps"] == 17
+        assert session.now() == "2026-03-01T12:00:00.000Z"
+    story = tmp_path / "one-user.yaml"
+    story.write_text(
+        "name: one-user\n"
+        "clock: 2026-04-01T09:00:00Z\n"
+        "given:\n"
+        "  users:\n"
+        "    - { as: acme, type: BUSINESS, name: Acme Widgets, enrollment: NOT_STARTED }\n"
+        "steps:\n"
+        "  - advance: 1s\n"
+    )
+    with sandbox_server.create_session(label=sandbox_label, scenario_file=str(story)) as session:
+        assert session.scenario is not None and session.scenario["source"] == "given"
+        assert session.scenario["given"]["acme"].startswith("usr_")
+    with pytest.raises(SandboxHTTPError) as raised:
+        sandbox_server.create_session(label=sandbox_label, scenario="name: broken\nsteps: []\n")
+    assert raised.value.status == 400 and "scenario:" in raised.value.message
+    with pytest.raises(ValueError):
+        sandbox_server.create_session(scenario="demo", scenario_file=str(story))

@@ -1237,6 +1237,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_emulator/scenarios": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The scenario files this server knows: the shipped ones and those of --scenarios
+         * @description Each file with its name, description, number of steps and source; a file that cannot be used is listed with its error at its line and column. Files are read on each request: an edited file shows at once. POST /_emulator/sessions { "scenario": name } starts a session with one.
+         */
+        get: operations["emulatorListScenarios"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_emulator/scenario": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The scenario this sandbox plays: its steps with their captions, and how far it has run
+         * @description A session created with a scenario plays it. 404 when this sandbox plays none.
+         */
+        get: operations["emulatorScenarioPlay"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_emulator/scenario/steps/{number}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Play the next step of the sandbox's scenario
+         * @description No body. Runs the step (a step with a caption and the steps without one after it) through the engine: signed /v1 calls and control-plane calls in process, which fault rules match as a client's. Answers what it did and the play's state; a failed check ends the play (passed: false). 404: no scenario, or no such step; 409: not the next step, finished, or a step still running.
+         */
+        post: operations["emulatorPlayScenarioStep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_emulator/demo": {
         parameters: {
             query?: never;
@@ -1246,7 +1306,7 @@ export interface paths {
         };
         /**
          * The guided demo: its steps with their captions, and how far it has run in this sandbox
-         * @description 17 steps, run one at a time with POST /_emulator/demo/steps/{number}. The progress belongs to this sandbox (a reset starts it over).
+         * @description The shipped scenario demo (scenarios/demo.yaml), run one step at a time with POST /_emulator/demo/steps/{number}. The progress belongs to this sandbox (a reset starts it over). 409 when the sandbox plays another scenario.
          */
         get: operations["emulatorDemo"];
         put?: never;
@@ -1392,7 +1452,7 @@ export interface paths {
         put?: never;
         /**
          * Create an isolated sandbox for one test
-         * @description A whole sandbox of its own (database, clock, scheduler, webhooks, journal, snapshots) at baseUrl on this port. Sign requests over the path as sent, the /_sessions/{id} prefix included. 429 with Retry-After when --max-sessions are live.
+         * @description A whole sandbox of its own (database, clock, scheduler, webhooks, journal, snapshots) at baseUrl on this port. Sign requests over the path as sent, the /_sessions/{id} prefix included. 429 with Retry-After when --max-sessions are live. With scenario, the session starts with the scenario's seed, clock and fixtures and its `given` built (docs/sessions.md#scenarios); a bad scenario is a 400 naming its line and column, and no session is left.
          */
         post: operations["emulatorCreateSession"];
         /**
@@ -2440,6 +2500,40 @@ export interface components {
              */
             receivedAt: string;
         };
+        PlayedStep: {
+            /** @description 1-based: a step with a caption and the steps without one that follow it */
+            number: number;
+            caption: string | null;
+            note: string | null;
+            done: boolean;
+            /** @description Every check of the step passed; null until it ran */
+            passed: boolean | null;
+            /** @description What the step did, once done */
+            summary: string | null;
+            /** @description The transaction the step made or moved, once done */
+            transactionId: string | null;
+            /** @description The file's steps this played step ran, once done */
+            results: {
+                /** @description 0-based index of the step in the file */
+                index: number;
+                id: string | null;
+                /** @description request, advance, settle, ... or null for a step that only checks */
+                action: string | null;
+                passed: boolean;
+                /** @description The call the step made, if any */
+                request: {
+                    method: string;
+                    path: string;
+                } | null;
+                /** @description The answer's status, if any */
+                status: number | null;
+                failure: {
+                    message: string;
+                    line: number | null;
+                    column: number | null;
+                } | null;
+            }[];
+        };
         ProviderReadiness: {
             accountId: string;
             /** @description false: POST /v1/accounts/{accountId}/deposit-instructions answers 409 (interface 3.1) */
@@ -2508,6 +2602,74 @@ export interface components {
             amount?: string;
             statusReason?: string;
         };
+        ScenarioEntry: {
+            /** @description The file's `name` (a broken file: its file name without the extension) */
+            name: string;
+            description: string | null;
+            /** @description How many steps the file has; null for a broken file */
+            steps: number | null;
+            /**
+             * @description shipped with the server, or from the folder of --scenarios
+             * @enum {string}
+             */
+            source: "shipped" | "folder";
+            /** @description The file's name in its folder */
+            file: string;
+            /** @description Why the file cannot be used, at its line and column; null for a good file */
+            error: {
+                message: string;
+                line: number | null;
+                column: number | null;
+            } | null;
+        };
+        ScenarioList: {
+            /** @description The shipped files, then those of --scenarios, each folder by file name */
+            data: components["schemas"]["ScenarioEntry"][];
+            /** @description The folder of --scenarios, as given; null when none */
+            folder: string | null;
+        };
+        ScenarioPlay: {
+            name: string;
+            description: string | null;
+            /**
+             * @description A shipped file, a file of --scenarios, or one sent with the session
+             * @enum {string}
+             */
+            source: "shipped" | "folder" | "given";
+            steps: components["schemas"]["PlayedStep"][];
+            /** @description How many steps have run */
+            completed: number;
+            /** @description The number of the step to play next; null once finished */
+            next: number | null;
+            /** @description Every step ran, or one failed */
+            finished: boolean;
+            /** @description The step whose check failed (the play ends there), at its line and column */
+            failed: {
+                message: string;
+                line: number | null;
+                column: number | null;
+                step: number;
+            } | null;
+            /** @description A step is running now */
+            running: boolean;
+            /** @description What the scenario's `given` made: each name and its id */
+            given: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description The emulated instant the scenario started at: the start of its window on the balance chart
+             */
+            startedAt: string;
+            /** @description The first user the scenario made (given or by a step), once made */
+            userId: string | null;
+            /** @description The account of the latest step's transaction, else the user's first account */
+            accountId: string | null;
+        };
+        ScenarioPlayStep: {
+            step: components["schemas"]["PlayedStep"];
+            scenario: components["schemas"]["ScenarioPlay"];
+        };
         /** @description Error body of interface 7.1 */
         ServiceError: {
             message: string;
@@ -2548,6 +2710,21 @@ export interface components {
             };
             /** @description The label given at creation */
             label: string | null;
+            /** @description The scenario the session started from; null when none */
+            scenario: {
+                name: string;
+                /**
+                 * @description A shipped file, a file of --scenarios, or one sent with the request
+                 * @enum {string}
+                 */
+                source: "shipped" | "folder" | "given";
+                /** @description Its steps as played (GET {baseUrl}/_emulator/scenario) */
+                steps: number;
+                /** @description What its `given` made: each name and its id */
+                given: {
+                    [key: string]: string;
+                };
+            } | null;
             /** @description The first programme's keys, as in the fixtures */
             credentials: {
                 programmeId: string;
@@ -7862,6 +8039,180 @@ export interface operations {
             };
         };
     };
+    emulatorListScenarios: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioList"];
+                };
+            };
+            /** @description Invalid request. Described by validationErrors: no errorCode (interface 7.1). Otherwise errorCode INVALID_REQUEST (e.g. HMAC and bearer credentials together), a user-header code or a PDF code (docs/errors.md) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Missing or invalid authentication (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+        };
+    };
+    emulatorScenarioPlay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioPlay"];
+                };
+            };
+            /** @description Invalid request. Described by validationErrors: no errorCode (interface 7.1). Otherwise errorCode INVALID_REQUEST (e.g. HMAC and bearer credentials together), a user-header code or a PDF code (docs/errors.md) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Missing or invalid authentication (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Not found (NOT_FOUND): unknown id or an id of another programme */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+        };
+    };
+    emulatorPlayScenarioStep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The number of a step of the guided demo (GET /_emulator/demo)
+                 * @example 1
+                 */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioPlayStep"];
+                };
+            };
+            /** @description Invalid request. Described by validationErrors: no errorCode (interface 7.1). Otherwise errorCode INVALID_REQUEST (e.g. HMAC and bearer credentials together), a user-header code or a PDF code (docs/errors.md) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Missing or invalid authentication (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Not found (NOT_FOUND): unknown id or an id of another programme */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Conflict with the current state (docs/errors.md) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+        };
+    };
     emulatorDemo: {
         parameters: {
             query?: never;
@@ -7891,6 +8242,15 @@ export interface operations {
             };
             /** @description Missing or invalid authentication (UNAUTHORIZED) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Conflict with the current state (docs/errors.md) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8626,6 +8986,10 @@ export interface operations {
                     seed?: string;
                     /** @description A name for a run's sessions: GET and DELETE /_emulator/sessions?label=... list and end them together */
                     label?: string;
+                    /** @description Start from a scenario (docs/sessions.md#scenarios): the name of a shipped one or one of --scenarios (GET /_emulator/scenarios), a scenario file's text (YAML or JSON), or the scenario as an object. Its seed, clock and fixtures apply (given here too, they must be equal), and its `given` is built before the answer */
+                    scenario?: string | {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };

@@ -7,7 +7,8 @@ import { migrations } from '../../../src/db/migrations/index.js';
 import { advance, buildTestApp, json, AS_JANE, type TestApp } from '../../helper.js';
 import { balances, expectStatus } from '../../helpers/money-in.js';
 import { checkLedger, wrongInFlightFlags } from '../../helpers/ledger.js';
-import { DEMO_STEPS } from '../../../src/emulator/demo.script.js';
+/** The guided demo's steps (scenarios/demo.yaml, played by the demo routes). */
+const DEMO_STEPS: readonly unknown[] = Array.from({ length: 17 });
 
 // The in-flight flag of ledger entries (docs/decisions.md#ledger): `in_flight` is 1 exactly while the entry's
 // transaction is PENDING or PROCESSING, whatever flow posted the entry and whatever moved the transaction on, so
@@ -126,11 +127,16 @@ t.test('every flow that posts entries or moves a transaction keeps in_flight equ
 });
 
 t.test('the guided demo (deposit, pacs.008 payout, failed payout, refund): the flag is right after every step', async (t) => {
-  const sandbox = await buildTestApp();
-  t.teardown(sandbox.close);
+  const root = await buildTestApp();
+  t.teardown(root.close);
+  // the demo plays in a session started from it (docs/sessions.md#scenarios)
+  const created = await root.app.inject({ method: 'POST', url: '/_emulator/sessions', payload: { scenario: 'demo' } });
+  t.equal(created.statusCode, 201, created.body);
+  const id = JSON.parse(created.body).id as string;
+  const sandbox: TestApp = { ...root, ctx: root.sessions.get(id)!.sandbox.ctx };
   let seen = 0;
   for (let number = 1; number <= DEMO_STEPS.length; number += 1) {
-    const response = await sandbox.app.inject({ method: 'POST', url: `/_emulator/demo/steps/${number}` });
+    const response = await root.app.inject({ method: 'POST', url: `/_sessions/${id}/_emulator/demo/steps/${number}` });
     t.equal(response.statusCode, 200, `demo step ${number}`);
     seen = Math.max(seen, check(t, sandbox, `demo step ${number}`));
   }

@@ -160,16 +160,24 @@ class Server:
         except (OSError, ValueError):
             return False
 
-    def create_session(self, label: Optional[str] = None, seed: Optional[str] = None, snapshot: Optional[str] = None, clock: Optional[str] = None, webhook_url: Optional[str] = None, fixtures: Optional[Mapping[str, Any]] = None, wait_ms: int = 120_000) -> Session:
+    def create_session(self, label: Optional[str] = None, seed: Optional[str] = None, snapshot: Optional[str] = None, clock: Optional[str] = None, webhook_url: Optional[str] = None, fixtures: Optional[Mapping[str, Any]] = None, wait_ms: int = 120_000, scenario: Union[str, Mapping[str, Any], None] = None, scenario_file: Optional[str] = None) -> Session:
         """POST /_emulator/sessions (docs/sessions.md). Starts frozen at START_CLOCK unless ``clock`` (an instant,
-        or "realtime") or ``snapshot`` is given (a snapshot brings its own clock). A 429 (the server's session
-        limit) is waited out as its Retry-After says, for at most ``wait_ms``. Returns a Session."""
+        or "realtime"), ``snapshot`` (a snapshot brings its own clock) or a scenario is given. ``scenario``: the name
+        of a scenario the server knows, a scenario file's text, or the scenario as a dict; ``scenario_file``: the path
+        of a scenario file (YAML or JSON), read here and sent as text (docs/sessions.md#scenarios). The session then
+        starts with the scenario's seed, clock and fixtures and its ``given`` built; ``Session.scenario`` says what it
+        made. A 429 (the server's session limit) is waited out as its Retry-After says, for at most ``wait_ms``."""
+        if scenario is not None and scenario_file is not None:
+            raise ValueError("give scenario or scenario_file, not both")
+        if scenario_file is not None:
+            with open(scenario_file, encoding="utf-8") as handle:
+                scenario = handle.read()
         body: Dict[str, Any] = {}
         if snapshot:
             body["snapshot"] = snapshot
-        else:
+        elif clock or scenario is None:
             body["clock"] = clock or START_CLOCK
-        for key, value in (("label", label), ("seed", seed), ("webhookUrl", webhook_url), ("fixtures", fixtures)):
+        for key, value in (("label", label), ("seed", seed), ("webhookUrl", webhook_url), ("fixtures", fixtures), ("scenario", scenario)):
             if value is not None:
                 body[key] = value
         deadline = time.monotonic() + _ms(wait_ms, "wait_ms") / 1000
@@ -222,6 +230,8 @@ class Session:
         self.base_url: str = session["baseUrl"].rstrip("/")
         self.prefix = urllib.parse.urlsplit(self.base_url).path  # /_sessions/ses_...: part of every signed target
         self.credentials: models.SessionCredentials = session["credentials"]
+        # the scenario it started from: name, source, steps, and given (each name the scenario made -> its id)
+        self.scenario: Optional[Dict[str, Any]] = cast(Optional[Dict[str, Any]], cast(Dict[str, Any], session).get("scenario"))
         self.webhooks: Optional[WebhookReceiver] = None
         self.forwarders: List[WebhookForwarder] = []
         self._before_end: List[Callable[[], None]] = []

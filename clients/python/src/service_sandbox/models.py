@@ -796,6 +796,38 @@ class PayoutSubmissionResponse(TypedDict):
     receivedAt: str
 
 
+class PlayedStepResultsItemRequestVariant1(TypedDict):
+    method: str
+    path: str
+
+
+class PlayedStepResultsItemFailureVariant1(TypedDict):
+    message: str
+    line: Union[int, None]
+    column: Union[int, None]
+
+
+class PlayedStepResultsItem(TypedDict):
+    index: int
+    id: Optional[str]
+    action: Optional[str]
+    passed: bool
+    request: Union["PlayedStepResultsItemRequestVariant1", None]
+    status: Union[int, None]
+    failure: Union["PlayedStepResultsItemFailureVariant1", None]
+
+
+class PlayedStep(TypedDict):
+    number: int
+    caption: Optional[str]
+    note: Optional[str]
+    done: bool
+    passed: Optional[bool]
+    summary: Optional[str]
+    transactionId: Optional[str]
+    results: List["PlayedStepResultsItem"]
+
+
 class ProviderReadiness(TypedDict):
     accountId: str
     providerReady: bool
@@ -854,6 +886,54 @@ class ReturnTransaction(_ReturnTransactionOptional):
     reasonCode: str
 
 
+class ScenarioEntryErrorVariant1(TypedDict):
+    message: str
+    line: Union[int, None]
+    column: Union[int, None]
+
+
+class ScenarioEntry(TypedDict):
+    name: str
+    description: Optional[str]
+    steps: Union[int, None]
+    source: Literal["shipped", "folder"]
+    file: str
+    error: Union["ScenarioEntryErrorVariant1", None]
+
+
+class ScenarioList(TypedDict):
+    data: List["ScenarioEntry"]
+    folder: Optional[str]
+
+
+class ScenarioPlayFailedVariant1(TypedDict):
+    message: str
+    line: Union[int, None]
+    column: Union[int, None]
+    step: int
+
+
+class ScenarioPlay(TypedDict):
+    name: str
+    description: Optional[str]
+    source: Literal["shipped", "folder", "given"]
+    steps: List["PlayedStep"]
+    completed: int
+    next: Union[int, None]
+    finished: bool
+    failed: Union["ScenarioPlayFailedVariant1", None]
+    running: bool
+    given: Dict[str, str]
+    startedAt: str
+    userId: Optional[str]
+    accountId: Optional[str]
+
+
+class ScenarioPlayStep(TypedDict):
+    step: "PlayedStep"
+    scenario: "ScenarioPlay"
+
+
 class _ServiceErrorOptional(TypedDict, total=False):
     errorCode: Union[Literal["UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "INVALID_REQUEST", "INTERNAL_ERROR", "INFORMATION_REQUEST_NOT_EDITABLE", "INVALID_USER_TYPE", "SINGLE_USER_KEY_NOT_ALLOWED", "USER_ID_HEADER_REQUIRED", "USER_ID_HEADER_NOT_ALLOWED", "PDF_PAGE_LIMIT_EXCEEDED", "PDF_PASSWORD_PROTECTED", "PDF_UNREADABLE"], str]
     validationErrors: List["ValidationError"]
@@ -869,6 +949,13 @@ class SessionStartedFrom(TypedDict):
     snapshot: Optional[str]
     clock: str
     seed: Optional[str]
+
+
+class SessionScenarioVariant1(TypedDict):
+    name: str
+    source: Literal["shipped", "folder", "given"]
+    steps: int
+    given: Dict[str, str]
 
 
 class SessionCredentialsSingleVariant1(TypedDict):
@@ -905,6 +992,7 @@ class Session(TypedDict):
     webhookUrl: Optional[str]
     startedFrom: "SessionStartedFrom"
     label: Optional[str]
+    scenario: Union["SessionScenarioVariant1", None]
     credentials: "SessionCredentials"
 
 
@@ -1324,4 +1412,4 @@ Instrument = Union["InstrumentAccount", "InstrumentBankAccount", "InstrumentVirt
 Party = Union["PartyPayer", "PartyBeneficiary"]
 
 
-__all__ = ["AccessToken", "Account", "AccountDetail", "ActAsResult", "BalanceHistory", "Beneficiary", "BeneficiaryAddress", "BeneficiaryInstrument", "BeneficiaryInstrumentBankAccount", "BeneficiaryInstrumentWallet", "BeneficiaryInstruments", "Clock", "CommitTransactionIntentRequest", "CreateBeneficiaryRequest", "CreateBeneficiaryRequestBusiness", "CreateBeneficiaryRequestInstrumentsBankAccount", "CreateBeneficiaryRequestInstrumentsWallet", "CreateBeneficiaryRequestPerson", "CreateTransactionIntentRequest", "CreateTransactionIntentRequestCreditAccount", "CreateTransactionIntentRequestCreditBankAccount", "CreateTransactionIntentRequestCreditExternalWallet", "DemoState", "DemoStep", "DemoStepResult", "DepositInstruction", "DepositInstructionRequest", "DepositInstructionResponse", "EmulatorForcedDecision", "EmulatorJob", "EmulatorJobList", "EmulatorOverview", "EmulatorTransaction", "EmulatorTransactionDetail", "EndedSessions", "Enrollment", "EnrollmentInformationRequestSummary", "FaultEffect", "FaultEffectAmbiguous", "FaultEffectDrop", "FaultEffectLatency", "FaultEffectStatus", "FaultMatch", "FaultRule", "FaultRuleList", "Fee", "FiredFault", "ForceTransactionStatus", "InformationRequest", "InformationRequestDetail", "InformationRequestEntriesWrite", "InformationRequestEntry", "InformationRequestList", "InformationRequirement", "InjectTransaction", "Instrument", "JournalEntry", "JourneyItem", "ListenAttemptResult", "ListenStatus", "MockDepositRequest", "MockDepositResponse", "Party", "PayoutJsonPayload", "PayoutSubmissionResponse", "ProviderReadiness", "ProviderReady", "ReceiverCheckCase", "ReceiverCheckReport", "ReturnTransaction", "ServiceError", "Session", "SettleReport", "Snapshot", "Statement", "StatementDay", "StatementEntry", "StatementLink", "StatementSummaryLine", "StoryLedgerEntry", "StoryStep", "Transaction", "TransactionIntent", "TransactionStory", "TransactionWebhookEvent", "User", "UserJourney", "ValidationError", "WebhookAttempt", "WebhookChaos", "WebhookDelivery", "WebhookDeliveryList", "WebhookEndpoints", "WebhookMetadata", "WebhookTransaction"]
+__all__ = ["AccessToken", "Account", "AccountDetail", "ActAsResult", "BalanceHistory", "Beneficiary", "BeneficiaryAddress", "BeneficiaryInstrument", "BeneficiaryInstrumentBankAccount", "BeneficiaryInstrumentWallet", "BeneficiaryInstruments", "Clock", "CommitTransactionIntentRequest", "CreateBeneficiaryRequest", "CreateBeneficiaryRequestBusiness", "CreateBeneficiaryRequestInstrumentsBankAccount", "CreateBeneficiaryRequestInstrumentsWallet", "CreateBeneficiaryRequestPerson", "CreateTransactionIntentRequest", "CreateTransactionIntentRequestCreditAccount", "CreateTransactionIntentRequestCreditBankAccount", "CreateTransactionIntentRequestCreditExternalWallet", "DemoState", "DemoStep", "DemoStepResult", "DepositInstruction", "DepositInstructionRequest", "DepositInstructionResponse", "EmulatorForcedDecision", "EmulatorJob", "EmulatorJobList", "EmulatorOverview", "EmulatorTransaction", "EmulatorTransactionDetail", "EndedSessions", "Enrollment", "EnrollmentInformationRequestSummary", "FaultEffect", "FaultEffectAmbiguous", "FaultEffectDrop", "FaultEffectLatency", "FaultEffectStatus", "FaultMatch", "FaultRule", "FaultRuleList", "Fee", "FiredFault", "ForceTransactionStatus", "InformationRequest", "InformationRequestDetail", "InformationRequestEntriesWrite", "InformationRequestEntry", "InformationRequestList", "InformationRequirement", "InjectTransaction", "Instrument", "JournalEntry", "JourneyItem", "ListenAttemptResult", "ListenStatus", "MockDepositRequest", "MockDepositResponse", "Party", "PayoutJsonPayload", "PayoutSubmissionResponse", "PlayedStep", "ProviderReadiness", "ProviderReady", "ReceiverCheckCase", "ReceiverCheckReport", "ReturnTransaction", "ScenarioEntry", "ScenarioList", "ScenarioPlay", "ScenarioPlayStep", "ServiceError", "Session", "SettleReport", "Snapshot", "Statement", "StatementDay", "StatementEntry", "StatementLink", "StatementSummaryLine", "StoryLedgerEntry", "StoryStep", "Transaction", "TransactionIntent", "TransactionStory", "TransactionWebhookEvent", "User", "UserJourney", "ValidationError", "WebhookAttempt", "WebhookChaos", "WebhookDelivery", "WebhookDeliveryList", "WebhookEndpoints", "WebhookMetadata", "WebhookTransaction"]

@@ -25,9 +25,26 @@ let fetching = false;
 let again = false;
 let lastNow = null;
 
-/** The period's bounds: the day or week up to the emulated now, or the statement period (the calendar month so far). */
+/** Where a played scenario started (docs/dashboard.md#run-a-demo): the start of the `scenario` period. */
+let scenarioStartMs = null;
+
+/** Show the scenario's window, from the instant it started, not the fixtures' history; selects that period. */
+export function showScenarioWindow(startedAtIso) {
+  scenarioStartMs = Date.parse(startedAtIso);
+  const option = $('#balance-period option[value="scenario"]');
+  option.hidden = false;
+  option.disabled = false;
+  const select = $('#balance-period');
+  if (select.value !== 'scenario') {
+    select.value = 'scenario';
+    select.dispatchEvent(new Event('change'));
+  }
+}
+
+/** The period's bounds: the day or week up to the emulated now, the statement period (the calendar month so far), or the scenario's window. */
 export function periodBounds(period, nowIso) {
   const to = Date.parse(nowIso);
+  if (period === 'scenario' && scenarioStartMs !== null) return { from: Math.min(scenarioStartMs, to - 1000), to };
   if (period === 'day') return { from: to - DAY_MS, to };
   if (period === 'statement') {
     const now = new Date(to);
@@ -80,7 +97,7 @@ async function refresh() {
   }
 }
 
-const PERIOD_NAMES = { day: 'the last day', week: 'the last 7 days', statement: 'the statement period (this month so far)' };
+const PERIOD_NAMES = { day: 'the last day', week: 'the last 7 days', statement: 'the statement period (this month so far)', scenario: 'since the scenario started' };
 
 async function draw(history, account, period) {
   const points = history.points;

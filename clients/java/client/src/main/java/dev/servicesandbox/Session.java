@@ -89,6 +89,17 @@ public final class Session implements AutoCloseable {
   }
 
   /**
+   * The scenario the session started from (docs/sessions.md#scenarios): {@code name}, {@code source},
+   * {@code steps}, and {@code given} (each name the scenario made, and its id).
+   *
+   * @return the parsed {@code scenario} of the answer, or null when the session started from none
+   */
+  @SuppressWarnings("unchecked")
+  public Map<String, Object> scenario() {
+    return created instanceof Map<?, ?> answer && answer.get("scenario") instanceof Map<?, ?> scenario ? (Map<String, Object>) scenario : null;
+  }
+
+  /**
    * A client signing with the SINGLE_USER key (its bound user: {@code usr_acme} with the default fixtures).
    *
    * @return the client

@@ -14,8 +14,10 @@ import java.util.Map;
  * @param clock an ISO instant to start frozen at, or {@code realtime}
  * @param webhookUrl the session's webhook endpoint (an emulator that can reach the tests); null: none, use listen
  * @param fixtures a fixtures document of the session's own (Map, or JSON text); null: the server's
+ * @param scenario a scenario to start from (docs/sessions.md#scenarios): its name (a String matching a scenario the
+ *     server knows), a scenario file's text, or the scenario as a Map; null: none
  */
-public record SessionOptions(String label, String seed, String snapshot, String clock, String webhookUrl, Object fixtures) {
+public record SessionOptions(String label, String seed, String snapshot, String clock, String webhookUrl, Object fixtures, Object scenario) {
   /** Every session starts frozen at this instant unless told otherwise, so dates do not depend on the day. */
   public static final String START_CLOCK = "2026-03-01T12:00:00.000Z";
 
@@ -25,7 +27,7 @@ public record SessionOptions(String label, String seed, String snapshot, String 
    * @return the options
    */
   public static SessionOptions defaults() {
-    return new SessionOptions(Emulator.runLabel(), null, null, START_CLOCK, null, null);
+    return new SessionOptions(Emulator.runLabel(), null, null, START_CLOCK, null, null, null);
   }
 
   /**
@@ -35,7 +37,7 @@ public record SessionOptions(String label, String seed, String snapshot, String 
    * @return the changed options
    */
   public SessionOptions label(String value) {
-    return new SessionOptions(value, seed, snapshot, clock, webhookUrl, fixtures);
+    return new SessionOptions(value, seed, snapshot, clock, webhookUrl, fixtures, scenario);
   }
 
   /**
@@ -45,7 +47,7 @@ public record SessionOptions(String label, String seed, String snapshot, String 
    * @return the changed options
    */
   public SessionOptions seed(String value) {
-    return new SessionOptions(label, value, snapshot, clock, webhookUrl, fixtures);
+    return new SessionOptions(label, value, snapshot, clock, webhookUrl, fixtures, scenario);
   }
 
   /**
@@ -55,7 +57,7 @@ public record SessionOptions(String label, String seed, String snapshot, String 
    * @return the changed options
    */
   public SessionOptions snapshot(String name) {
-    return new SessionOptions(label, seed, name, null, webhookUrl, fixtures);
+    return new SessionOptions(label, seed, name, null, webhookUrl, fixtures, scenario);
   }
 
   /**
@@ -65,7 +67,7 @@ public record SessionOptions(String label, String seed, String snapshot, String 
    * @return the changed options
    */
   public SessionOptions clock(String value) {
-    return new SessionOptions(label, seed, snapshot, value, webhookUrl, fixtures);
+    return new SessionOptions(label, seed, snapshot, value, webhookUrl, fixtures, scenario);
   }
 
   /**
@@ -75,7 +77,7 @@ public record SessionOptions(String label, String seed, String snapshot, String 
    * @return the changed options
    */
   public SessionOptions webhookUrl(String value) {
-    return new SessionOptions(label, seed, snapshot, clock, value, fixtures);
+    return new SessionOptions(label, seed, snapshot, clock, value, fixtures, scenario);
   }
 
   /**
@@ -85,7 +87,34 @@ public record SessionOptions(String label, String seed, String snapshot, String 
    * @return the changed options
    */
   public SessionOptions fixtures(Object value) {
-    return new SessionOptions(label, seed, snapshot, clock, webhookUrl, value);
+    return new SessionOptions(label, seed, snapshot, clock, webhookUrl, value, scenario);
+  }
+
+  /**
+   * Start from a scenario (docs/sessions.md#scenarios): its seed, clock and fixtures apply and its {@code given} is
+   * built before the session is answered, so the default clock is dropped ({@link Session#scenario()} says what it
+   * made).
+   *
+   * @param value the name of a scenario the server knows, a scenario file's text, or the scenario as a Map
+   * @return the changed options
+   */
+  public SessionOptions scenario(Object value) {
+    return new SessionOptions(label, seed, snapshot, START_CLOCK.equals(clock) ? null : clock, webhookUrl, fixtures, value);
+  }
+
+  /**
+   * Start from the scenario in this file (YAML or JSON), read now and sent as text: as {@link #scenario(Object)}.
+   *
+   * @param file the scenario file
+   * @return the changed options
+   * @throws java.io.UncheckedIOException when the file cannot be read
+   */
+  public SessionOptions scenarioFile(java.nio.file.Path file) {
+    try {
+      return scenario(java.nio.file.Files.readString(file));
+    } catch (java.io.IOException error) {
+      throw new java.io.UncheckedIOException(error);
+    }
   }
 
   /**
@@ -100,6 +129,7 @@ public record SessionOptions(String label, String seed, String snapshot, String 
     if (seed != null) body.put("seed", seed);
     if (snapshot != null) body.put("snapshot", snapshot);
     if (webhookUrl != null) body.put("webhookUrl", webhookUrl);
+    if (scenario != null) body.put("scenario", scenario);
     String json = Json.write(body);
     if (fixtures == null) return json;
     String fixturesJson = fixtures instanceof String s ? s : Json.write(fixtures);

@@ -13,6 +13,7 @@ import java.util.Map;
  * @param webhookUrl The webhook endpoint of the session's first programme
  * @param startedFrom the `startedFrom` property
  * @param label The label given at creation
+ * @param scenario The scenario the session started from; null when none
  * @param credentials The first programme's keys, as in the fixtures
  */
 public record Session(
@@ -24,6 +25,7 @@ public record Session(
     String webhookUrl,
     StartedFrom startedFrom,
     String label,
+    Scenario scenario,
     Credentials credentials) {
   /**
    * Reads the JSON value.
@@ -43,6 +45,7 @@ public record Session(
         Models.string(m.get("webhookUrl")),
         StartedFrom.from(m.get("startedFrom")),
         Models.string(m.get("label")),
+        Scenario.from(m.get("scenario")),
         Credentials.from(m.get("credentials")));
   }
 
@@ -72,6 +75,35 @@ public record Session(
           Models.string(m.get("snapshot")),
           Models.string(m.get("clock")),
           Models.string(m.get("seed")));
+    }
+  }
+
+  /**
+   * The scenario the session started from; null when none
+   * @param name the `name` property
+   * @param source A shipped file, a file of --scenarios, or one sent with the request One of shipped, folder, given (a string: values may be added).
+   * @param steps Its steps as played (GET &#123;baseUrl&#125;/_emulator/scenario)
+   * @param given What its `given` made: each name and its id
+   */
+  public record Scenario(
+      String name,
+      String source,
+      Long steps,
+      Map<String, Object> given) {
+    /**
+     * Reads the JSON value.
+     *
+     * @param json a Map from Json.parse, or null
+     * @return the record; null for null
+     */
+    public static Scenario from(Object json) {
+      if (json == null) return null;
+      Map<String, Object> m = Models.map(json);
+      return new Scenario(
+          Models.string(m.get("name")),
+          Models.string(m.get("source")),
+          Models.integer(m.get("steps")),
+          Models.map(m.get("given")));
     }
   }
 

@@ -1,0 +1,139 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { SHIPPED_SCENARIOS, type Config } from '../config.js';
+import { errors } from '../core/errors.js';
+import { loadScenario, ScenarioFileError, type LoadedScenario } from '../scenarios/scenario.load.js';
+
+// The scenarios a server knows by name (docs/sessions.md#scenarios): the files shipped in the package's `scenarios/`
+// folder and those of the folder given with --scenarios. Files are read each time they are listed or used, so a file
+// edited while the server runs is played as it now is, and a bad one is listed with its error rather than stopping
+// start-up (docs/decisions.md#scenario-folder).
+
+export type ScenarioSource = 'shipped' | 'folder';
+
+/** A scenario file as GET /_emulator/scenarios lists it. */
+export interface ScenarioEntry {
+  /** The file's `name`; a file that cannot be read as a scenario: its file name without the extension. */
+  name: string;
+  description: string | null;
+  /** How many steps; null for a broken file. */
+  steps: number | null;
+  source: ScenarioSource;
+  /** The file's name in its folder. */
+  file: string;
+  /** Why the file cannot be used (its line and column when it has them); null for a good one. */
+  error: { message: string; line: number | null; column: number | null } | null;
+}
+
+/** A scenario found by name, ready for a session. */
+export interface FoundScenario {
+  entry: ScenarioEntry;
+  loaded: LoadedScenario;
+  /** The file's absolute path: a `fixtures` path in it is relative to its folder. */
+  filePath: string;
+}
+
+const SCENARIO_FILE = /\.(ya?ml|json)$/i;
+/** Most files read from one folder: a folder is a person's set of stories, not a data set. */
+export const MAX_FOLDER_FILES = 200;
+/** The loader's own bound (SCENARIOS.md): a larger file is refused without being read. */
+const MAX_FILE_BYTES = 1024 * 1024;
+
+interface Candidate {
+  entry: ScenarioEntry;
+  loaded: LoadedScenario | null;
+  filePath: string;
+}
+
+function filesOf(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((item) => item.isFile() && SCENARIO_FILE.test(item.name))
+      .map((item) => item.name)
+      .sort()
+      .slice(0, MAX_FOLDER_FILES);
+  } catch {
+    return []; // a folder that went away lists nothing; its files are not the server's
+  }
+}
+
+function read(dir: string, file: string, source: ScenarioSource): Candidate {
+  const filePath = path.join(dir, file);
+  const stem = file.replace(SCENARIO_FILE, '');
+  const broken = (message: string, line: number | null = null, column: number | null = null): Candidate => ({
+    entry: { name: stem, description: null, steps: null, source, file, error: { message, line, column } },
+    loaded: null,
+    filePath,
+  });
+  let text: string;
+  try {
+    if (statSync(filePath).size > MAX_FILE_BYTES) return broken('the file is larger than 1 MiB, the most a scenario file may be');
+    text = readFileSync(filePath, 'utf8');
+  } catch (error) {
+    return broken(`cannot read the file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  try {
+    const loaded = loadScenario(text, file);
+    const { scenario } = loaded;
+    return {
+      entry: { name: scenario.name, description: scenario.description ?? null, steps: scenario.steps.length, source, file, error: null },
+      loaded,
+      filePath,
+    };
+  } catch (error) {
+    if (error instanceof ScenarioFileError) return broken(error.message, error.line ?? null, error.column ?? null);
+    throw error;
+  }
+}
+
+function candidates(config: Pick<Config, 'scenarios'>): Candidate[] {
+  const found: Candidate[] = [];
+  const folders: Array<[string, ScenarioSource]> = [[SHIPPED_SCENARIOS, 'shipped']];
+  if (config.scenarios) folders.push([path.resolve(config.scenarios), 'folder']);
+  const taken = new Map<string, Candidate>();
+  for (const [dir, source] of folders) {
+    for (const file of filesOf(dir)) {
+      const candidate = read(dir, file, source);
+      const earlier = taken.get(candidate.entry.name);
+      // docs/decisions.md#scenario-folder: a name is one scenario; the shipped file, then the first file by name, keeps it
+      if (earlier && candidate.loaded) {
+        candidate.entry.error = {
+          message: `the name "${candidate.entry.name}" is already the ${earlier.entry.source === 'shipped' ? 'shipped scenario' : 'scenario'} of ${earlier.entry.file}; give this file another name`,
+          line: null,
+          column: null,
+        };
+        candidate.loaded = null;
+      } else if (candidate.loaded) {
+        taken.set(candidate.entry.name, candidate);
+      }
+      found.push(candidate);
+    }
+  }
+  return found;
+}
+
+/** The shipped scenarios, then the --scenarios folder's, each folder by file name; broken files with their error. */
+export function listScenarios(config: Pick<Config, 'scenarios'>): ScenarioEntry[] {
+  return candidates(config).map((candidate) => candidate.entry);
+}
+
+/** The scenario named `name`: 404 when no file has that name, 400 when the file with that name is broken. */
+export function findScenario(config: Pick<Config, 'scenarios'>, name: string, field = 'scenario'): FoundScenario {
+  const all = candidates(config);
+  const match = all.find((candidate) => candidate.loaded && candidate.entry.name === name) ?? all.find((candidate) => candidate.entry.name === name);
+  if (!match) {
+    const names = all.filter((candidate) => candidate.loaded).map((candidate) => candidate.entry.name);
+    throw errors.notFound(
+      `No scenario "${name}" on this server (GET /_emulator/scenarios lists them: ${names.length > 0 ? names.join(', ') : 'none'}); ` +
+        'a scenario of your own goes in the folder of --scenarios, or send the file itself',
+      [{ type: 'NotFound', fieldRef: field, message: `No scenario "${name}"` }],
+    );
+  }
+  if (!match.loaded) {
+    const { error } = match.entry;
+    throw errors.invalid(`The scenario file ${match.entry.file} cannot be used: ${error?.message ?? 'it is broken'}`, [
+      { type: 'InvalidValue', fieldRef: field, message: error?.message ?? 'broken' },
+    ]);
+  }
+  return { entry: match.entry, loaded: match.loaded, filePath: match.filePath };
+}
