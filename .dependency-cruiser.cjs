@@ -13,6 +13,7 @@ const LAYER = {
   app: '^src/(app|sandbox|create-context|modules)[.]ts$',
   control: '^src/(emulator|sessions|faults)/',
   domains: '^src/(domains|fixtures)/',
+  scenarios: '^src/scenarios/',
   core: '^src/(lib/|core/|(config|version|webhook-verify)[.]ts$)',
 };
 
@@ -82,6 +83,25 @@ module.exports = {
       severity: 'error',
       from: { path: LAYER.control },
       to: above('app', 'entry'),
+    },
+    {
+      name: 'scenarios-speak-http-only',
+      comment:
+        'The scenario engine (src/scenarios) drives a sandbox through its API, over a transport, as a client would: it imports ' +
+        'lib/core, the scope names (src/http/scopes.ts) and its own folder, never a domain, the control plane or the app, so the ' +
+        'same code runs in the CLI against --url and in the server over app.inject (docs/architecture.md#layers).',
+      severity: 'error',
+      from: { path: LAYER.scenarios },
+      to: { path: '^src/', pathNot: [LAYER.core, LAYER.scenarios, '^src/http/scopes[.]ts$'] },
+    },
+    {
+      name: 'scenarios-above-domains',
+      comment:
+        'Only the control plane, the app and the entry points use the scenario engine (src/scenarios): the domains and the ' +
+        'plumbing below them never name it (docs/architecture.md#layers).',
+      severity: 'error',
+      from: { path: ['^src/(domains|fixtures|http|db|scheduler|runtime)/', '^src/context[.]ts$', LAYER.core] },
+      to: { path: LAYER.scenarios },
     },
     {
       name: 'client-imports-only-core',
