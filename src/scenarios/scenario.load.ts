@@ -76,6 +76,8 @@ export interface LoadedScenario {
   steps: Array<StepPositions & { action: Position; actionName: ActionName | null }>;
   /** Every name a `given` makes, with what it is. */
   givenNames: Record<string, 'user' | 'account' | 'beneficiary' | 'depositInstruction'>;
+  /** Where each given user is written (a failure building it points there). */
+  givenUsers: Position[];
 }
 
 type PathKey = string | number;
@@ -619,7 +621,8 @@ export function loadScenario(text: string, file: string): LoadedScenario {
   const givenNames = checkGiven(scenario, problems);
   const steps = checkSteps(scenario, givenNames, problems);
   if (problems.items.length > 0) fail(sortProblems(problems.items));
-  return { file, scenario, steps, givenNames };
+  const givenUsers = (scenario.given?.users ?? []).map((_user, index) => problems.position(['given', 'users', index]));
+  return { file, scenario, steps, givenNames, givenUsers };
 }
 
 function sortProblems(problems: ScenarioProblem[]): ScenarioProblem[] {
