@@ -98,7 +98,7 @@ async function runInProcess(t: Test, text: string, file: string, receiverUrl: st
     url: '/_emulator/sessions',
     payload: { ...(seed ? { seed } : {}), ...(clock ? { clock } : {}), ...(inline ? { fixtures: inline } : {}) },
   });
-  t.equal(created.statusCode, 201, created.body);
+  t.equal(created.statusCode, 201, `a session with the file's seed and clock: ${created.statusCode === 201 ? '' : created.body}`);
   const session = json<{ id: string }>(created);
   const transport = injectTransport(sandbox.app, `/_sessions/${session.id}`, {}, async () => receiverUrl);
   const keys = keyBookFromFixtures(inline ?? sandbox.ctx.fixtures);
