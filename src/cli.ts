@@ -6,7 +6,8 @@ import { signCommand } from './cli/sign.command.js';
 
 // `service-sandbox [serve] [flags]` serves the emulator; `service-sandbox sign ...` prints HMAC headers;
 // `service-sandbox check-receiver URL` checks a webhook receiver (docs/faults.md#from-the-command-line);
-// `service-sandbox listen --forward-to URL` brings a sandbox's webhooks to an app it cannot reach (docs/cli.md#listen).
+// `service-sandbox listen --forward-to URL` brings a sandbox's webhooks to an app it cannot reach (docs/cli.md#listen);
+// `service-sandbox run FILE...` runs scenario files (docs/cli.md#run).
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'sign') {
@@ -27,7 +28,14 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = await listenCommand(rest, process.env, stop.signal);
     return;
   }
+  if (command === 'run') {
+    // docs/cli.md#run
+    const { runCommand } = await import('./cli/run.command.js');
+    process.exitCode = await runCommand(rest, process.env);
+    return;
+  }
   if (command === 'scenario-from-journal') {
+    // docs/scenarios.md#the-skeleton-command
     const { fromJournalCommand } = await import('./cli/from-journal.command.js');
     process.exitCode = await fromJournalCommand(rest, process.env);
     return;
@@ -140,6 +148,11 @@ Usage:
                   connects out to a running emulator and posts each of its webhook deliveries to URL, signed
                   for URL's path, reporting the answers back (an emulator in a container, an app on the host);
                   one line per delivery; runs until interrupted (docs/cli.md#listen)
+  service-sandbox run FILE... [--url URL] [--session] [--junit FILE] [--json] [--admin-token TOKEN]
+                  runs each scenario file (YAML or JSON) in a fresh session of the server at URL, or of a
+                  server it starts itself; one line per step; --session keeps each session and prints its
+                  baseUrl (with --url); --junit writes a JUnit XML report, --json prints one JSON document;
+                  exit 0 all passed, 1 a step failed, 2 bad arguments or a bad file (docs/cli.md#run)
 
 Every flag also reads an environment variable (PORT, HOST, DB_PATH, FIXTURES, SEED, CLOCK, WEBHOOK_URL,
 LOG_LEVEL, ADMIN_TOKEN, JOURNAL_SIZE, WEBHOOK_TIMEOUT_MS, READ_CACHE, SNAPSHOT, MAX_SESSIONS,

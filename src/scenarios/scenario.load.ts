@@ -1,4 +1,6 @@
-import { Document, isAlias, isMap, isScalar, isSeq, Lexer, LineCounter, parseDocument, type Node as YamlNode, type Pair } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as YamlModule from 'yaml';
+import type { Document, LineCounter, Node as YamlNode, Pair } from 'yaml';
 import type { z } from 'zod';
 import { ACTIONS, MATCHERS, NAME_PATTERN, scenarioSchema, type ActionName, type Scenario, type ScenarioStep } from './scenario.schema.js';
 import { parseReference, referencesIn } from './scenario.refs.js';
@@ -7,6 +9,15 @@ import { parseReference, referencesIn } from './scenario.refs.js';
 // column of every node), bounded before it is parsed, validated by the zod schema with each problem mapped back to
 // the node it is about, then its references and names checked. Everything here runs before any request is sent;
 // a bad file is a ScenarioFileError (exit code 2 on the CLI, 400 over HTTP), never a stack trace.
+
+// The `yaml` package is loaded on first use through Node's own require: the server's bundle keeps it out of start-up
+// (scripts/bundle.mjs replaces a bundled `import 'yaml'` with a stand-in whose named exports do not exist), and a
+// server that never reads a scenario never parses it.
+let yamlModule: typeof YamlModule | null = null;
+function yaml(): typeof YamlModule {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof YamlModule;
+  return yamlModule;
+}
 
 /** docs/decisions.md#scenario-limits */
 export const SCENARIO_LIMITS = {
@@ -113,7 +124,7 @@ const CONTROL_TOKENS = new Set(['\x02', '\x18', '\x1f']);
 function flowTooDeep(text: string): number | null {
   let depth = 0;
   let offset = 0;
-  for (const token of new Lexer().lex(text)) {
+  for (const token of new (yaml().Lexer)().lex(text)) {
     if (token === '[' || token === '{') {
       if (++depth > SCENARIO_LIMITS.depth) return offset;
     } else if (token === ']' || token === '}') {
@@ -144,13 +155,13 @@ function locate(doc: Document, path: readonly PathKey[]): Located {
   let node: unknown = doc.contents;
   let key: YamlNode | null = null;
   for (const segment of path) {
-    if (isAlias(node)) break;
-    if (isMap(node)) {
-      const pair = (node.items as Array<Pair<unknown, unknown>>).find((item) => isScalar(item.key) && String(item.key.value) === String(segment));
+    if (yaml().isAlias(node)) break;
+    if (yaml().isMap(node)) {
+      const pair = (node.items as Array<Pair<unknown, unknown>>).find((item) => yaml().isScalar(item.key) && String(item.key.value) === String(segment));
       if (!pair) break;
       key = pair.key as YamlNode;
       node = pair.value ?? pair.key;
-    } else if (isSeq(node) && typeof segment === 'number' && node.items[segment] !== undefined) {
+    } else if (yaml().isSeq(node) && typeof segment === 'number' && node.items[segment] !== undefined) {
       key = null;
       node = node.items[segment];
     } else {
@@ -341,14 +352,14 @@ function checkTree(doc: Document, problems: ProblemList): void {
       problems.at(path, `the tag ${tag} is not allowed: a scenario holds plain YAML values (strings, numbers, booleans, null, lists and objects)`);
       return;
     }
-    if (isMap(node) || isSeq(node)) {
+    if (yaml().isMap(node) || yaml().isSeq(node)) {
       if (depth > SCENARIO_LIMITS.depth) {
         problems.at(path, `the file nests more than ${SCENARIO_LIMITS.depth} levels deep`);
         return;
       }
-      if (isMap(node)) {
+      if (yaml().isMap(node)) {
         for (const pair of node.items as Array<Pair<unknown, unknown>>) {
-          if (!isScalar(pair.key)) {
+          if (!yaml().isScalar(pair.key)) {
             problems.at(path, 'a key must be a plain string, not a list or an object');
             return;
           }
@@ -580,8 +591,8 @@ export function loadScenario(text: string, file: string): LoadedScenario {
   const tooDeepAt = flowTooDeep(text);
   if (tooDeepAt !== null) fail([{ ...positionOfOffset(text, tooDeepAt), message: `the file nests more than ${SCENARIO_LIMITS.depth} levels deep`, path: '$' }]);
 
-  const lines = new LineCounter();
-  const doc = parseDocument(text, {
+  const lines = new (yaml().LineCounter)();
+  const doc = yaml().parseDocument(text, {
     lineCounter: lines,
     prettyErrors: false,
     uniqueKeys: true,
