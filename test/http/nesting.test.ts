@@ -39,7 +39,7 @@ t.test('the measure: levels of objects and arrays, brackets inside strings not c
   t.ok(jsonNestsDeeperThan(`[${nest(63)},${nest(64)}]`));
 });
 
-t.test('65 and 10,000 levels: 400 on the control plane, the API and a session; nothing stored', async (t) => {
+t.test('65 and 10,000 levels: 400 on the control plane and the API; nothing stored', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);
 
@@ -68,6 +68,30 @@ t.test('65 and 10,000 levels: 400 on the control plane, the API and a session; n
   const rules = await control(sandbox, 'GET', '/_emulator/faults');
   t.equal(rules.statusCode, 200, 'the rules still list');
   t.same(json(rules).data, [], 'no rule was stored');
+});
+
+t.test('a session refuses the same bodies under its prefix, and its rules stay empty', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const created = await control(sandbox, 'POST', '/_emulator/sessions', '{}');
+  t.equal(created.statusCode, 201, created.body.slice(0, 200));
+  const prefix = `/_sessions/${json(created).id}`;
+  for (const levels of [65, 10_000]) {
+    const fault = await control(sandbox, 'POST', `${prefix}/_emulator/faults`, `{"match":{"body":{"a":${nest(levels - 3)}}},"effect":{"type":"drop"}}`);
+    expectTooDeep(t, fault, `session faults, ${levels} levels`);
+    const actAs = await control(sandbox, 'POST', `${prefix}/_emulator/act-as`, `{"userId":"usr_acme","method":"POST","path":"/v1/beneficiaries","body":${nest(levels - 1)}}`);
+    expectTooDeep(t, actAs, `session act-as, ${levels} levels`);
+    // signed over the path as sent, prefix included (docs/sessions.md)
+    const beneficiary = await sandbox.request('POST', `${prefix}/v1/beneficiaries`, `{"name":${nest(levels - 1)}}`);
+    expectTooDeep(t, beneficiary, `session beneficiaries, ${levels} levels`);
+  }
+  const rules = await control(sandbox, 'GET', `${prefix}/_emulator/faults`);
+  t.equal(rules.statusCode, 200, 'the session still answers');
+  t.same(json(rules).data, [], 'no rule was stored in the session');
+  const accepted = await control(sandbox, 'POST', `${prefix}/_emulator/faults`, `{"match":{"body":{"a":${nest(61)}}},"effect":{"type":"drop"}}`);
+  t.equal(accepted.statusCode, 201, '64 levels are accepted in a session too');
+  const rootRules = await control(sandbox, 'GET', '/_emulator/faults');
+  t.same(json(rootRules).data, [], 'the root has no rule: the session kept its own');
 });
 
 t.test('64 levels are accepted, stored and listed', async (t) => {
