@@ -410,7 +410,7 @@ function referenceProblem(expression: string, parsed: ReturnType<typeof parseRef
     if (!id) return `\${${expression}} names no step: write \${steps.<id>.status}, \${steps.<id>.body...} or \${steps.<id>.headers...}`;
     if (!scope.steps.has(id)) return `\${${expression}}: no earlier step has the id "${id}"`;
     const part = parsed.path[1];
-    if (part !== undefined && part !== 'status' && part !== 'body' && part !== 'headers') return `\${${expression}}: a step's answer has status, body and headers, not "${part}"`;
+    if (part !== undefined && part !== 'status' && part !== 'body' && part !== 'headers' && part !== 'transactionId') return `\${${expression}}: a step's answer has status, body, headers and transactionId, not "${part}"`;
     return null;
   }
   if (!scope.names.has(parsed.root)) {

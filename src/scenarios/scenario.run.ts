@@ -18,6 +18,8 @@ export interface StepAnswer {
   status: number;
   headers: Record<string, string>;
   body: unknown;
+  /** The transaction the step made or moved, when the answer names one (a simulated deposit's is in its message). */
+  transactionId?: string;
 }
 
 /** A run's progress: plain JSON (docs/decisions.md#scenario-engine). */
@@ -116,7 +118,8 @@ function lookup(state: RunState, expression: string): unknown {
   const found = readPath(root, path);
   if (!found.found) {
     const keys = root !== null && typeof root === 'object' ? Object.keys(root).slice(0, 20).join(', ') : show(root);
-    throw new Failure(`\${${expression}}: ${parsed.root} has no ${path.join('.')} (it holds ${keys || 'nothing'})`);
+    const name = parsed.root === 'steps' ? `step ${parsed.path[0]}'s answer` : parsed.root;
+    throw new Failure(`\${${expression}}: ${name} has no ${path.join('.')} (it holds ${keys || 'nothing'})`);
   }
   return found.value;
 }
@@ -512,7 +515,8 @@ function capture(step: ScenarioStep, exchange: Exchange | null, state: RunState)
   for (const [name, where] of Object.entries(step.capture ?? {})) {
     if (!exchange) throw new Failure(`capture ${name}: this step sends nothing to capture from`);
     const [root, ...path] = where.split('.');
-    const source = root === 'status' ? exchange.answer.status : root === 'headers' ? exchange.answer.headers : exchange.answer.body;
+    const source = root === 'status' ? exchange.answer.status : root === 'headers' ? exchange.answer.headers : root === 'transactionId' ? exchange.answer.transactionId : exchange.answer.body;
+    if (root === 'transactionId' && source === undefined) throw new Failure(`capture ${name}: the answer names no transaction (${exchange.answer.status} ${show(exchange.answer.body)})`);
     const found = readPath(source, root === 'headers' ? path.map((part) => part.toLowerCase()) : path);
     if (!found.found) throw new Failure(`capture ${name}: the answer has no ${where} (${exchange.answer.status} ${show(exchange.answer.body)})`);
     state.captures[name] = found.value;
@@ -596,6 +600,7 @@ export async function runStep(transport: ScenarioTransport, loaded: LoadedScenar
       const transactionId =
         action === 'force' || action === 'return' ? (transactionOf(exchange.answer.body) ?? String((resolve(step[action], next) as { transaction: string }).transaction)) : transactionOf(exchange.answer.body);
       if (transactionId && transactionId.startsWith('txn_')) result.transactionId = transactionId;
+      if (result.transactionId) exchange.answer.transactionId = result.transactionId;
       if (step.id) next.answers[step.id] = exchange.answer;
     }
     capture(step, exchange, next);

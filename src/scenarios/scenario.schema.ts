@@ -219,7 +219,7 @@ export const stepSchema = z
       .string()
       .regex(/^[a-z][a-zA-Z0-9_-]{0,63}$/, 'id must start with a lower-case letter and hold letters, digits, _ and - (at most 64)')
       .optional()
-      .describe('Later steps read its answer: ${steps.<id>.status}, ${steps.<id>.body.x}, ${steps.<id>.headers.x}'),
+      .describe('Later steps read its answer: ${steps.<id>.status}, ${steps.<id>.body.x}, ${steps.<id>.headers.x}, ${steps.<id>.transactionId}'),
     caption: z.string().max(500).optional().describe('One line a demo shows for the step'),
     note: z.string().max(5000).optional().describe('A longer text for the step'),
     request: requestAction.optional(),
@@ -240,10 +240,10 @@ export const stepSchema = z
     capture: z
       .record(
         z.string().regex(NAME_PATTERN, 'a capture name must start with a letter and hold only letters, digits and _'),
-        z.string().regex(/^(status|body|headers)(\.[^.\s]+)*$/, 'a capture is status, body, body.<dotted path> or headers.<name>'),
+        z.string().regex(/^(status|body|headers|transactionId)(\.[^.\s]+)*$/, 'a capture is status, body, body.<dotted path>, headers.<name> or transactionId'),
       )
       .optional()
-      .describe('Names for parts of the answer, for later steps: { payout: body } gives ${payout.transactionId}'),
+      .describe('Names for parts of the answer, for later steps: { payout: body } gives ${payout.transactionId}; transactionId: the transaction the step made or moved'),
     expect: expectSchema.optional(),
   })
   .describe('One step: exactly one action (or only `expect`), then capture and expect');
