@@ -34,6 +34,12 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = await runCommand(rest, process.env);
     return;
   }
+  if (command === 'scenario-from-journal') {
+    // docs/scenarios.md#the-skeleton-command
+    const { fromJournalCommand } = await import('./cli/from-journal.command.js');
+    process.exitCode = await fromJournalCommand(rest, process.env);
+    return;
+  }
   if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(HELP);
     return;
@@ -132,6 +138,8 @@ Usage:
                   [--program PRG] [--user USR] [--fixtures FILE] [--format curl|json]
                   prints curl -H arguments for an HMAC-signed request (defaults: the SINGLE_USER sandbox key);
                   a /v1/payout-origination/ target gets the payout variant (RFC 3339 timestamp, sha256=)
+  service-sandbox scenario-from-journal [--url URL | --journal FILE] [--name NAME] [--admin-token TOKEN]
+                  prints a scenario skeleton made from a sandbox's request journal (docs/scenarios.md)
   service-sandbox check-receiver URL [--timeout MS] [--json] [--fixtures FILE] [--program PRG]
                   sends eight signed webhook deliveries (valid, bad signature, tampered body, stale and future
                   timestamp, unknown key, duplicate, query string) to URL and prints what the receiver got
