@@ -75,8 +75,12 @@ const SHARED = {
   legalComments: 'none',
 };
 
+/** The scenario reader's worker thread (src/scenarios/scenario.worker.ts) as dist/scenario.worker.js, found the same way. */
+export const SCENARIO_WORKER = path.join(root, 'dist', 'scenario.worker.js');
+
 export async function bundle() {
   await build({ ...SHARED, entryPoints: [path.join(root, 'dist', 'src', 'snapshots', 'snapshots.worker.js')], outfile: SNAPSHOT_WORKER });
+  await build({ ...SHARED, entryPoints: [path.join(root, 'dist', 'src', 'scenarios', 'scenario.worker.js')], outfile: SCENARIO_WORKER });
   await build({ ...SHARED, entryPoints: [path.join(root, 'dist', 'src', 'cli.js')], outfile: BUNDLE });
 }
 

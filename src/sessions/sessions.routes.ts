@@ -39,7 +39,7 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
         },
       },
       async (request, reply) => {
-        const { scenario, ...options } = sessionOptionsOf(root, request.body);
+        const { scenario, ...options } = await sessionOptionsOf(root, request.body);
         try {
           const session: Session = registry.create(options);
           // docs/sessions.md#scenarios: the scenario's `given` is built before the answer; a failure ends the session

@@ -4,7 +4,8 @@ import { listEndpoints } from '../domains/webhooks/webhooks.endpoints.js';
 import path from 'node:path';
 import { FixturesError, loadFixtures, validateFixtures } from '../fixtures/fixtures.loader.js';
 import { isIsoInstant } from '../config.js';
-import { loadScenario, ScenarioFileError, type LoadedScenario } from '../scenarios/scenario.load.js';
+import { ScenarioFileError, type LoadedScenario } from '../scenarios/scenario.load.js';
+import { loadScenarioOffThread } from '../scenarios/scenario.load-off-thread.js';
 import { findScenario } from '../emulator/scenario-library.js';
 import type { PlaySource } from '../emulator/scenario-play.service.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
@@ -35,21 +36,22 @@ function scenarioError(error: ScenarioFileError, asObject: boolean): ServiceErro
 }
 
 /** `scenario` of the body: a name (shipped or --scenarios), a file's text, or an object (docs/sessions.md#scenarios). */
-export function chooseScenario(root: AppContext, value: string | Record<string, unknown>): ChosenScenario & { fixturesDir: string | null } {
+export async function chooseScenario(root: AppContext, value: string | Record<string, unknown>): Promise<ChosenScenario & { fixturesDir: string | null }> {
   if (typeof value === 'string' && SCENARIO_NAME.test(value)) {
     const found = findScenario(root.config, value);
     return { loaded: found.loaded, source: found.entry.source, fixturesDir: path.dirname(found.filePath) };
   }
   const asObject = typeof value !== 'string';
   try {
-    return { loaded: loadScenario(asObject ? JSON.stringify(value) : value, 'scenario'), source: 'given', fixturesDir: null };
+    // read on a worker thread: a client's file never holds the event loop (docs/decisions.md#scenario-limits)
+    return { loaded: await loadScenarioOffThread(asObject ? JSON.stringify(value) : value, 'scenario'), source: 'given', fixturesDir: null };
   } catch (error) {
     if (error instanceof ScenarioFileError) throw scenarioError(error, asObject);
     throw error;
   }
 }
 
-function scenarioFixtures(chosen: ReturnType<typeof chooseScenario>): Fixtures | undefined {
+function scenarioFixtures(chosen: Awaited<ReturnType<typeof chooseScenario>>): Fixtures | undefined {
   const fixtures = chosen.loaded.scenario.fixtures;
   if (fixtures === undefined) return undefined;
   try {
@@ -74,9 +76,9 @@ function conflict(field: string, ours: string, theirs: string): ServiceError {
 }
 
 /** Check the body against the root sandbox (its snapshots) and the fixtures rules; nothing is built on a refusal. */
-export function sessionOptionsOf(root: AppContext, input: CreateSessionInput): SessionOptions & { scenario?: ChosenScenario } {
+export async function sessionOptionsOf(root: AppContext, input: CreateSessionInput): Promise<SessionOptions & { scenario?: ChosenScenario }> {
   const given = input ?? {};
-  const chosen = given.scenario === undefined ? undefined : chooseScenario(root, given.scenario);
+  const chosen = given.scenario === undefined ? undefined : await chooseScenario(root, given.scenario);
   const body = { ...given };
   if (chosen) {
     // docs/sessions.md#scenarios: the scenario's seed, clock and fixtures are the body's; both given, they must agree

@@ -43,7 +43,7 @@ t.test('the packed tarball installs into a scratch project and its service-sandb
   const tarballName = npm(['pack', '--ignore-scripts', '--pack-destination', scratch], ROOT).trim().split('\n').pop()!;
   const tarball = path.join(scratch, tarballName);
   const listing = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n');
-  for (const file of ['package/dist/service-sandbox.mjs', 'package/dist/schema.sqlite', 'package/dist/snapshots.worker.js', 'package/dist/src/index.js', 'package/fixtures/default.json', 'package/scenarios/demo.yaml', 'package/openapi/openapi.json', 'package/src/emulator/dashboard/index.html']) {
+  for (const file of ['package/dist/service-sandbox.mjs', 'package/dist/schema.sqlite', 'package/dist/snapshots.worker.js', 'package/dist/scenario.worker.js', 'package/dist/src/index.js', 'package/fixtures/default.json', 'package/scenarios/demo.yaml', 'package/openapi/openapi.json', 'package/src/emulator/dashboard/index.html']) {
     t.ok(listing.includes(file), `the tarball holds ${file}`);
   }
   t.notOk(listing.some((file) => file.startsWith('package/test/') || file.startsWith('package/src/domains/')), 'no tests and no TypeScript sources');

@@ -1,0 +1,78 @@
+import { Worker } from 'node:worker_threads';
+import { ScenarioFileError, type LoadedScenario, type ScenarioProblem } from './scenario.load.js';
+
+// Reading a client's scenario off the main thread, bounded in time (docs/decisions.md#scenario-limits): the server
+// reads scenario text sent to POST /_emulator/sessions here, so no file holds the event loop. The CLI reads its own
+// files with loadScenario directly.
+
+export interface WorkerJob {
+  text: string;
+  file: string;
+  /** Tests only (ReadOptions.hold): the worker waits until word 0 of this shared array is no longer 0. */
+  hold?: SharedArrayBuffer;
+}
+
+export interface ReadOptions {
+  limitMs?: number;
+  /** Tests only: hold the read on the worker until word 0 is set, to show the main thread goes on meanwhile. */
+  hold?: Int32Array;
+}
+
+export type WorkerAnswer = { ok: true; loaded: LoadedScenario } | { ok: false; problems: ScenarioProblem[] } | { ok: false; failure: string };
+
+/** How long one file may take: 10 s, far above the ~1-3 s a 1 MiB file takes on a loaded 2-core machine. */
+export const SCENARIO_READ_LIMIT_MS = 10_000;
+
+/**
+ * The worker's entry: next to this module from source (tests), from tsc's output (dist/src), and next to the bundle as
+ * dist/scenario.worker.js (scripts/bundle.mjs writes it there), as the snapshot check's worker is found.
+ */
+function workerEntry(): URL {
+  return new URL(import.meta.url.endsWith('.ts') ? './scenario.worker.ts' : './scenario.worker.js', import.meta.url);
+}
+
+function startWorker(): Worker {
+  // from source only the TypeScript loader among the parent's flags (a test runner's other hooks would load again)
+  const execArgv = import.meta.url.endsWith('.ts') ? process.execArgv.filter((flag) => flag.includes('ts-loader')) : process.execArgv;
+  const worker = new Worker(workerEntry(), { execArgv });
+  worker.unref();
+  return worker;
+}
+
+/** One idle reader kept for the next file (process-wide plumbing, like the snapshot check's; it holds no sandbox state). */
+const idle: Worker[] = [];
+
+/** Read and check a scenario on a worker thread; a ScenarioFileError as loadScenario throws it, or past the bound. */
+export function loadScenarioOffThread(text: string, file: string, { limitMs = SCENARIO_READ_LIMIT_MS, hold }: ReadOptions = {}): Promise<LoadedScenario> {
+  return new Promise((resolve, reject) => {
+    const worker = idle.pop() ?? startWorker();
+    worker.ref();
+    const finish = (reusable: boolean) => {
+      clearTimeout(timer);
+      worker.removeListener('message', onMessage).removeListener('error', onError).removeListener('exit', onExit);
+      worker.unref();
+      if (reusable && idle.length === 0) idle.push(worker);
+      else void worker.terminate();
+    };
+    const onMessage = (answer: WorkerAnswer) => {
+      finish(true);
+      if (answer.ok) resolve(answer.loaded);
+      else if ('problems' in answer) reject(new ScenarioFileError(file, answer.problems));
+      else reject(new Error(`the scenario could not be read: ${answer.failure}`));
+    };
+    const onError = (error: Error) => {
+      finish(false);
+      reject(new ScenarioFileError(file, [{ line: 1, column: 1, path: '$', message: `the file could not be read (${error.message})` }]));
+    };
+    const onExit = () => {
+      finish(false);
+      reject(new ScenarioFileError(file, [{ line: 1, column: 1, path: '$', message: 'the file could not be read (its reader stopped)' }]));
+    };
+    const timer = setTimeout(() => {
+      finish(false);
+      reject(new ScenarioFileError(file, [{ line: 1, column: 1, path: '$', message: `the file took longer than ${limitMs / 1000} s to read; make it smaller` }]));
+    }, limitMs);
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    worker.postMessage({ text, file, ...(hold ? { hold: hold.buffer as SharedArrayBuffer } : {}) } satisfies WorkerJob);
+  });
+}
