@@ -1,7 +1,7 @@
 import type { TestApp } from '../helper.js';
 import { json, START } from '../helper.js';
 
-// What the built-in demo makes (issue 40's "the built-in demo's 17 steps still give the same transactions"): the demo
+// What the built-in demo makes (docs/dashboard.md#run-a-demo: its 17 steps give the same transactions as before): the demo
 // run step by step in a fresh seeded session, and after each step the transactions that appeared or changed in it.
 // test/fixtures/demo-transactions.json holds the record taken from the TypeScript demo before it became
 // scenarios/demo.yaml (written by test/helpers/demo-transactions.generate.ts); test/emulator/demo.test.ts compares a
