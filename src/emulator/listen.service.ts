@@ -6,6 +6,7 @@ import type { BackgroundService } from '../domains/domain.js';
 import { setWebhookEndpoint } from '../domains/webhooks/webhooks.endpoints.js';
 import { RESPONSE_BODY_LOG_LIMIT } from '../domains/webhooks/webhooks.record.js';
 import type { AttemptResult } from '../domains/webhooks/webhooks.attempt.js';
+import { withScenarioReceiver } from './scenario-receiver.js';
 import { registerDeliveryTransport, type DeliveryTransport, type TransportedAttempt } from '../domains/webhooks/webhooks.transport.js';
 import type { ListenResultBody, ListenStatus } from './listen.schema.js';
 
@@ -208,6 +209,7 @@ const relay: DeliveryTransport = {
 
 /** Registered on every sandbox's runtime when its context is created (emulator.domain.ts, `wire`). */
 export function registerListenRelay(ctx: AppContext): void {
-  registerDeliveryTransport(ctx, relay);
+  // and the receiver of scenarios the server plays (docs/scenarios.md#format)
+  registerDeliveryTransport(ctx, withScenarioReceiver(relay));
 }
 

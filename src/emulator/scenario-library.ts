@@ -3,6 +3,7 @@ import path from 'node:path';
 import { SHIPPED_SCENARIOS, type Config } from '../config.js';
 import { errors } from '../core/errors.js';
 import { loadScenario, ScenarioFileError, type LoadedScenario } from '../scenarios/scenario.load.js';
+import { playGroups } from './scenario-play.service.js';
 
 // The scenarios a server knows by name (docs/sessions.md#scenarios): the files shipped in the package's `scenarios/`
 // folder and those of the folder given with --scenarios. Files are read each time they are listed or used, so a file
@@ -76,7 +77,7 @@ function read(dir: string, file: string, source: ScenarioSource): Candidate {
     const loaded = loadScenario(text, file);
     const { scenario } = loaded;
     return {
-      entry: { name: scenario.name, description: scenario.description ?? null, steps: scenario.steps.length, source, file, error: null },
+      entry: { name: scenario.name, description: scenario.description ?? null, steps: playGroups(loaded).length, source, file, error: null },
       loaded,
       filePath,
     };

@@ -14,7 +14,7 @@ export const scenarioEntrySchema = z
   .object({
     name: z.string().describe('The file\'s `name` (a broken file: its file name without the extension)'),
     description: z.string().nullable(),
-    steps: z.number().int().nullable().describe('How many steps the file has; null for a broken file'),
+    steps: z.number().int().nullable().describe('How many steps a play of it shows: a step with a caption and the steps without one that follow it count as one (the demo: 17); null for a broken file'),
     source: z.enum(['shipped', 'folder']).describe('shipped with the server, or from the folder of --scenarios'),
     file: z.string().describe('The file\'s name in its folder'),
     error: position.nullable().describe('Why the file cannot be used, at its line and column; null for a good file'),

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { internalCallHeaders } from '../faults/internal-call.js';
 import { injectTransport as engineTransport, type ScenarioTransport } from '../scenarios/scenario.transport.js';
+import { SCENARIO_RECEIVER_URL } from './scenario-receiver.js';
 
 // The engine's transport inside the server (docs/sessions.md#scenarios): each call goes through the app in process
 // (app.inject), under the sandbox's path prefix, so it meets the routing, authentication, validation, journal and
@@ -22,5 +23,5 @@ export function injectTransport(app: FastifyInstance, options: InjectTransportOp
   return engineTransport(app, options.prefix, {
     ...(options.adminToken ? { 'x-admin-token': options.adminToken } : {}),
     ...(options.bypassFaultRules ? internalCallHeaders() : {}),
-  });
+  }, async () => SCENARIO_RECEIVER_URL);
 }

@@ -89,6 +89,8 @@ export interface LoadedScenario {
   givenNames: Record<string, 'user' | 'account' | 'beneficiary' | 'depositInstruction'>;
   /** Where each given user is written (a failure building it points there). */
   givenUsers: Position[];
+  /** Where `webhooks` is written, when it is (a runner without a receiver points there). */
+  webhooks: Position | null;
 }
 
 type PathKey = string | number;
@@ -633,7 +635,8 @@ export function loadScenario(text: string, file: string): LoadedScenario {
   const steps = checkSteps(scenario, givenNames, problems);
   if (problems.items.length > 0) fail(sortProblems(problems.items));
   const givenUsers = (scenario.given?.users ?? []).map((_user, index) => problems.position(['given', 'users', index]));
-  return { file, scenario, steps, givenNames, givenUsers };
+  const webhooks = scenario.webhooks === undefined ? null : problems.position(['webhooks']);
+  return { file, scenario, steps, givenNames, givenUsers, webhooks };
 }
 
 function sortProblems(problems: ScenarioProblem[]): ScenarioProblem[] {

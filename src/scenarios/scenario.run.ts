@@ -351,7 +351,15 @@ export async function buildGiven(transport: ScenarioTransport, loaded: LoadedSce
   const next = clone(state);
   const scenario = loaded.scenario;
   if (scenario.webhooks?.receiver) {
-    if (!transport.webhookReceiverUrl) throw new ScenarioRunError(loaded.file, { line: 1, column: 1 }, 'webhooks: { receiver: true } needs a webhook receiver, and this runner has none');
+    if (!transport.webhookReceiverUrl) {
+      // docs/scenarios.md#format: `service-sandbox run` and the server have one; another runner may not
+      throw new ScenarioRunError(
+        loaded.file,
+        loaded.webhooks ?? { line: 1, column: 1 },
+        'webhooks: { receiver: true } needs a webhook receiver, and this runner has none: remove it (webhook events are then recorded SKIPPED), ' +
+          'or give the session a webhookUrl of your own',
+      );
+    }
     const url = await transport.webhookReceiverUrl();
     const answer = await control(transport, 'PUT', '/_emulator/webhooks/endpoint', { url }).catch((error: Error) => {
       throw new ScenarioRunError(loaded.file, { line: 1, column: 1 }, error.message);
@@ -523,6 +531,19 @@ function capture(step: ScenarioStep, exchange: Exchange | null, state: RunState)
   }
 }
 
+/** The answer's status against `expect.status` (any 2xx without one): checked before captures, which need the answer it names. */
+function checkStatus(loaded: LoadedScenario, index: number, exchange: Exchange): void {
+  const expect = loaded.scenario.steps[index]!.expect;
+  const positions = loaded.steps[index]!;
+  const statuses = expect?.status === undefined ? null : Array.isArray(expect.status) ? expect.status : [expect.status];
+  if (statuses) {
+    const at = positions.expectFields.status ?? positions.expect ?? positions.action;
+    if (!statuses.includes(exchange.answer.status)) throw new Failure(`expected status ${statuses.join(' or ')}, got ${exchange.answer.status}: ${messageOf(exchange.answer)}`, at);
+  } else if (exchange.answer.status < 200 || exchange.answer.status > 299) {
+    throw new Failure(`${exchange.request.method} ${exchange.request.path} answered ${exchange.answer.status}: ${messageOf(exchange.answer)} (give expect.status to accept it)`, positions.action);
+  }
+}
+
 async function runExpect(transport: ScenarioTransport, loaded: LoadedScenario, state: RunState, index: number, exchange: Exchange | null, regex: RegexRunner): Promise<void> {
   const step = loaded.scenario.steps[index]!;
   const positions = loaded.steps[index]!;
@@ -530,11 +551,7 @@ async function runExpect(transport: ScenarioTransport, loaded: LoadedScenario, s
   const at = (field: string) => positions.expectFields[field] ?? positions.expect ?? positions.action;
   const statuses = expect?.status === undefined ? null : Array.isArray(expect.status) ? expect.status : [expect.status];
   if (exchange) {
-    if (statuses) {
-      if (!statuses.includes(exchange.answer.status)) throw new Failure(`expected status ${statuses.join(' or ')}, got ${exchange.answer.status}: ${messageOf(exchange.answer)}`, at('status'));
-    } else if (exchange.answer.status < 200 || exchange.answer.status > 299) {
-      throw new Failure(`${exchange.request.method} ${exchange.request.path} answered ${exchange.answer.status}: ${messageOf(exchange.answer)} (give expect.status to accept it)`, positions.action);
-    }
+    checkStatus(loaded, index, exchange);
   } else if (statuses || expect?.body || expect?.headers || expect?.text !== undefined) {
     throw new Failure('this step sends nothing: expect status, body, headers and text need an action', positions.expect ?? positions.step);
   }
@@ -603,6 +620,8 @@ export async function runStep(transport: ScenarioTransport, loaded: LoadedScenar
       if (result.transactionId) exchange.answer.transactionId = result.transactionId;
       if (step.id) next.answers[step.id] = exchange.answer;
     }
+    // docs/scenarios.md#capture: a wrong status is named as such, not as a capture the answer cannot give
+    if (exchange) checkStatus(loaded, index, exchange);
     capture(step, exchange, next);
     await runExpect(transport, loaded, next, index, exchange, regex);
   } catch (error) {

@@ -272,7 +272,7 @@ export const scenarioSchema = z
       .strictObject({
         receiver: z
           .literal(true)
-          .describe('The runner starts a webhook receiver answering 204 and points the session\'s webhook endpoint at it, so deliveries are DELIVERED (and chaos duplicates happen)'),
+          .describe('The runner starts a webhook receiver answering 204 (service-sandbox run: a listener on this machine; a session the server starts: one answered in process) and points the session\'s webhook endpoint at it, so deliveries are DELIVERED (and chaos duplicates happen)'),
       })
       .optional()
       .describe('Where the session\'s webhooks go; default: nowhere (every delivery is recorded SKIPPED)'),

@@ -210,5 +210,25 @@ t.test('given that cannot be built: a ScenarioRunError at the user', async (t) =
   t.same([error.line, error.column], [4, 7]);
   t.match(error.message, /^given user p: p's activation opened no EUR account \(it opened: USD/);
   const receiverless = loadScenario('name: r\nwebhooks: { receiver: true }\nsteps:\n  - settle: true\n', 'r.yaml');
-  await t.rejects(buildGiven(transport, receiverless, startRun(receiverless, KEYS)), /needs a webhook receiver, and this runner has none/);
+  const noReceiver = (await buildGiven(transport, receiverless, startRun(receiverless, KEYS)).catch((caught: unknown) => caught)) as ScenarioRunError;
+  t.type(noReceiver, ScenarioRunError);
+  t.same([noReceiver.line, noReceiver.column], [2, 11], 'at the webhooks field');
+  t.match(noReceiver.message, /needs a webhook receiver, and this runner has none: remove it/);
+});
+
+t.test('a refused request fails on its status, before any capture of its answer', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(() => sandbox.close());
+  const text = `name: refused
+steps:
+  - request: { method: GET, path: /v1/accounts/acct_nope, as: programme }
+    capture:
+      account: body.id
+    expect:
+      status: 200
+`;
+  const loaded = loadScenario(text, 'refused.yaml');
+  const result = await runScenario(injectTransport(sandbox.app, '', internalCallHeaders()), loaded, KEYS);
+  t.notOk(result.passed);
+  t.match(result.failure, { step: 0, message: /^expected status 200, got 400: /, line: 7, column: 7 });
 });

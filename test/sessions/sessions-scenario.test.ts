@@ -63,6 +63,8 @@ t.test('every shipped scenario starts a session by name', async (t) => {
     const play = json(await sandbox.app.inject({ method: 'GET', url: `/_sessions/${created.body.id}/_emulator/scenario` }));
     t.match(play, { name: entry.name, completed: 0, next: 1, finished: false, given: created.body.scenario.given }, `${entry.file}: ready to play`);
     t.equal(play.steps.length, created.body.scenario.steps);
+    t.equal(entry.steps, play.steps.length, `${entry.file}: the list counts the steps a play shows`);
+    if (entry.name === 'demo') t.equal(entry.steps, 17, 'the demo plays 17 steps');
     await sandbox.app.inject({ method: 'DELETE', url: `/_emulator/sessions/${created.body.id}` });
   }
 });
@@ -138,7 +140,7 @@ t.test('--scenarios DIR: listed beside the shipped ones, broken files with their
   t.same(mine.map((entry: { file: string }) => entry.file), ['broken.yaml', 'demo.yml', 'one-user.yaml'], 'scenario files only, by file name');
   t.match(mine[0], { name: 'broken', steps: null, error: { line: 4, column: 5, message: /nope/ } }, 'a broken file: its error at its line and column');
   t.match(mine[1], { name: 'demo', error: { message: /already the shipped scenario of demo\.yaml/ } }, 'a shipped name stays the shipped file\'s');
-  t.match(mine[2], { name: 'one-user', description: 'A business with 10,000.00 USD', steps: 3, error: null });
+  t.match(mine[2], { name: 'one-user', description: 'A business with 10,000.00 USD', steps: 2, error: null });
   t.equal((await create(sandbox, { scenario: 'one-user' })).status, 201, 'a folder scenario by name');
   const broken = await create(sandbox, { scenario: 'broken' });
   t.equal(broken.status, 400);

@@ -2606,7 +2606,7 @@ export interface components {
             /** @description The file's `name` (a broken file: its file name without the extension) */
             name: string;
             description: string | null;
-            /** @description How many steps the file has; null for a broken file */
+            /** @description How many steps a play of it shows: a step with a caption and the steps without one that follow it count as one (the demo: 17); null for a broken file */
             steps: number | null;
             /**
              * @description shipped with the server, or from the folder of --scenarios

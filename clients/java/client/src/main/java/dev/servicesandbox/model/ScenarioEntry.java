@@ -7,7 +7,7 @@ import java.util.Map;
  * The `ScenarioEntry` object of the API.
  * @param name The file's `name` (a broken file: its file name without the extension)
  * @param description the `description` property
- * @param steps How many steps the file has; null for a broken file
+ * @param steps How many steps a play of it shows: a step with a caption and the steps without one that follow it count as one (the demo: 17); null for a broken file
  * @param source shipped with the server, or from the folder of --scenarios One of shipped, folder (a string: values may be added).
  * @param file The file's name in its folder
  * @param error Why the file cannot be used, at its line and column; null for a good file
