@@ -34,7 +34,7 @@ t.test('the check fails when the document changes under the structs', async (t) 
   writeFileSync(changed, JSON.stringify(document));
   const check = spawnSync(...plainNode([GENERATOR, '--check', '--document', changed]), { cwd: PROJECT_ROOT, encoding: 'utf8' });
   t.equal(check.status, 1, 'a new field of the error body is a difference');
-  t.match(check.stderr, /models_gen\.go differs from what .* gives: run node scripts\/go-models\.mjs/, 'the message says how to fix it');
+  t.match(check.stderr, /models_gen\.go differs from what .* gives: run npm run generate/, 'the message says how to fix it');
 });
 
 const go = spawnSync('go', ['version'], { encoding: 'utf8' });
