@@ -69,6 +69,7 @@ function fingerprint() {
     'dist/src/domains/transactions/history.seed.js',
     'dist/src/domains/ledger/ledger.service.js',
     'dist/src/lib/ids.js',
+    'dist/src/config.js',
     'dist/src/lib/money.js',
   ];
   for (const file of files) {
@@ -168,12 +169,13 @@ function removeDb(file) {
 
 async function loadApp() {
   const load = (file) => import(pathToFileURL(path.join(DIST, file)).href);
-  const [context, history, ids, schema, migrate] = await Promise.all([
+  const [context, history, ids, schema, migrate, config] = await Promise.all([
     load('create-context.js'),
     load('domains/transactions/history.seed.js'),
     load('lib/ids.js'),
     load('domains/transactions/transactions.schema.js'),
     load('db/migrate.js'),
+    load('config.js'),
   ]);
   const ledger = await load('domains/ledger/ledger.service.js');
   const core = await load('domains/transactions/transactions.stored.js');
@@ -181,6 +183,7 @@ async function loadApp() {
     createContext: context.createContext,
     seedHistory: history.seedHistory,
     createIdSource: ids.createIdSource,
+    defaultSeed: config.DEFAULT_SEED,
     toTransaction: schema.toTransaction,
     stateTables: migrate.stateTables,
     availableOf: ledger.availableOf,
@@ -370,7 +373,7 @@ function fastLoad(app, ctx, state, from, to, onBatch) {
 
 function fastState(app, ctx, seed) {
   const counter = memoryCounter(ctx.db);
-  const ids = app.createIdSource(ctx.config.seed, counter);
+  const ids = app.createIdSource(ctx.config.seed ?? app.defaultSeed, counter) // the context's own seed (docs/sessions.md#ids);
   return { counter, ids, random: prng(seed), write: fastWriter(app, ctx, ids) };
 }
 

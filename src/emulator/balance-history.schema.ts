@@ -8,8 +8,9 @@ export const MAX_POINTS = 2000;
 
 export const balanceHistoryParams = z.object({ accountId: z.string().min(1).max(128) });
 export const balanceHistoryQuery = z.strictObject({
-  from: z.iso.datetime({ offset: true }).optional().describe('Start of the period; default: `to` minus 7 days'),
-  to: z.iso.datetime({ offset: true }).optional().describe('End of the period; default: the emulated now'),
+  // the default fixtures' history month (docs/openapi.md#parameter-examples)
+  from: z.iso.datetime({ offset: true }).optional().meta({ examples: ['2026-02-01T00:00:00Z'] }).describe('Start of the period; default: `to` minus 7 days'),
+  to: z.iso.datetime({ offset: true }).optional().meta({ examples: ['2026-03-01T00:00:00Z'] }).describe('End of the period; default: the emulated now'),
 });
 export type BalanceHistoryQuery = z.infer<typeof balanceHistoryQuery>;
 

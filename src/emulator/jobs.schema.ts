@@ -9,8 +9,8 @@ export { JOB_STATUSES };
 
 export const listJobsQuery = z.strictObject({
   status: z.enum(JOB_STATUSES, { error: `status must be one of ${JOB_STATUSES.join(', ')}` }).optional(),
-  type: z.string().min(1).max(64).optional().describe('A job type, e.g. transaction.rail-step'),
-  transactionId: z.string().min(1).max(128).optional().describe('Jobs whose payload names this transaction'),
+  type: z.string().min(1).max(64).optional().meta({ examples: ['transaction.rail-step'] }).describe('A job type, e.g. transaction.rail-step'),
+  transactionId: z.string().min(1).max(128).optional().meta({ examples: ['txn_hist_acme_usd_001'] }).describe('Jobs whose payload names this transaction'),
   ...pageQuery(200, 50),
 });
 export type ListJobsQuery = z.infer<typeof listJobsQuery>;

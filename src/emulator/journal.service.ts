@@ -416,12 +416,13 @@ export const journalQuery = z.object({
   method: z
     .string()
     .regex(/^[A-Za-z]+$/, 'method must be an HTTP method such as GET or POST')
+    .meta({ examples: ['GET'] }) // docs/openapi.md#parameter-examples (before the transform: the document shows the input)
     .transform((value) => value.toUpperCase())
     .optional(),
-  pathPrefix: z.string().startsWith('/', 'pathPrefix must start with /').optional(),
-  status: z.coerce.number().int().min(100).max(599).optional(),
-  since: z.iso.datetime({ offset: true }).optional().describe('Only requests that arrived at or after this instant'),
-  limit: z.coerce.number().int().min(1).max(100000).optional().describe('Newest N matches'),
+  pathPrefix: z.string().startsWith('/', 'pathPrefix must start with /').optional().meta({ examples: ['/v1/accounts'] }),
+  status: z.coerce.number().int().min(100).max(599).optional().meta({ examples: [200] }),
+  since: z.iso.datetime({ offset: true }).optional().meta({ examples: ['2026-01-01T00:00:00Z'] }).describe('Only requests that arrived at or after this instant'),
+  limit: z.coerce.number().int().min(1).max(100000).optional().meta({ examples: [20] }).describe('Newest N matches'),
 });
 
 export function journalRoutes(app: FastifyInstance): void {

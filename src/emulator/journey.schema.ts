@@ -17,6 +17,7 @@ export const journeyQuery = z.strictObject({
     .min(1, `limit must be an integer 1-${JOURNEY_MAX_LIMIT}`)
     .max(JOURNEY_MAX_LIMIT, `limit must be an integer 1-${JOURNEY_MAX_LIMIT}`)
     .optional()
+    .meta({ examples: [50] })
     .describe(`How many items at most (default ${JOURNEY_DEFAULT_LIMIT}); the newest are kept`),
 });
 export type JourneyQuery = z.infer<typeof journeyQuery>;

@@ -9,11 +9,12 @@ const httpUrl = z
   .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), { message: 'forwardTo accepts an http:// or https:// URL, such as http://127.0.0.1:3000/webhooks' });
 
 export const listenStreamQuery = z.strictObject({
-  forwardTo: httpUrl.describe('Where the listener posts the deliveries: every programme\'s webhook endpoint becomes this URL, and deliveries are signed for its path'),
+  forwardTo: httpUrl.meta({ examples: ['http://127.0.0.1:3000/webhooks'] }).describe('Where the listener posts the deliveries: every programme\'s webhook endpoint becomes this URL, and deliveries are signed for its path'),
 });
 
 export const listenerParams = z.strictObject({
-  listenerId: z.string().min(1).max(64).describe('The listener id of the stream\'s `ready` event (lst_...)'),
+  // a listener exists only while `service-sandbox listen` holds the stream open: the example shows the form
+  listenerId: z.string().min(1).max(64).meta({ examples: ['lst_0123456789abcdef'] }).describe('The listener id of the stream\'s `ready` event (lst_...)'),
 });
 
 export const listenResultBody = z

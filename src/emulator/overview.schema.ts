@@ -74,9 +74,10 @@ export const emulatorTransactionsQuery = z
       .min(1, 'limit must be an integer 1-500')
       .max(500, 'limit must be an integer 1-500')
       .default(50),
-    accountId: z.string().min(1).max(128).optional(),
-    userId: z.string().min(1).max(128).optional(),
-    programmeId: z.string().min(1).max(128).optional(),
+    // default fixtures (docs/openapi.md#parameter-examples)
+    accountId: z.string().min(1).max(128).optional().meta({ examples: ['acct_acme_usd'] }),
+    userId: z.string().min(1).max(128).optional().meta({ examples: ['usr_acme'] }),
+    programmeId: z.string().min(1).max(128).optional().meta({ examples: ['prg_sandbox'] }),
   })
   .strict();
 export type EmulatorTransactionsQuery = z.infer<typeof emulatorTransactionsQuery>;
@@ -96,7 +97,7 @@ export const emulatorTransactionDetail = z
 export type EmulatorTransactionDetail = z.infer<typeof emulatorTransactionDetail>;
 
 export const dashboardStateQuery = emulatorTransactionsQuery.extend({
-  selected: z.string().min(1).max(128).optional().describe('A transaction id: its detail and webhook deliveries come along'),
+  selected: z.string().min(1).max(128).optional().meta({ examples: ['txn_hist_acme_usd_001'] }).describe('A transaction id: its detail and webhook deliveries come along'),
 });
 export type DashboardStateQuery = z.infer<typeof dashboardStateQuery>;
 

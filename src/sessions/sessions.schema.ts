@@ -55,11 +55,11 @@ export const createSessionBody = z
   .optional();
 
 export const sessionListQuery = z.strictObject({
-  label: sessionLabel.optional().describe('Only the sessions created with this label'),
+  label: sessionLabel.optional().meta({ examples: ['ci-run-42'] }).describe('Only the sessions created with this label'),
 });
 
 export const endSessionsQuery = z.strictObject({
-  label: sessionLabel.describe('End every session created with this label (required: ending every session of a shared server is never implied)'),
+  label: sessionLabel.meta({ examples: ['ci-run-42'] }).describe('End every session created with this label (required: ending every session of a shared server is never implied)'),
 });
 
 export const endedSessionsSchema = z

@@ -3299,15 +3299,30 @@ export interface operations {
     emulatorListRequests: {
         parameters: {
             query?: {
-                /** @description Only requests with this HTTP method */
+                /**
+                 * @description Only requests with this HTTP method
+                 * @example GET
+                 */
                 method?: string;
-                /** @description Only requests whose path starts with this */
+                /**
+                 * @description Only requests whose path starts with this
+                 * @example /v1/accounts
+                 */
                 pathPrefix?: string;
-                /** @description Only requests answered with this HTTP status */
+                /**
+                 * @description Only requests answered with this HTTP status
+                 * @example 200
+                 */
                 status?: number;
-                /** @description Only requests that arrived at or after this instant */
+                /**
+                 * @description Only requests that arrived at or after this instant
+                 * @example 2026-01-01T00:00:00Z
+                 */
                 since?: string;
-                /** @description Newest N matches */
+                /**
+                 * @description Newest N matches
+                 * @example 20
+                 */
                 limit?: number;
             };
             header?: never;
@@ -5826,9 +5841,15 @@ export interface operations {
                 status?: "PENDING" | "RETRYING" | "DELIVERED" | "FAILED" | "SKIPPED";
                 /** @description Only deliveries of this event type */
                 eventType?: "transaction_created" | "transaction_status_updated";
-                /** @description Only deliveries of this transaction's events */
+                /**
+                 * @description Only deliveries of this transaction's events
+                 * @example txn_hist_acme_usd_001
+                 */
                 transactionId?: string;
-                /** @description Only deliveries of this programme */
+                /**
+                 * @description Only deliveries of this programme
+                 * @example prg_sandbox
+                 */
                 programId?: string;
                 /** @description By event order; DESC (newest first) by default */
                 sortDirection?: "ASC" | "DESC";
@@ -6017,7 +6038,10 @@ export interface operations {
     emulatorGetWebhookEndpoints: {
         parameters: {
             query?: {
-                /** @description Only this programme's endpoint (default: every programme) */
+                /**
+                 * @description Only this programme's endpoint (default: every programme)
+                 * @example prg_sandbox
+                 */
                 programId?: string;
             };
             header?: never;
@@ -6205,7 +6229,10 @@ export interface operations {
     emulatorListenStream: {
         parameters: {
             query: {
-                /** @description Where the listener posts the deliveries: every programme's webhook endpoint becomes this URL, and deliveries are signed for its path */
+                /**
+                 * @description Where the listener posts the deliveries: every programme's webhook endpoint becomes this URL, and deliveries are signed for its path
+                 * @example http://127.0.0.1:3000/webhooks
+                 */
                 forwardTo: string;
             };
             header?: never;
@@ -6257,7 +6284,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The listener id of the stream's `ready` event (lst_...) */
+                /**
+                 * @description The listener id of the stream's `ready` event (lst_...)
+                 * @example lst_0123456789abcdef
+                 */
                 listenerId: string;
             };
             cookie?: never;
@@ -6457,11 +6487,20 @@ export interface operations {
             query?: {
                 /** @description At most this many items */
                 limit?: number;
-                /** @description Only transactions of this account */
+                /**
+                 * @description Only transactions of this account
+                 * @example acct_acme_usd
+                 */
                 accountId?: string;
-                /** @description Only transactions of this user */
+                /**
+                 * @description Only transactions of this user
+                 * @example usr_acme
+                 */
                 userId?: string;
-                /** @description Only transactions of this programme */
+                /**
+                 * @description Only transactions of this programme
+                 * @example prg_sandbox
+                 */
                 programmeId?: string;
             };
             header?: never;
@@ -6637,9 +6676,15 @@ export interface operations {
     emulatorBalanceHistory: {
         parameters: {
             query?: {
-                /** @description Start of the period; default: `to` minus 7 days */
+                /**
+                 * @description Start of the period; default: `to` minus 7 days
+                 * @example 2026-02-01T00:00:00Z
+                 */
                 from?: string;
-                /** @description End of the period; default: the emulated now */
+                /**
+                 * @description End of the period; default: the emulated now
+                 * @example 2026-03-01T00:00:00Z
+                 */
                 to?: string;
             };
             header?: never;
@@ -6704,7 +6749,10 @@ export interface operations {
     emulatorUserJourney: {
         parameters: {
             query?: {
-                /** @description How many items at most (default 500); the newest are kept */
+                /**
+                 * @description How many items at most (default 500); the newest are kept
+                 * @example 50
+                 */
                 limit?: number;
             };
             header?: never;
@@ -6896,13 +6944,25 @@ export interface operations {
             query?: {
                 /** @description At most this many items */
                 limit?: number;
-                /** @description Only transactions of this account */
+                /**
+                 * @description Only transactions of this account
+                 * @example acct_acme_usd
+                 */
                 accountId?: string;
-                /** @description Only transactions of this user */
+                /**
+                 * @description Only transactions of this user
+                 * @example usr_acme
+                 */
                 userId?: string;
-                /** @description Only transactions of this programme */
+                /**
+                 * @description Only transactions of this programme
+                 * @example prg_sandbox
+                 */
                 programmeId?: string;
-                /** @description A transaction id: its detail and webhook deliveries come along */
+                /**
+                 * @description A transaction id: its detail and webhook deliveries come along
+                 * @example txn_hist_acme_usd_001
+                 */
                 selected?: string;
             };
             header?: never;
@@ -7986,9 +8046,15 @@ export interface operations {
             query?: {
                 /** @description Only jobs in this status */
                 status?: "PENDING" | "DONE" | "FAILED" | "CANCELED";
-                /** @description A job type, e.g. transaction.rail-step */
+                /**
+                 * @description A job type, e.g. transaction.rail-step
+                 * @example transaction.rail-step
+                 */
                 type?: string;
-                /** @description Jobs whose payload names this transaction */
+                /**
+                 * @description Jobs whose payload names this transaction
+                 * @example txn_hist_acme_usd_001
+                 */
                 transactionId?: string;
                 /** @description The page to return, counted from 0 */
                 pageIndex?: number;
@@ -8909,7 +8975,10 @@ export interface operations {
     emulatorListSessions: {
         parameters: {
             query?: {
-                /** @description Only the sessions created with this label */
+                /**
+                 * @description Only the sessions created with this label
+                 * @example ci-run-42
+                 */
                 label?: string;
             };
             header?: never;
@@ -9055,7 +9124,10 @@ export interface operations {
     emulatorEndLabelledSessions: {
         parameters: {
             query: {
-                /** @description End every session created with this label (required: ending every session of a shared server is never implied) */
+                /**
+                 * @description End every session created with this label (required: ending every session of a shared server is never implied)
+                 * @example ci-run-42
+                 */
                 label: string;
             };
             header?: never;

@@ -81,8 +81,8 @@ export const listDeliveriesQuery = z
   .object({
     status: z.enum(DELIVERY_STATUSES).optional(),
     eventType: z.enum(WEBHOOK_EVENT_TYPES).optional(),
-    transactionId: z.string().min(1).optional(),
-    programId: z.string().min(1).optional(),
+    transactionId: z.string().min(1).optional().meta({ examples: ['txn_hist_acme_usd_001'] }), // a default fixture (docs/openapi.md#parameter-examples)
+    programId: z.string().min(1).optional().meta({ examples: ['prg_sandbox'] }),
     sortDirection: z.enum(['ASC', 'DESC']).default('DESC').describe('By event order; DESC (newest first) by default'),
     ...pageQuery(200, 25),
   })
@@ -111,7 +111,7 @@ export const setEndpointBody = z
   })
   .strict();
 
-export const endpointQuery = z.object({ programId: z.string().min(1).optional() }).strict();
+export const endpointQuery = z.object({ programId: z.string().min(1).optional().meta({ examples: ['prg_sandbox'] }) }).strict(); // a default fixture (docs/openapi.md#parameter-examples)
 
 export const webhookEndpointsSchema = z
   .object({
