@@ -7,10 +7,13 @@
 //   e.g. node bench/lib/ab-list.mjs bench/.data/transactions-1m.db 3 'main=dist/service-sandbox.mjs' 'old=/tmp/old/dist/service-sandbox.mjs'
 // Environment: AB_DURATION (5 s window), AB_WARMUP (1 s), AB_CONNECTIONS (50), AB_CEILING=0 skips the ceiling runs,
 // AB_CPU_PROF=DIR starts each emulator server with `node --cpu-prof --cpu-prof-dir DIR`.
+// AB_DEPOSIT=1: the file writes instead (docs/robustness.md#the-wal-ceiling): DB is a database file made afresh for each
+// run, the load is the bench's signed POST sandbox deposit (202), the WAL's peak size is sampled every 50 ms, and no
+// ceiling runs.
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,7 +26,11 @@ const DURATION = Number(process.env.AB_DURATION ?? 5);
 const WARMUP = Number(process.env.AB_WARMUP ?? 1);
 const CONNECTIONS = Number(process.env.AB_CONNECTIONS ?? 50);
 const KEY = { apiKey: 'pk_sandbox_single', secret: 'sk_sandbox_single_secret', programId: 'prg_sandbox' };
-const TARGET = '/v1/transactions';
+const DEPOSIT = process.env.AB_DEPOSIT === '1';
+const TARGET = DEPOSIT ? '/v1/sandbox/accounts/acct_acme_usd/deposits' : '/v1/transactions';
+const METHOD = DEPOSIT ? 'POST' : 'GET';
+const BODY = DEPOSIT ? JSON.stringify({ depositInstructionId: 'di_acme_usd_ach', amount: '10.00', reference: 'bench wal' }) : '';
+const EXPECTED = DEPOSIT ? 202 : 200;
 const CPU_PROF = process.env.AB_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.AB_CPU_PROF)] : [];
 
 const [db, roundsArg, ...variants] = process.argv.slice(2);
@@ -68,8 +75,8 @@ function status(url, headers = {}) {
 }
 
 function sign(timestamp = String(Date.now())) {
-  const signature = createHmac('sha256', KEY.secret).update(`${KEY.apiKey}${timestamp}GET${TARGET}`).digest('hex');
-  return { 'x-service-api-key': KEY.apiKey, 'x-service-timestamp': timestamp, 'x-service-program-id': KEY.programId, 'x-service-signature': signature };
+  const signature = createHmac('sha256', KEY.secret).update(`${KEY.apiKey}${timestamp}${METHOD}${TARGET}${BODY}`).digest('hex');
+  return { ...(DEPOSIT ? { 'content-type': 'application/json' } : {}), 'x-service-api-key': KEY.apiKey, 'x-service-timestamp': timestamp, 'x-service-program-id': KEY.programId, 'x-service-signature': signature };
 }
 
 async function start(args, readyPath) {
@@ -110,13 +117,13 @@ async function load(server) {
         url: server.url,
         connections: CONNECTIONS,
         duration: WARMUP + DURATION + 10,
-        requests: [{ method: 'GET', path: TARGET, setupRequest: (request) => ({ ...request, headers: signed() }) }],
+        requests: [{ method: METHOD, path: TARGET, ...(DEPOSIT ? { body: BODY } : {}), setupRequest: (request) => ({ ...request, headers: signed() }) }],
       },
       (error) => (error ? reject(error) : resolve()),
     );
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
       const now = performance.now();
-      if (statusCode !== 200) throw new Error(`answered ${statusCode}`);
+      if (statusCode !== EXPECTED) throw new Error(`answered ${statusCode}`);
       if (windowStart === null) {
         if (now - started >= WARMUP * 1000) {
           windowStart = now;
@@ -139,15 +146,40 @@ async function load(server) {
   };
 }
 
+function sendSigned(url) {
+  return new Promise((resolve) => {
+    const request = http.request(url, { method: 'POST', agent: false, headers: sign() }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+    });
+    request.on('error', () => resolve({ status: 0, text: '' }));
+    request.end(BODY);
+  });
+}
+
 async function measureBuild(build) {
+  if (DEPOSIT) for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
   const server = await start((port) => [...CPU_PROF, ...build.nodeFlags, build.cli, '--port', String(port), '--host', '127.0.0.1', '--db', db, '--log-level', 'warn', ...build.flags], '/_emulator/health');
-  const first = await status(`${server.url}${TARGET}`, sign());
-  if (first.status !== 200) throw new Error(`${build.label}: ${first.status} ${first.text.slice(0, 200)}`);
+  const first = DEPOSIT ? await sendSigned(`${server.url}${TARGET}`) : await status(`${server.url}${TARGET}`, sign());
+  if (first.status !== EXPECTED) throw new Error(`${build.label}: ${first.status} ${first.text.slice(0, 200)}`);
   await new Promise((resolve) => setTimeout(resolve, 1500)); // past the session pool's build, 1 s after listening
   const idleRssMb = procStatus(server.pid, 'VmRSS');
+  let peakWalMb = 0;
+  const sampler = DEPOSIT
+    ? setInterval(() => {
+        try {
+          peakWalMb = Math.max(peakWalMb, round1(statSync(`${db}-wal`).size / 2 ** 20));
+        } catch {
+          // no WAL file at this instant
+        }
+      }, 50)
+    : null;
   const figures = await load(server);
+  if (sampler) clearInterval(sampler);
   await stop(server);
-  return { ...figures, idleRssMb, page: first.text };
+  return { ...figures, idleRssMb, ...(DEPOSIT ? { peakWalMb } : {}), page: first.text };
 }
 
 async function measureCeiling(pageFile) {
@@ -168,7 +200,7 @@ for (let round = 0; round < Number(roundsArg); round += 1) {
     results[build.label].push(figures);
     process.stdout.write(`${build.label}\t${JSON.stringify(figures)}\tload ${load1}\n`);
   }
-  if (process.env.AB_CEILING !== '0') {
+  if (process.env.AB_CEILING !== '0' && !DEPOSIT) {
     const load1 = os.loadavg()[0].toFixed(2);
     const figures = await measureCeiling(pageFile);
     results.ceiling.push(figures);
