@@ -241,6 +241,16 @@ function rowLabel(table: TableRows, primaryKey: number[], row: unknown[]): strin
 /** What the worker answers. */
 export type CheckAnswer = { ok: true; file: CheckedFile } | { ok: false; refusal: string } | { ok: false; failure: string };
 
+/** Rows per message of a served check's answer (snapshots.worker.ts): about 20 ms of the parent's time each. */
+export const ROWS_PER_PIECE = 2_000;
+
+/** What a served check's thread sends: a refusal or failure whole; a checked file as its head, its rows, its end. */
+export type ServedMessage =
+  | { kind: 'answer'; answer: CheckAnswer }
+  | { kind: 'head'; head: Omit<CheckedFile, 'tables'>; tables: Array<Omit<TableRows, 'rows'>> }
+  | { kind: 'rows'; table: number; rows: unknown[][] }
+  | { kind: 'end' };
+
 /**
  * The worker's entry (snapshots.worker.ts): next to this module from source (tests) and from tsc's output (dist/src),
  * and next to the bundle as dist/snapshots.worker.js (scripts/bundle.mjs writes it there).
@@ -302,12 +312,27 @@ export function checkInWorker(bytes: Buffer, { limitMs = checkTimeLimitMs(bytes.
         reject(error as Error);
       }
     };
-    const onMessage = (answer: CheckAnswer) => settle(() => answered(answer), true);
+    // each message taken in its own turn of the event loop, then the thread may send the next (snapshots.worker.ts)
+    const taken = new Int32Array(new SharedArrayBuffer(4));
+    let file: CheckedFile | undefined;
+    const take = () => {
+      Atomics.add(taken, 0, 1);
+      Atomics.notify(taken, 0);
+    };
+    const onMessage = (message: ServedMessage) => {
+      if (message.kind === 'answer' || message.kind === 'end') {
+        take(); // the thread goes back to waiting for the next file
+        return settle(() => (message.kind === 'answer' ? answered(message.answer) : file!), true);
+      }
+      if (message.kind === 'head') file = { ...message.head, tables: message.tables.map((table) => ({ ...table, rows: [] })) };
+      else for (const row of message.rows) file!.tables[message.table]!.rows.push(row);
+      setImmediate(take);
+    };
     const onError = (error: Error) => settle(() => { throw new Error(`snapshot check failed: ${error.message}`); }, false);
     const onExit = (code: number) => settle(() => { throw new Error(`snapshot check ended without an answer (exit code ${code})`); }, false);
     const timer = setTimeout(() => settle(() => { throw timedOut(limitMs); }, false), limitMs);
     worker.on('message', onMessage).on('error', onError).on('exit', onExit);
-    worker.postMessage({ bytes, ...(hold ? { hold: hold.buffer } : {}) });
+    worker.postMessage({ bytes, taken: taken.buffer, ...(hold ? { hold: hold.buffer } : {}) });
   });
 }
 

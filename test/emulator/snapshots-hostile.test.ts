@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
+import http from 'node:http';
 import t from 'tap';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { checkInWorker, knownLevels, SnapshotRefusal } from '../../src/snapshots/snapshots.check.js';
+import { checkInWorker, checkInWorkerSync, knownLevels, ROWS_PER_PIECE, SnapshotRefusal } from '../../src/snapshots/snapshots.check.js';
 import { fileTableName } from '../../src/db/snapshot-tables.js';
 import { call, signed } from '../helpers/http-client.js';
 import { START } from '../helper.js';
@@ -162,6 +163,10 @@ t.test('the check runs off the main thread: a sandbox answers while a check is u
   const [checked, meanwhile] = await Promise.all([checking, call(`${server.url}/_emulator/clock`)]);
   t.equal(meanwhile.status, 200);
   t.equal(checked.tables.find((table) => table.name === 'transactions')!.rows.length > 3000, true, 'the moderate file passes');
+  // its rows came back in pieces of ROWS_PER_PIECE (docs/robustness.md#hostile-files): the same file, rows and order,
+  // as the one-message answer of the start-up check
+  t.ok(checked.tables.some((table) => table.rows.length > ROWS_PER_PIECE), 'a table longer than one piece');
+  t.same(checked, checkInWorkerSync(moderate), 'reassembled exactly as the whole answer');
 
   // held for ever: the bound refuses it and ends the worker
   const stuck = new Int32Array(new SharedArrayBuffer(4));
@@ -170,4 +175,45 @@ t.test('the check runs off the main thread: a sandbox answers while a check is u
   const [uploaded, root] = await Promise.all([upload(server.url, 'moderate', moderate), call(`${server.url}/_emulator/clock`)]);
   t.equal(uploaded.status, 201, 'uploaded over HTTP');
   t.equal(root.status, 200);
+});
+
+/** A raw upload: the file in chunks of 64 KiB, with `headers` as given (no Content-Length: chunked). */
+function rawUpload(baseUrl: string, name: string, bytes: Buffer, headers: Record<string, string | number>): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${baseUrl}/_emulator/snapshots/${name}`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', ...headers } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    request.on('error', reject);
+    for (let at = 0; at < bytes.length; at += 65_536) request.write(bytes.subarray(at, at + 65_536));
+    request.end();
+  });
+}
+
+t.test('an upload arrives into shared memory as it comes (Content-Length), or joined at its end (chunked); over the limit is 413 before any byte', async (t) => {
+  const sized = await rawUpload(server.url, 'sized', good, { 'content-length': good.length });
+  t.equal(sized.status, 201, 'with a Content-Length');
+  const chunked = await rawUpload(server.url, 'chunked', good, { 'transfer-encoding': 'chunked' });
+  t.equal(chunked.status, 201, 'chunked');
+  t.same({ ...chunked.body, name: 'sized', savedAt: sized.body.savedAt, clock: sized.body.clock }, sized.body, 'the same file either way');
+  const restored = await call(`${server.url}/_emulator/snapshots/chunked/restore`, 'POST');
+  t.equal(restored.status, 200, 'and it restores');
+
+  // a declared size over 512 MiB: refused at once, whatever follows
+  const tooLarge = await new Promise<Answer>((resolve, reject) => {
+    const request = http.request(`${server.url}/_emulator/snapshots/huge`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', 'content-length': 600 * 1024 * 1024 } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    request.on('error', reject);
+    request.write(good.subarray(0, 1024));
+  });
+  t.equal(tooLarge.status, 413, 'over the limit');
+  t.match(tooLarge.body.message, /larger than this endpoint accepts/);
+  t.equal((await call(`${server.url}/_emulator/snapshots/huge`)).status, 404, 'nothing stored');
+  t.equal((await call(`${server.url}/_emulator/clock`)).status, 200, 'and the server answers');
 });
