@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { SHIPPED_SCENARIOS } from '../../src/config.js';
+import { findScenario } from '../../src/emulator/scenario-library.js';
 import { buildTestApp, json, type TestApp } from '../helper.js';
 
 // Sessions from a scenario (docs/sessions.md#scenarios) and playing one (docs/sessions.md#playing-a-scenario):
@@ -148,6 +149,16 @@ t.test('--scenarios DIR: listed beside the shipped ones, broken files with their
   t.match((await create(sandbox, { scenario: 'demo' })).body, { scenario: { source: 'shipped', steps: 17 } }, 'demo is the shipped one');
   writeFileSync(path.join(dir, 'later.json'), JSON.stringify({ name: 'later', steps: [{ settle: true }] }));
   t.ok(json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/scenarios' })).data.some((entry: { name: string }) => entry.name === 'later'), 'a file added while the server runs is listed at once');
+
+  // parsed once while unchanged, again once edited (docs/decisions.md#scenario-folder)
+  const config = { scenarios: dir };
+  t.equal(findScenario(config, 'one-user').loaded, findScenario(config, 'one-user').loaded, 'an unchanged file is not parsed again');
+  writeFileSync(path.join(dir, 'one-user.yaml'), ONE_USER.replace('A business with 10,000.00 USD', 'Edited while the server runs'));
+  const relisted = json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/scenarios' })).data;
+  t.match(relisted.find((entry: { name: string }) => entry.name === 'one-user'), { description: 'Edited while the server runs', error: null }, 'an edited file is read again');
+  t.match(relisted.find((entry: { file: string }) => entry.file === 'demo.yml'), { error: { message: /already the shipped scenario/ } }, 'a duplicate name is still refused on a listing from what was read before');
+  writeFileSync(path.join(dir, 'one-user.yaml'), 'name: one-user\nsteps:\n  - advance: 1s\n    nope: true\n');
+  t.match((await create(sandbox, { scenario: 'one-user' })).body.message, /one-user\.yaml cannot be used/, 'broken by an edit: refused at once');
 });
 
 t.test('playing: in order, one caption at a time, a failed check ends the play, a reset goes back to the start', async (t) => {
