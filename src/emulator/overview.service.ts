@@ -109,7 +109,7 @@ export function listEmulatorTransactions(ctx: AppContext, query: EmulatorTransac
   const rows = prepared<TransactionRow>(
     ctx.db,
     // CROSS JOIN keeps the page as the outer loop (SQLite does not reorder it), so each row is one key lookup.
-    `SELECT t.* FROM (SELECT id FROM transactions ${whereClause(filter)} ORDER BY created_at_ms DESC, id DESC LIMIT ?) page
+    `SELECT t.* FROM (SELECT id FROM transactions ${whereClause(filter)} ORDER BY created_at_ms DESC, id DESC LIMIT +?) page
       CROSS JOIN transactions t ON t.id = page.id
       ORDER BY t.created_at_ms DESC, t.id DESC`,
   ).all(...filter.params, query.limit);

@@ -1,3 +1,4 @@
+import { rearmJobsTimer } from '../scheduler/scheduler.js';
 import type { AppContext } from '../context.js';
 import { resetState } from '../fixtures/fixtures.seed.js';
 import { captureSnapshot, restoreSnapshot, restoreTables, startingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
@@ -47,4 +48,5 @@ export function resetSandbox(ctx: AppContext): void {
     ctx.runtime.set(resetImageSlot, { webhookUrl: pinnedUrl, image: captureSnapshot(ctx, 'reset') });
   }
   ctx.clock.restoreInitial(); // meta was cleared with every other table: record the clock again
+  rearmJobsTimer(ctx); // the jobs table and the clock went back (docs/decisions.md#scheduler-wake-up)
 }

@@ -1,5 +1,6 @@
 import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
+import type { StateSlot } from '../runtime/sandbox-runtime.js';
 
 // Deferred work is a row in `jobs` with a due time on the emulated clock (docs/architecture.md#a-new-job). Jobs run in
 // time order, in slices: one IMMEDIATE SQLite transaction per slice, each job in a savepoint of its own
@@ -28,6 +29,7 @@ export function scheduleJob(ctx: AppContext, type: string, dueAtMs: number, payl
     JSON.stringify(payload),
     ctx.clock.nowMs(),
   );
+  ctx.runtime.get(jobsTimerSlot).wake?.(dueAtMs);
   return Number(result.lastInsertRowid);
 }
 
@@ -149,6 +151,7 @@ export function runDueJobs(ctx: AppContext, limit = 10_000): number {
   // a job may have made a delivery due: the modules' callback (the outbox's wake-up) runs once the jobs committed,
   // so the scheduler names no domain (docs/architecture.md#runtime)
   if (ran > 0) ctx.afterJobsRan?.(ctx);
+  rearmJobsTimer(ctx);
   return ran;
 }
 
@@ -168,6 +171,7 @@ export function advanceClock(ctx: AppContext, ms: number): number {
   }
   if (target > ctx.clock.nowMs()) moveTo(ctx, target, advancing.frozen);
   if (ran > 0) ctx.afterJobsRan?.(ctx);
+  rearmJobsTimer(ctx);
   return ran;
 }
 
@@ -205,19 +209,105 @@ export function runDueJobsInSlices(ctx: AppContext, stopped: () => boolean = () 
   });
 }
 
-/** Poll for due jobs while time flows (realtime clock), in slices (runDueJobsInSlices); returns a stop function. */
-export function startSchedulerTimer(ctx: AppContext, intervalMs = 100): () => void {
+/**
+ * The running jobs timer's wake-up (docs/decisions.md#scheduler-wake-up): `wake(dueAtMs)` is told each job scheduled
+ * and `wake()` each move of the clock, so the timer fires when the earliest job comes due instead of polling.
+ */
+export interface JobsTimer {
+  wake: ((dueAtMs?: number) => void) | null;
+}
+
+/** The sandbox's jobs timer (docs/architecture.md#runtime): set by startSchedulerTimer while the sandbox is open. */
+export const jobsTimerSlot: StateSlot<JobsTimer> = {
+  name: 'emulator.jobsTimer',
+  create: () => ({ wake: null }),
+  reset: 'keep',
+  carriedBySnapshots: false,
+  newSession: 'fresh',
+};
+
+/** Look again for the earliest pending job (after the clock moved, a reset or a restore): docs/decisions.md#scheduler-wake-up. */
+export function rearmJobsTimer(ctx: AppContext): void {
+  ctx.runtime.get(jobsTimerSlot).wake?.();
+}
+
+/**
+ * Longest sleep of the timer (real ms) between two looks at the jobs table: 1 s for an in-memory database, which only
+ * this process writes (a missed wake-up costs at most this); 100 ms for a file, which other processes may schedule
+ * jobs in (docs/decisions.md#scheduler-wake-up).
+ */
+export const LOOK_AGAIN_MS = { memory: 1000, file: 100 } as const;
+
+function earliestPendingJob(ctx: AppContext): number | null {
+  return prepared<{ due: number | null }>(ctx.db, "SELECT MIN(due_at_ms) AS due FROM jobs WHERE status = 'PENDING'").get()!.due;
+}
+
+/**
+ * Run due jobs as they come due (docs/decisions.md#scheduler-wake-up), in slices (runDueJobsInSlices): one timer,
+ * armed for the earliest pending job while time flows, woken earlier by a job scheduled sooner or a move of the clock,
+ * and never asleep longer than LOOK_AGAIN_MS. An idle sandbox (no job due soon, or a frozen clock) costs one look a
+ * second. Returns a stop function.
+ */
+export function startSchedulerTimer(ctx: AppContext, lookAgainMs: number = ctx.db.memory ? LOOK_AGAIN_MS.memory : LOOK_AGAIN_MS.file): () => void {
   let stopped = false;
   let running = false;
-  const timer = setInterval(() => {
-    if (running) return; // the previous pass is still going, slice by slice
+  let timer: NodeJS.Timeout | null = null;
+  let firesAtRealMs = Infinity;
+
+  /** Fire in `delayMs` of real time, unless the timer already fires sooner. */
+  const arm = (delayMs: number) => {
+    if (stopped) return;
+    const at = Date.now() + Math.max(0, Math.min(delayMs, lookAgainMs));
+    if (timer && at >= firesAtRealMs) return;
+    if (timer) clearTimeout(timer);
+    firesAtRealMs = at;
+    timer = setTimeout(fire, at - Date.now());
+    timer.unref();
+  };
+  /** Real ms until the emulated clock reaches `dueAtMs` (Infinity while it is frozen short of it). */
+  const delayUntil = (dueAtMs: number) => {
+    const now = ctx.clock.nowMs();
+    if (dueAtMs <= now) return 0;
+    return ctx.clock.state().mode === 'frozen' ? Infinity : dueAtMs - now;
+  };
+  /** Arm for the earliest pending job; `ranNone`: the pass that just ended ran nothing. */
+  const lookAgain = (ranNone: boolean) => {
+    let due: number | null = null;
+    try {
+      due = earliestPendingJob(ctx);
+    } catch {
+      // the database may be closing; look again later
+      arm(lookAgainMs);
+      return;
+    }
+    const delayMs = due === null ? Infinity : delayUntil(due);
+    // a job still due after a pass that ran nothing (another process holds the database's write lock): no tight loop
+    arm(ranNone && delayMs === 0 ? lookAgainMs : delayMs);
+  };
+  function fire(): void {
+    timer = null;
+    firesAtRealMs = Infinity;
+    if (stopped) return;
+    if (running) return; // the pass going on looks again when it ends
     running = true;
-    void runDueJobsInSlices(ctx, () => stopped).then(() => (running = false));
-  }, intervalMs);
-  timer.unref();
+    void runDueJobsInSlices(ctx, () => stopped).then((ran) => {
+      running = false;
+      lookAgain(ran === 0);
+    });
+  }
+
+  // setImmediate-like first look: a session's clock is set after its sandbox opens (docs/sessions.md#how-fast)
+  arm(0);
+  ctx.runtime.get(jobsTimerSlot).wake = (dueAtMs) => {
+    if (running) return; // the pass going on looks again when it ends
+    if (dueAtMs === undefined) arm(0);
+    else arm(delayUntil(dueAtMs));
+  };
   return () => {
     stopped = true;
-    clearInterval(timer);
+    if (timer) clearTimeout(timer);
+    timer = null;
+    ctx.runtime.get(jobsTimerSlot).wake = null;
   };
 }
 

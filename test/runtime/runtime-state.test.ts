@@ -2,6 +2,7 @@
 // descriptor, and a reset, a new session and a snapshot restore each do to it what the declaration and the docs say
 // (docs/faults.md#lifetime, docs/faults.md#reset-sessions-and-snapshots, docs/sessions.md, docs/decisions.md#reset).
 // The table below has one row per slot: a slot added without a row (or without a descriptor) fails this file.
+import { jobsTimerSlot } from '../../src/scheduler/scheduler.js';
 import t, { type Test } from 'tap';
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
@@ -61,6 +62,7 @@ const CASES: Record<string, SlotCase> = {
   'webhooks.sessionUrl': { reset: 'kept', session: 'given', probe: (ctx) => sessionWebhookUrl(ctx) ?? String(sessionWebhookUrl(ctx)) },
   'webhooks.deliveryTransport': { reset: 'kept', session: 'fresh', wiring: true, probe: (ctx) => ctx.runtime.get(deliveryTransportSlot).transport !== null },
   'emulator.listen': { reset: 'cleared', session: 'fresh', probe: (ctx) => listenStatus(ctx) },
+  'emulator.jobsTimer': { reset: 'kept', session: 'fresh', wiring: true, probe: (ctx) => ctx.runtime.get(jobsTimerSlot).wake !== null },
   'transactions.listReader': { reset: 'kept', session: 'fresh', probe: (ctx) => ctx.runtime.get(listReaderSlot).run !== null },
 };
 

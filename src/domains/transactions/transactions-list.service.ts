@@ -130,13 +130,13 @@ export function listTransactionsJson(ctx: AppContext, caller: CallerScope, query
       const direction = query.sortDirection;
       // One text column per row (plucked: no row objects): the stored REST JSON, or the id when it is stale
       // (NULL, migration 002). Stored JSON always starts with "{" and an id never does.
-      // Not `readPage` (src/db/page.ts): the count comes from counters, the page is concatenated text, and
-      // the bare `LIMIT ?` stays until its plans over 1,000,000 rows are re-checked with `LIMIT +?`
-      // (docs/benchmarks.md#uncached-reads).
+      // Not `readPage` (src/db/page.ts): the count comes from counters and the page is concatenated text.
+      // `LIMIT +?` as readPage has: a bare `LIMIT ?` is prepared again on every run (docs/benchmarks.md#uncached-reads);
+      // the plans of every list shape are checked by test/domains/transactions/transactions-list-plans.test.ts.
       const values = prepared(
         ctx.db,
         `SELECT IFNULL(t.rest_json, t.id) FROM ${scopeSql.from} WHERE ${whereSql}
-         ORDER BY ${scopeSql.columnPrefix}${SORT_COLUMN[query.sortBy]} ${direction}, ${scopeSql.idColumn} ${direction} LIMIT ? OFFSET ?`,
+         ORDER BY ${scopeSql.columnPrefix}${SORT_COLUMN[query.sortBy]} ${direction}, ${scopeSql.idColumn} ${direction} LIMIT +? OFFSET +?`,
       )
         .pluck()
         .all(...params, query.pageSize, offset) as string[];
@@ -179,7 +179,7 @@ function countInRange(ctx: AppContext, listing: Listing, field: 'created' | 'upd
   const scope = { where: `${listing.key} = ?`, params: [listing.scopeId] };
   const direct = prepared<{ n: number }>(
     ctx.db,
-    `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${listing.table} WHERE ${scope.where} AND ${column} >= ? AND ${column} <= ? LIMIT ?)`,
+    `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${listing.table} WHERE ${scope.where} AND ${column} >= ? AND ${column} <= ? LIMIT +?)`,
   ).get(...scope.params, minMs ?? Number.MIN_SAFE_INTEGER, maxMs ?? Number.MAX_SAFE_INTEGER, PROBE)!.n;
   if (direct < PROBE) return direct;
   const total = countFromCounters(ctx, listing.countScope);
@@ -197,7 +197,7 @@ function countBelow(ctx: AppContext, listing: Listing, field: 'created' | 'updat
       ctx.db,
       limit === undefined
         ? `SELECT COUNT(*) AS n FROM ${listing.table} WHERE ${scope.where} AND ${column} >= ? AND ${column} < ?`
-        : `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${listing.table} WHERE ${scope.where} AND ${column} >= ? AND ${column} < ? LIMIT ?)`,
+        : `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${listing.table} WHERE ${scope.where} AND ${column} >= ? AND ${column} < ? LIMIT +?)`,
     ).get(...scope.params, from, to, ...(limit === undefined ? [] : [limit]))!.n;
   const counters = { table: 'transaction_time_counts', where: 'scope = ? AND field = ?', params: [listing.countScope] };
   if (x <= 0) return rows(Number.MIN_SAFE_INTEGER, x);

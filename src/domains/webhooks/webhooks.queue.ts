@@ -48,7 +48,7 @@ function dueSql(pastHeld: boolean): string {
          SELECT 1 FROM webhook_deliveries e
          WHERE e.resource_id = d.resource_id AND e.event_seq < d.event_seq AND e.status IN ('PENDING', 'RETRYING')${notHeld})
      ORDER BY d.event_seq
-     LIMIT ?`;
+     LIMIT +?`; // not a bare LIMIT ?: that is prepared again on every run (docs/benchmarks.md#uncached-reads)
 }
 const DUE_SQL = dueSql(false);
 const DUE_PAST_HELD_SQL = dueSql(true);
