@@ -47,6 +47,52 @@ export function ownerOf(route, domains) {
   return statementLike && domains.includes(statementLike) ? statementLike : undefined;
 }
 
+/** `jobs-summary` in the area `jobs` is the part `summary` (files `jobs.summary.*.ts`), `nudge-clock` in `clock` is `nudge`. */
+export function partWithoutArea(part, area) {
+  const names = [area, area.replace(/s$/, '')];
+  for (const name of names) {
+    if (part.startsWith(`${name}-`)) return part.slice(name.length + 1);
+    if (part.endsWith(`-${name}`)) return part.slice(0, -(name.length + 1));
+  }
+  return part;
+}
+
+/**
+ * A schema id as docs/architecture.md#names-of-schemas asks: the resource's name without the verb (getAccountBalanceSummary:
+ * AccountBalanceSummary); a control-plane one keeps the plain name (emulatorJobsSummary: JobsSummary).
+ */
+export function schemaIdOf(operationId) {
+  const name = pascal(operationId.replace(/^emulator/, ''));
+  const withoutVerb = name.replace(/^(Get|List|Create|Update|Delete|Put|Post|Run|Set|Read)(?=[A-Z])/, '');
+  return withoutVerb || name;
+}
+
+/** The docs page of an area: the page under docs/ that names the owner's existing paths most often. */
+export function docsPageOf(root, route) {
+  const prefix = route.split('/').slice(0, 3).join('/');
+  const docs = path.join(root, 'docs');
+  if (!existsSync(docs)) return undefined;
+  let best;
+  for (const name of readdirSync(docs).filter((file) => file.endsWith('.md'))) {
+    const hits = readFileSync(path.join(docs, name), 'utf8').split(prefix).length - 1;
+    if (hits > 0 && (!best || hits > best.hits)) best = { name, hits };
+  }
+  return best ? `docs/${best.name}` : undefined;
+}
+
+/** `<name>Params` a domain's schema already exports for `param` (docs/architecture.md#a-new-control-plane-route: imported, not written again). */
+export function existingParams(root, param) {
+  const domains = path.join(root, 'src', 'domains');
+  if (!existsSync(domains)) return undefined;
+  for (const domain of readdirSync(domains)) {
+    const file = path.join(domains, domain, `${domain}.schema.ts`);
+    if (!existsSync(file)) continue;
+    const found = new RegExp(`export const (\\w+Params) = z\\s*\\.(?:strictObject|object)\\(\\{\\s*${param}:`).exec(readFileSync(file, 'utf8'));
+    if (found) return { name: found[1], file: `src/domains/${domain}/${domain}.schema.ts` };
+  }
+  return undefined;
+}
+
 export function plan({ method, path: route, operationId, domain, area, tag, root }) {
   method = method.toUpperCase();
   if (!['GET', 'POST', 'PUT', 'DELETE'].includes(method)) throw new Error(`--method ${method}: GET, POST, PUT or DELETE`);
@@ -56,7 +102,7 @@ export function plan({ method, path: route, operationId, domain, area, tag, root
   if (controlPlane && !operationId.startsWith('emulator')) throw new Error(`--operation-id ${operationId}: a control-plane operation id starts with emulator`);
   const params = [...route.matchAll(/\{([A-Za-z]+)\}/g)].map((match) => match[1]);
   const fastifyPath = route.replace(/\{([A-Za-z]+)\}/g, ':$1');
-  const part = kebab(operationId.replace(/^emulator/, ''));
+  let part = kebab(operationId.replace(/^emulator/, ''));
   const Name = pascal(operationId.replace(/^emulator/, ''));
   const body = method === 'POST' || method === 'PUT';
   let folder;
@@ -65,6 +111,7 @@ export function plan({ method, path: route, operationId, domain, area, tag, root
   let testFile;
   if (controlPlane) {
     owner = area ?? route.split('/')[2];
+    part = partWithoutArea(part, owner);
     folder = 'src/emulator';
     descriptor = 'src/emulator/emulator.domain.ts';
     testFile = `test/emulator/${owner}.${part}.test.ts`;
@@ -85,21 +132,32 @@ export function plan({ method, path: route, operationId, domain, area, tag, root
   const scopes = [...routesOf(`${folder}/${owner}.routes.ts`).matchAll(/scope: '([a-z-]+:(read|write))'/g)].map((match) => match[1]);
   const scope = scopes.find((name) => name.endsWith(body || method === 'DELETE' ? ':write' : ':read')) ?? scopes[0] ?? 'accounts:read';
   if (!tag) throw new Error(`no tag found in ${folder}/${owner}.routes.ts: pass --tag (one of TAGS in src/http/openapi.ts)`);
-  const paramsSchema = params.length ? `export const ${camel(Name)}Params = z.object({\n${params.map((name) => `  ${name}: z.string().min(1).max(128).describe('TODO: what ${name} names'),`).join('\n')}\n});\n\n` : '';
+  // a path parameter a domain already defines is imported, not written again (docs/architecture.md#a-new-control-plane-route)
+  const shared = params.length === 1 ? existingParams(root, params[0]) : undefined;
+  const sharedImport = shared ? `import { ${shared.name} } from '${path.relative(path.join(root, folder), path.join(root, shared.file)).replace(/\\/g, '/').replace(/\.ts$/, '.js').replace(/^(?!\.)/, './')}';\n` : '';
+  const paramsSchema = !params.length
+    ? ''
+    : shared
+      ? `export const ${camel(Name)}Params = ${shared.name};\n\n`
+      : `export const ${camel(Name)}Params = z.object({\n${params.map((name) => `  ${name}: z.string().min(1).max(128).describe('TODO: what ${name} names'),`).join('\n')}\n});\n\n`;
+  // a control-plane read takes no query unless it says so: an unknown parameter is a 400 naming it, as story and demo do
+  const strictQuery = controlPlane && method === 'GET';
   const bodySchema = body
     ? `// the example is what the examples journey sends (docs/architecture.md#a-new-v1-route)\nexport const ${camel(Name)}Body = z\n  .strictObject({ note: z.string().min(1).max(200).describe('TODO: the fields of the request') })\n  .meta({ examples: [{ note: 'hello' }] });\n\n`
     : '';
   // control-plane schema ids: the plain name, Emulator... only where a /v1 schema has it (docs/architecture.md#names-of-schemas)
-  const resultId = `${Name}Result`;
+  const resultId = schemaIdOf(operationId);
+  const resultVar = `${camel(resultId)}Schema`;
   const files = {};
   files[`${folder}/${base}.schema.ts`] = `import { z } from 'zod';
-
+${sharedImport}
 // ${method} ${route} (${operationId}): its zod schemas (docs/architecture.md#where-new-code-goes).
 
-${paramsSchema}${bodySchema}export const ${camel(resultId)} = z
+${paramsSchema}${bodySchema}export const ${resultVar} = z
   .object({ ${params.length ? `${params[0]}: z.string(), ` : ''}message: z.string() })
+  // TODO: check the id against docs/architecture.md#names-of-schemas: published, it names the kits' models for good
   .meta({ id: '${resultId}', description: 'TODO: what the answer holds' });
-export type ${resultId} = z.infer<typeof ${camel(resultId)}>;
+export type ${resultId} = z.infer<typeof ${resultVar}>;
 `;
   const input = [params.length ? `params: z.infer<typeof ${camel(Name)}Params>` : '', body ? `body: z.infer<typeof ${camel(Name)}Body>` : ''].filter(Boolean);
   const inputType = input.length ? `input: { ${input.join('; ')} }` : '';
@@ -116,10 +174,10 @@ export function ${camel(Name)}(ctx: AppContext${controlPlane ? '' : ', caller: C
   const routeVar = controlPlane ? `${camel(operationId)}Routes` : `${camel(owner)}${Name}Routes`;
   const args = ['ctxOf(request)', controlPlane ? '' : 'userOf(request)', input.length ? `{ ${[params.length ? 'params: request.params' : '', body ? 'body: request.body' : ''].filter(Boolean).join(', ')} }` : ''].filter(Boolean);
   const success = method === 'POST' ? 201 : 200;
-  files[`${folder}/${base}.routes.ts`] = `import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+  files[`${folder}/${base}.routes.ts`] = `${strictQuery ? "import { z } from 'zod';\n" : ''}import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ctxOf } from '${up}/http/request-sandbox.js';
 import { errorResponses } from '${up}/core/errors.js';
-${controlPlane ? "import { CONTROL_PLANE } from './emulator.auth.js';\n" : `import { userOf } from '${up}/http/auth.js';\n`}import { ${[params.length ? `${camel(Name)}Params` : '', body ? `${camel(Name)}Body` : '', camel(resultId)].filter(Boolean).join(', ')} } from './${base}.schema.js';
+${controlPlane ? "import { CONTROL_PLANE } from './emulator.auth.js';\n" : `import { userOf } from '${up}/http/auth.js';\n`}import { ${[params.length ? `${camel(Name)}Params` : '', body ? `${camel(Name)}Body` : '', resultVar].filter(Boolean).join(', ')} } from './${base}.schema.js';
 import { ${camel(Name)} } from './${base}.service.js';
 
 export const ${routeVar}: FastifyPluginAsyncZod = async (app) => {
@@ -132,14 +190,16 @@ export const ${routeVar}: FastifyPluginAsyncZod = async (app) => {
         tags: ['${tag}'],
         summary: 'TODO: one line',
         description: 'TODO: what it does, its rules, the docs page',
-        ${params.length ? `params: ${camel(Name)}Params,\n        ` : ''}${body ? `body: ${camel(Name)}Body,\n        ` : ''}response: { ${success}: ${camel(resultId)}, ...errorResponses(${params.length ? '404' : ''}) },
+        ${params.length ? `params: ${camel(Name)}Params,\n        ` : ''}${strictQuery ? 'querystring: z.strictObject({}),\n        ' : ''}${body ? `body: ${camel(Name)}Body,\n        ` : ''}response: { ${success}: ${resultVar}, ...errorResponses(${params.length ? '404' : ''}) },
       },
     },
     async (request, reply) => reply.status(${success}).send(${camel(Name)}(${args.join(', ')})),
   );
 };
 `;
-  const url = route.replace(/\{([A-Za-z]+)\}/g, (_, name) => `${name}-1`);
+  // ids the default fixtures hold (fixtures/default.json), so the scaffold's test reaches the service, not a 404
+  const FIXTURE_IDS = { accountId: 'acct_acme_usd', userId: 'usr_acme', beneficiaryId: 'ben_globex', instrumentId: 'bi_globex_usd', depositInstructionId: 'di_acme_usd_ach', programmeId: 'prg_sandbox' };
+  const url = route.replace(/\{([A-Za-z]+)\}/g, (_, name) => FIXTURE_IDS[name] ?? `${name}-1`);
   const depth = testFile.split('/').length - 1;
   const helper = `${'../'.repeat(depth - 1)}helper.js`;
   files[testFile] = `import t from 'tap';
@@ -163,23 +223,38 @@ t.test('${operationId} answers', async (t) => {
   }
 });
 `;
-  return { files, descriptor, routeVar, importLine: `import { ${routeVar} } from './${base}.routes.js';`, controlPlane };
+  return { files, descriptor, routeVar, importLine: `import { ${routeVar} } from './${base}.routes.js';`, controlPlane, owner, docsPage: controlPlane ? 'docs/control-plane.md' : docsPageOf(root, route) };
 }
 
-function wire(root, { descriptor, routeVar, importLine }) {
-  const file = path.join(root, descriptor);
-  let text = readFileSync(file, 'utf8');
-  if (text.includes(routeVar)) return;
+/**
+ * Add the plugin to the descriptor's `routes`, right after the plugin of its area when there is one (the list's order is the
+ * document's: docs/architecture.md#a-new-control-plane-route), else at the end.
+ */
+export function wireInto(text, { descriptor, routeVar, importLine, owner }) {
+  if (text.includes(routeVar)) return text;
   const imports = [...text.matchAll(/^import [^;]+;$/gm)];
   const last = imports.at(-1);
   text = `${text.slice(0, last.index + last[0].length)}\n${importLine}${text.slice(last.index + last[0].length)}`;
   const routes = /routes: \[([^\]]*)\]/.exec(text);
   if (!routes) throw new Error(`${descriptor}: no routes: [...] list to add ${routeVar} to`);
   const inside = routes[1];
-  const multiline = inside.includes('\n');
-  const added = multiline ? `${inside.replace(/,?\s*$/, ',')}\n    ${routeVar},\n  ` : `${inside.trim()}, ${routeVar}`;
-  text = text.slice(0, routes.index) + `routes: [${added}]` + text.slice(routes.index + routes[0].length);
-  writeFileSync(file, text);
+  const areaPlugin = new RegExp(`import \\{ (\\w+) \\} from '\\./${owner}\\.routes\\.js';`).exec(text)?.[1];
+  const after = areaPlugin ? new RegExp(`\\b${areaPlugin}\\b,?`).exec(inside) : null;
+  let added;
+  if (after) {
+    const cut = after.index + after[0].length;
+    const separator = inside.includes('\n') ? `\n    ` : ' ';
+    added = `${inside.slice(0, after.index)}${areaPlugin},${separator}${routeVar}${after[0].endsWith(',') ? ',' : ''}${inside.slice(cut)}`;
+  } else {
+    const multiline = inside.includes('\n');
+    added = multiline ? `${inside.replace(/,?\s*$/, ',')}\n    ${routeVar},\n  ` : `${inside.trim()}, ${routeVar}`;
+  }
+  return text.slice(0, routes.index) + `routes: [${added}]` + text.slice(routes.index + routes[0].length);
+}
+
+function wire(root, result) {
+  const file = path.join(root, result.descriptor);
+  writeFileSync(file, wireInto(readFileSync(file, 'utf8'), result));
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -210,7 +285,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     wire(root, result);
     process.stdout.write(`wired ${result.routeVar} into ${result.descriptor}\n`);
     process.stdout.write(
-      `next: fill in the TODOs, add the docs line (${result.controlPlane ? 'the "Every route" table of docs/control-plane.md' : "the area's page under docs/"}), then npm run generate\n`,
+      `next: fill in the TODOs, add the docs line (${result.controlPlane ? 'a row in the "Every route" table of docs/control-plane.md' : `one line in ${result.docsPage ?? "the area's page under docs/"}`}), then npm run generate and the checks of docs/architecture.md#checks-after-generate\n`,
     );
   }
 }
