@@ -83,7 +83,8 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       }
       stale.push(`${entry.name} (${entry.outputs.join(', ')}): ${said}`);
     } else {
-      process.stdout.write(`${entry.name}: ${said.split('\n').join('; ')}\n`);
+      // a generator that checks silently says nothing: its files match
+      process.stdout.write(`${entry.name}: ${said ? said.split('\n').join('; ') : check ? 'up to date' : 'written'}\n`);
     }
   }
   if (stale.length) {

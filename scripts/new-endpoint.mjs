@@ -49,12 +49,19 @@ export function ownerOf(route, domains) {
 
 /** `jobs-summary` in the area `jobs` is the part `summary` (files `jobs.summary.*.ts`), `nudge-clock` in `clock` is `nudge`. */
 export function partWithoutArea(part, area) {
-  const names = [area, area.replace(/s$/, '')];
+  const names = [area, area.replace(/ies$/, 'y'), area.replace(/s$/, '')];
   for (const name of names) {
     if (part.startsWith(`${name}-`)) return part.slice(name.length + 1);
     if (part.endsWith(`-${name}`)) return part.slice(0, -(name.length + 1));
   }
   return part;
+}
+
+const VERBS = /^(get|list|create|update|delete|put|post|run|set|read)-(?=.)/;
+
+/** `get-beneficiary-summary` is the part `beneficiary-summary` (then without the area's name: `summary`). */
+export function withoutVerb(part) {
+  return part.replace(VERBS, '');
 }
 
 /**
@@ -111,7 +118,7 @@ export function plan({ method, path: route, operationId, domain, area, tag, root
   let testFile;
   if (controlPlane) {
     owner = area ?? route.split('/')[2];
-    part = partWithoutArea(part, owner);
+    part = partWithoutArea(withoutVerb(part), owner);
     folder = 'src/emulator';
     descriptor = 'src/emulator/emulator.domain.ts';
     testFile = `test/emulator/${owner}.${part}.test.ts`;
@@ -120,6 +127,7 @@ export function plan({ method, path: route, operationId, domain, area, tag, root
     owner = domain ?? ownerOf(route, domains);
     if (!owner) throw new Error(`--path ${route}: no domain folder under src/domains owns it (owner rule: the last resource it names); pass --domain NAME`);
     if (!domains.includes(owner)) throw new Error(`--domain ${owner}: no folder src/domains/${owner} (a new domain: docs/architecture.md#a-new-domain)`);
+    part = partWithoutArea(withoutVerb(part), owner);
     folder = `src/domains/${owner}`;
     descriptor = `${folder}/${owner}.domain.ts`;
     testFile = `test/domains/${owner}/${owner}.${part}.test.ts`;
@@ -190,7 +198,7 @@ export const ${routeVar}: FastifyPluginAsyncZod = async (app) => {
         tags: ['${tag}'],
         summary: 'TODO: one line',
         description: 'TODO: what it does, its rules, the docs page',
-        ${params.length ? `params: ${camel(Name)}Params,\n        ` : ''}${strictQuery ? 'querystring: z.strictObject({}),\n        ' : ''}${body ? `body: ${camel(Name)}Body,\n        ` : ''}response: { ${success}: ${resultVar}, ...errorResponses(${params.length ? '404' : ''}) },
+        ${params.length ? `params: ${camel(Name)}Params,\n        ` : ''}${strictQuery ? 'querystring: z.strictObject({}),\n        ' : ''}${body ? `body: ${camel(Name)}Body,\n        ` : ''}response: { ${success}: ${resultVar}, ...errorResponses(${[controlPlane ? '' : '403', params.length ? '404' : ''].filter(Boolean).join(', ')}) },
       },
     },
     async (request, reply) => reply.status(${success}).send(${camel(Name)}(${args.join(', ')})),

@@ -16,6 +16,7 @@ const scaffold = () =>
     ownerOf(route: string, domains: string[]): string | undefined;
     plan(options: Record<string, string>): Plan;
     partWithoutArea(part: string, area: string): string;
+    withoutVerb(part: string): string;
     schemaIdOf(operationId: string): string;
     docsPageOf(root: string, route: string): string | undefined;
     wireInto(text: string, result: { descriptor: string; routeVar: string; importLine: string; owner: string }): string;
@@ -36,13 +37,13 @@ t.test('the planned files: schema, service, route and test beside the owner, wir
   const { plan } = await scaffold();
   const v1 = plan({ method: 'GET', path: '/v1/accounts/{accountId}/widgets', operationId: 'listAccountWidgets', root: ROOT });
   t.same(Object.keys(v1.files).sort(), [
-    'src/domains/accounts/accounts.list-account-widgets.routes.ts',
-    'src/domains/accounts/accounts.list-account-widgets.schema.ts',
-    'src/domains/accounts/accounts.list-account-widgets.service.ts',
-    'test/domains/accounts/accounts.list-account-widgets.test.ts',
+    'src/domains/accounts/accounts.widgets.routes.ts',
+    'src/domains/accounts/accounts.widgets.schema.ts',
+    'src/domains/accounts/accounts.widgets.service.ts',
+    'test/domains/accounts/accounts.widgets.test.ts',
   ]);
   t.equal(v1.descriptor, 'src/domains/accounts/accounts.domain.ts');
-  t.match(v1.files['src/domains/accounts/accounts.list-account-widgets.routes.ts'], /operationId: 'listAccountWidgets'/);
+  t.match(v1.files['src/domains/accounts/accounts.widgets.routes.ts'], /operationId: 'listAccountWidgets'/);
   const control = plan({ method: 'POST', path: '/_emulator/clock/nudge', operationId: 'emulatorNudgeClock', area: 'clock', root: ROOT });
   t.equal(control.descriptor, 'src/emulator/emulator.domain.ts');
   t.match(control.files['src/emulator/clock.nudge.routes.ts'], /config: CONTROL_PLANE/);
@@ -50,12 +51,15 @@ t.test('the planned files: schema, service, route and test beside the owner, wir
 });
 
 t.test('names the scaffold proposes: the part without its area, a schema id without the verb', async (t) => {
-  const { partWithoutArea, schemaIdOf } = await scaffold();
+  const { partWithoutArea, schemaIdOf, withoutVerb } = await scaffold();
   t.equal(partWithoutArea('jobs-summary', 'jobs'), 'summary');
   t.equal(partWithoutArea('nudge-clock', 'clock'), 'nudge');
   t.equal(partWithoutArea('account-widgets', 'accounts'), 'widgets', 'the area named in the singular');
   t.equal(partWithoutArea('jobs', 'jobs'), 'jobs', 'nothing left: the name stays');
   t.equal(partWithoutArea('run-demo-step', 'jobs'), 'run-demo-step');
+  t.equal(partWithoutArea(withoutVerb('get-beneficiary-summary'), 'beneficiaries'), 'summary', 'a /v1 part loses its verb and its domain too');
+  t.equal(withoutVerb('list-account-widgets'), 'account-widgets');
+  t.equal(withoutVerb('get'), 'get', 'a verb alone stays');
   t.equal(schemaIdOf('getAccountBalanceSummary'), 'AccountBalanceSummary');
   t.equal(schemaIdOf('emulatorJobsSummary'), 'JobsSummary', 'a control-plane id keeps the plain name');
   t.equal(schemaIdOf('listAccountWidgets'), 'AccountWidgets');
@@ -71,10 +75,12 @@ t.test('what the planned files hold: a strict query on control-plane reads, shar
   const nudge = plan({ method: 'POST', path: '/_emulator/clock/nudge', operationId: 'emulatorNudgeClock', area: 'clock', root: ROOT });
   t.notMatch(nudge.files['src/emulator/clock.nudge.routes.ts'], /querystring/, 'a write has a body, not a strict query');
   const nested = plan({ method: 'GET', path: '/v1/accounts/{accountId}/balance-summary', operationId: 'getAccountBalanceSummary', root: ROOT });
-  const schema = nested.files['src/domains/accounts/accounts.get-account-balance-summary.schema.ts']!;
+  const schema = nested.files['src/domains/accounts/accounts.balance-summary.schema.ts']!;
   t.match(schema, /import \{ accountParams \} from '\.\/accounts\.schema\.js'/, 'the account id the accounts domain defines, imported');
   t.match(schema, /getAccountBalanceSummaryParams = accountParams/);
-  t.match(nested.files['test/domains/accounts/accounts.get-account-balance-summary.test.ts'], /\/v1\/accounts\/acct_acme_usd\/balance-summary/, 'a fixture id');
+  t.match(nested.files['test/domains/accounts/accounts.balance-summary.test.ts'], /\/v1\/accounts\/acct_acme_usd\/balance-summary/, 'a fixture id');
+  t.match(nested.files['src/domains/accounts/accounts.balance-summary.routes.ts'], /errorResponses\(403, 404\)/, 'a /v1 read answers 403 (scope, another user\'s) and 404');
+  t.match(read.files['src/emulator/jobs.summary.routes.ts'], /errorResponses\(\)/, 'the control plane has no user to refuse');
   const control = plan({ method: 'GET', path: '/_emulator/accounts/{accountId}/notes', operationId: 'emulatorAccountNotes', area: 'accounts', root: ROOT });
   t.match(control.files['src/emulator/accounts.notes.schema.ts'], /from '\.\.\/domains\/accounts\/accounts\.schema\.js'/, 'imported from the domain on the control plane too');
 });
