@@ -15,6 +15,7 @@ import { RAIL_STEP_JOB } from '../../src/domains/transactions/transactions.rail.
 import { runRailStep } from '../../src/domains/transactions/transactions.transition.js';
 import { outboxSlot } from '../../src/domains/webhooks/outbox.js';
 import { SandboxRuntime } from '../../src/runtime/sandbox-runtime.js';
+import { jobsTimerSlot } from '../../src/scheduler/scheduler.js';
 
 const [dbPath, attemptsText, amountText, writersText] = process.argv.slice(2);
 const config = configSchema.parse({ db: dbPath, logLevel: 'silent' });
@@ -26,8 +27,9 @@ const ctx: AppContext = {
   config,
   fixtures: loadFixtures(config.fixtures),
   jobHandlers: { [RAIL_STEP_JOB]: runRailStep },
-  // the one slot the transaction core touches (recordEvent tells the outbox's subscriber; there is none here)
-  runtime: new SandboxRuntime([outboxSlot], config),
+  // the slots the transaction core touches: recordEvent tells the outbox's subscriber and scheduleJob the jobs timer
+  // (docs/decisions.md#scheduler-wake-up); neither runs here
+  runtime: new SandboxRuntime([outboxSlot, jobsTimerSlot], config),
 };
 // A barrier: every writer waits for the others to be ready, so their loops really overlap.
 const barrier = path.dirname(dbPath!);
