@@ -5,6 +5,7 @@ import { jobsTimerSlot, LOOK_AGAIN_MS, rearmJobsTimer, scheduleJob, startSchedul
 import { resetSandbox } from '../../src/emulator/reset.service.js';
 import { openSandbox } from '../../src/sandbox.js';
 import type { AppContext } from '../../src/context.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // docs/decisions.md#scheduler-wake-up: the jobs timer fires when the earliest job comes due, woken by each job
 // scheduled and each move of the clock. Every case here starts the timer with a look-again of 10 minutes, so a job
@@ -22,14 +23,6 @@ function sandboxWith(mode: 'frozen' | 'realtime'): { ctx: AppContext; ran: strin
   return { ctx, ran, stop: () => (stop(), ctx.db.close()) };
 }
 
-async function waitFor(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 const pending = (ctx: AppContext) => ctx.db.prepare("SELECT COUNT(*) FROM jobs WHERE status = 'PENDING' AND type = 'test:record'").pluck().get() as number;
 
 t.test('a job scheduled while time flows runs when it comes due, not at a poll', async (t) => {
@@ -37,7 +30,7 @@ t.test('a job scheduled while time flows runs when it comes due, not at a poll',
   t.teardown(stop);
   scheduleJob(ctx, 'test:record', ctx.clock.nowMs() + 150, { label: 'soon' });
   t.same(ran, [], 'not before it is due');
-  await waitFor(() => ran.length === 1, 'the job to run');
+  await waitUntil(() => ran.length === 1, 'the job to run');
   t.same(ran, ['soon']);
   t.equal(pending(ctx), 0, 'recorded DONE');
 });
@@ -48,7 +41,7 @@ t.test('a sooner job wakes a timer armed for a later one', async (t) => {
   scheduleJob(ctx, 'test:record', ctx.clock.nowMs() + 3_600_000, { label: 'in an hour' });
   await new Promise((resolve) => setImmediate(resolve));
   scheduleJob(ctx, 'test:record', ctx.clock.nowMs() + 100, { label: 'soon' });
-  await waitFor(() => ran.length === 1, 'the sooner job');
+  await waitUntil(() => ran.length === 1, 'the sooner job');
   t.same(ran, ['soon'], 'the later one still waits');
   t.equal(pending(ctx), 1);
 });
@@ -58,11 +51,11 @@ t.test('a frozen clock runs nothing by itself; resuming it arms the timer for wh
   t.teardown(stop);
   scheduleJob(ctx, 'test:record', ctx.clock.nowMs() + 100, { label: 'after resume' });
   scheduleJob(ctx, 'test:record', ctx.clock.nowMs(), { label: 'due now' });
-  await waitFor(() => ran.length === 1, 'the job due now');
+  await waitUntil(() => ran.length === 1, 'the job due now');
   t.same(ran, ['due now'], 'a job due at the frozen instant runs; the one 100 ms later waits for the clock');
   ctx.clock.resume();
   rearmJobsTimer(ctx); // as POST /_emulator/clock does after a resume (runDueJobs)
-  await waitFor(() => ran.length === 2, 'the job after the resume');
+  await waitUntil(() => ran.length === 2, 'the job after the resume');
   t.same(ran, ['due now', 'after resume']);
 });
 
@@ -74,7 +67,7 @@ t.test('after a reset the timer still wakes for new jobs (its slot is kept)', as
   t.equal(pending(ctx), 0, 'the reset took the pending job');
   ctx.clock.resume(); // the reset put the clock back to its frozen start
   scheduleJob(ctx, 'test:record', ctx.clock.nowMs() + 100, { label: 'after the reset' });
-  await waitFor(() => ran.length === 1, 'the job after the reset');
+  await waitUntil(() => ran.length === 1, 'the job after the reset');
   t.same(ran, ['after the reset']);
 });
 
@@ -88,7 +81,7 @@ t.test('a job scheduled in a transaction that rolls back wakes the timer for not
     })(),
   );
   scheduleJob(ctx, 'test:record', ctx.clock.nowMs() + 200, { label: 'kept' });
-  await waitFor(() => ran.length === 1, 'the kept job');
+  await waitUntil(() => ran.length === 1, 'the kept job');
   t.same(ran, ['kept'], 'only the committed job ran');
 });
 
