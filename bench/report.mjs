@@ -47,7 +47,9 @@ const rows = [
     ? [
         [
           '`POST /_emulator/sessions`',
-          `${results.sessions.pooled.medianMs} ms median (p90 ${results.sessions.pooled.p90Ms}) from the pool; ${results.sessions.fromSnapshot.medianMs} ms from a snapshot; ${results.sessions.ownClock.medianMs} ms with its own clock; 16 at once ${results.sessions.burst16Ms} ms; ${results.sessions.idleMbPerSession} MB RSS per idle session`,
+          `${results.sessions.pooled.medianMs} ms median (p90 ${results.sessions.pooled.p90Ms}) one at a time; ${results.sessions.fromSnapshot.medianMs} ms from a snapshot; ${results.sessions.ownClock.medianMs} ms with its own clock; 16 at once ${results.sessions.burst16Ms} ms; ${results.sessions.idleMbPerSession} MB RSS per idle session` +
+            // bench/README.md: the floors the default create takes turns with (runs since 2026-11-28)
+            (results.sessions.floors ? `; floors: the same POST refused ${results.sessions.floors.refusedMedianMs} ms, a bare node:http server ${results.sessions.floors.bareNodeMedianMs} ms` : ''),
         ],
       ]
     : []),

@@ -950,7 +950,38 @@ async function sessions(runs) {
   // the first session of a start takes the image the others open (docs/sessions.md#how-fast): one first
   await end((await create()).id);
   await pause(1000);
-  const pooled = await timed(runs, {}, 200);
+  // docs/benchmarks.md#sessions: the default create taking turns with two floors, each after the same pause and from
+  // the same client: the same POST refused by its schema (400: the emulator's routing, hooks and error answer, no
+  // sandbox opened), and a bare node:http server answering a body of a session's size (the machine's own floor)
+  const floorPort = await freePort();
+  const floorServer = await spawnServer(process.execPath, [path.join(BENCH_DIR, 'lib', 'http-floor-server.mjs'), String(floorPort)], {
+    readyUrl: `http://127.0.0.1:${floorPort}/`,
+    label: 'HTTP floor server',
+  });
+  const refusedTimes = [];
+  const bareTimes = [];
+  const postTimed = async (url, body, status) => {
+    const t0 = performance.now();
+    const response = await fetch(url, { method: 'POST', headers: json, body });
+    await response.json();
+    if (response.status !== status) throw new Error(`POST ${url} answered ${response.status}, not ${status}`);
+    return performance.now() - t0;
+  };
+  const pooledTimes = [];
+  for (let i = 0; i < runs; i += 1) {
+    await pause(200);
+    const made = await create({});
+    pooledTimes.push(made.ms);
+    await end(made.id);
+    await pause(200);
+    refusedTimes.push(await postTimed(`${server.url}/_emulator/sessions`, '{"refused":true}', 400));
+    await pause(200);
+    bareTimes.push(await postTimed(`http://127.0.0.1:${floorPort}/`, '{}', 201));
+  }
+  await floorServer.stop();
+  const medianOf = (times) => round(median(times), 2);
+  const pooled = { medianMs: medianOf(pooledTimes), p90Ms: round(percentile([...pooledTimes].sort((a, b) => a - b), 90), 2), runs };
+  const floors = { refusedMedianMs: medianOf(refusedTimes), bareNodeMedianMs: medianOf(bareTimes), runs };
   await fetch(`${server.url}/_emulator/snapshots`, { method: 'POST', headers: json, body: '{"name":"bench"}' });
   const fromSnapshot = await timed(runs, { snapshot: 'bench' }, 200);
   // docs/sessions.md#how-fast: a session with its own clock opens the same image; seed and label cost nothing
@@ -971,12 +1002,21 @@ async function sessions(runs) {
   await server.stop();
   return {
     pooled,
+    floors,
     fromSnapshot,
     ownClock,
     seeded,
     burst16Ms: round(burstMs, 0),
     idleMbPerSession: before !== null && after !== null ? round((after - before) / 32, 2) : null,
   };
+}
+
+/** docs/benchmarks.md#sessions: the two floors the default create was timed beside, after the same pause. */
+function floorsLine(floors) {
+  return (
+    `floors, taking turns with the default create over ${floors.runs}: the same POST refused by its schema ${floors.refusedMedianMs} ms, ` +
+    `a bare node:http server ${floors.bareNodeMedianMs} ms (medians)`
+  );
 }
 
 // One test's life through the Python kit (bench/lib/python-kit-life.py, bench/README.md "Also measured"): a labelled
@@ -1026,6 +1066,7 @@ async function sandboxesOnly() {
   log(`POST /_emulator/snapshots/{name}/restore: median ${restore.medianMs} ms (inside the server ${restore.serverReportedMedianMs} ms; target < 2)`);
   const made = await sessions(40);
   log(`POST /_emulator/sessions: median ${made.pooled.medianMs} ms, p90 ${made.pooled.p90Ms} ms (target < 1); from a snapshot ${made.fromSnapshot.medianMs} ms, p90 ${made.fromSnapshot.p90Ms} ms (target < 3)`);
+  log(`  ${floorsLine(made.floors)}`);
   log(`  with its own clock ${made.ownClock.medianMs} ms, with a seed ${made.seeded.medianMs} ms; 16 at once ${made.burst16Ms} ms in all; ${made.idleMbPerSession} MB RSS per idle session`);
   log(`load average at the end: ${loadAverage().join(' / ')}`);
 }
@@ -1179,7 +1220,7 @@ function issueTargets(extras) {
       check(made && `${made.ownClock.medianMs} ms with its own clock`, '< 1 ms', made ? made.ownClock.medianMs < 1 : null),
       check(made?.seeded && `${made.seeded.medianMs} ms with a seed and label`, '< 1 ms', made?.seeded ? made.seeded.medianMs < 1 : null),
       check(made && made.idleMbPerSession !== null && `${made.idleMbPerSession} MB per idle session`, '< 0.5 MB', made && made.idleMbPerSession !== null ? made.idleMbPerSession < 0.5 : null),
-    ]),
+    ], made?.floors && floorsLine(made.floors)),
   );
   // bench/lib/python-kit-life.py: create with a label, 9 requests with two settles, end_label; skipped without python3
   const life = extras.pythonKitLife?.skipped ? null : extras.pythonKitLife;
@@ -1334,6 +1375,7 @@ async function main() {
       `${extras.sessions.fromSnapshot.medianMs} ms from a snapshot, ${extras.sessions.ownClock.medianMs} ms with its own clock, ${extras.sessions.seeded.medianMs} ms with a seed; ` +
       `16 at once ${extras.sessions.burst16Ms} ms; ${extras.sessions.idleMbPerSession} MB RSS per idle session`,
   );
+  log(`  ${floorsLine(extras.sessions.floors)}`);
   extras.pythonKitLife = await pythonKitLife(30);
   log(pythonKitLine(extras.pythonKitLife));
 
