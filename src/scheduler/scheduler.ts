@@ -242,6 +242,23 @@ function earliestPendingJob(ctx: AppContext): number | null {
   return prepared<{ due: number | null }>(ctx.db, "SELECT MIN(due_at_ms) AS due FROM jobs WHERE status = 'PENDING'").get()!.due;
 }
 
+/** A pass of the jobs timer that has ended: the jobs it ran, and the emulated instant it started at. */
+export interface FinishedPass {
+  ran: number;
+  startedAtMs: number;
+}
+
+/**
+ * Real ms the jobs timer waits after a pass, given the earliest pending job's due instant (`dueMs`, null: none) and
+ * the real ms until the clock reaches it (docs/decisions.md#scheduler-wake-up). A job that was due when the pass
+ * started and is still pending after a pass that ran nothing is held by another process's write lock: look again
+ * after `lookAgainMs`, not in a tight loop. A job that came due during the pass (a timer that fired a little early
+ * on a busy machine) is not held by anything: it runs at once.
+ */
+export function delayAfterPass(pass: FinishedPass, dueMs: number | null, delayUntilDueMs: number, lookAgainMs: number): number {
+  return pass.ran === 0 && dueMs !== null && dueMs <= pass.startedAtMs ? lookAgainMs : delayUntilDueMs;
+}
+
 /**
  * Run due jobs as they come due (docs/decisions.md#scheduler-wake-up), in slices (runDueJobsInSlices): one timer,
  * armed for the earliest pending job while time flows, woken earlier by a job scheduled sooner or a move of the clock,
@@ -270,8 +287,8 @@ export function startSchedulerTimer(ctx: AppContext, lookAgainMs: number = ctx.d
     if (dueAtMs <= now) return 0;
     return ctx.clock.state().mode === 'frozen' ? Infinity : dueAtMs - now;
   };
-  /** Arm for the earliest pending job; `ranNone`: the pass that just ended ran nothing. */
-  const lookAgain = (ranNone: boolean) => {
+  /** Arm for the earliest pending job after a pass (`delayAfterPass`). */
+  const lookAgain = (pass: FinishedPass) => {
     let due: number | null = null;
     try {
       due = earliestPendingJob(ctx);
@@ -280,9 +297,7 @@ export function startSchedulerTimer(ctx: AppContext, lookAgainMs: number = ctx.d
       arm(lookAgainMs);
       return;
     }
-    const delayMs = due === null ? Infinity : delayUntil(due);
-    // a job still due after a pass that ran nothing (another process holds the database's write lock): no tight loop
-    arm(ranNone && delayMs === 0 ? lookAgainMs : delayMs);
+    arm(delayAfterPass(pass, due, due === null ? Infinity : delayUntil(due), lookAgainMs));
   };
   function fire(): void {
     timer = null;
@@ -290,9 +305,10 @@ export function startSchedulerTimer(ctx: AppContext, lookAgainMs: number = ctx.d
     if (stopped) return;
     if (running) return; // the pass going on looks again when it ends
     running = true;
+    const startedAtMs = ctx.clock.nowMs();
     void runDueJobsInSlices(ctx, () => stopped).then((ran) => {
       running = false;
-      lookAgain(ran === 0);
+      lookAgain({ ran, startedAtMs });
     });
   }
 

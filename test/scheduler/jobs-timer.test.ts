@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createContext } from '../../src/create-context.js';
 import { createClock } from '../../src/lib/clock.js';
-import { jobsTimerSlot, LOOK_AGAIN_MS, rearmJobsTimer, scheduleJob, startSchedulerTimer } from '../../src/scheduler/scheduler.js';
+import { delayAfterPass, jobsTimerSlot, LOOK_AGAIN_MS, rearmJobsTimer, scheduleJob, startSchedulerTimer } from '../../src/scheduler/scheduler.js';
 import { resetSandbox } from '../../src/emulator/reset.service.js';
 import { openSandbox } from '../../src/sandbox.js';
 import type { AppContext } from '../../src/context.js';
@@ -93,4 +93,18 @@ t.test('stopping the timer ends its wake-up; a sandbox opens with it and closes 
   t.equal(slot.wake, null, 'a closed one has none');
   t.equal(LOOK_AGAIN_MS.memory, 1000, 'an in-memory sandbox looks again once a second at most');
   t.equal(LOOK_AGAIN_MS.file, 100, 'a database file, which other processes may write, every 100 ms');
+});
+
+// docs/decisions.md#scheduler-wake-up: the wait after a pass. A CI run on two busy cores once saw the timer fire a
+// little before a job's due time: that pass ran nothing, the job came due before the timer looked again, and it was
+// taken for a job held by another process's lock, so it waited for the look-again (10 minutes in this file's cases).
+t.test('after a pass: a job that came due during it runs at once; one due before it that did not run waits', async (t) => {
+  const look = 1000;
+  const at = START_MS;
+  t.equal(delayAfterPass({ ran: 0, startedAtMs: at - 2 }, at, 0, look), 0, 'came due during a pass that ran nothing: at once');
+  t.equal(delayAfterPass({ ran: 0, startedAtMs: at }, at, 0, look), look, 'due when the pass started, and still pending after it ran nothing: held elsewhere, look again later');
+  t.equal(delayAfterPass({ ran: 0, startedAtMs: at + 5 }, at, 0, look), look, 'overdue when the pass started: the same');
+  t.equal(delayAfterPass({ ran: 3, startedAtMs: at + 5 }, at, 0, look), 0, 'a pass that ran jobs and left one due (the rest of a slice): at once');
+  t.equal(delayAfterPass({ ran: 0, startedAtMs: at - 500 }, at, 120, look), 120, 'not due yet: when it comes due');
+  t.equal(delayAfterPass({ ran: 0, startedAtMs: at }, null, Infinity, look), Infinity, 'nothing pending: no wake-up of its own (the timer caps it at the look-again)');
 });
