@@ -2,12 +2,12 @@
 // descriptor, and a reset, a new session and a snapshot restore each do to it what the declaration and the docs say
 // (docs/faults.md#lifetime, docs/faults.md#reset-sessions-and-snapshots, docs/sessions.md, docs/decisions.md#reset).
 // The table below has one row per slot: a slot added without a row (or without a descriptor) fails this file.
-import { jobsTimerSlot } from '../../src/scheduler/scheduler.js';
 import t, { type Test } from 'tap';
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { buildTestApp } from '../helper.js';
 import { createTestDeposit, startReceiver, type Receiver } from '../helpers/receiver.js';
+import { waitUntil } from '../helpers/wait.js';
 import { byJobType, jobHandlers, modules, stateSlots } from '../../src/modules.js';
 import { SandboxRuntime, type StateSlot } from '../../src/runtime/sandbox-runtime.js';
 import type { DomainDescriptor } from '../../src/domains/domain.js';
@@ -33,6 +33,7 @@ import { connectListener, listenStatus } from '../../src/emulator/listen.service
 import { pinSessionWebhookUrl, sessionWebhookUrl } from '../../src/domains/webhooks/webhooks.endpoints.js';
 import { listReaderSlot, listTransactionsJson } from '../../src/domains/transactions/transactions-list.service.js';
 import { listTransactionsQuery } from '../../src/domains/transactions/transactions.schema.js';
+import { jobsTimerSlot } from '../../src/scheduler/scheduler.js';
 
 interface SlotCase {
   /** What POST /_emulator/reset does to it, as the docs say: kept as it is, or cleared (as a new sandbox has it). */
@@ -75,14 +76,6 @@ function probeAll(ctx: AppContext): Record<string, unknown> {
   return Object.fromEntries(Object.entries(CASES).map(([name, slotCase]) => [name, JSON.parse(JSON.stringify(slotCase.probe(ctx)))]));
 }
 
-async function waitFor(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** An open dashboard stream, as ui-events.ts sees one. */
 function fakeStream(): ServerResponse {
   return { writeHead: () => undefined, write: () => true, once: () => undefined, end: () => undefined } as unknown as ServerResponse;
@@ -110,7 +103,7 @@ async function touchEverything(t: Test, sandbox: { ctx: AppContext; app: Fastify
   }
   putWebhookChaos(ctx, { delay: { ms: 60_000 } });
   createTestDeposit(ctx);
-  await waitFor(() => getWebhookChaos(ctx).heldNow === 1, 'a held attempt');
+  await waitUntil(() => getWebhookChaos(ctx).heldNow === 1, 'a held attempt');
   t.equal((await app.inject({ method: 'GET', url: `${prefix}/_emulator/health` })).statusCode, 200); // a journal entry
   const events = uiEvents(ctx);
   t.ok(events.attach(fakeStream()), 'a dashboard stream is open');
@@ -174,7 +167,7 @@ t.test('reset: what the docs say goes, goes; the rest stays', async (t) => {
   }
   t.equal(addFaultRule(sandbox.ctx, { match: {}, effect: { type: 'latency', ms: 1 } }).id, 'flt_1', 'fault rules number from flt_1 again');
   t.equal(getDemoState(sandbox.ctx).completed, 0, 'demo progress (in meta) went back to the starting snapshot');
-  await waitFor(() => sandbox.ctx.runtime.get(senderSlot).inFlight.size === 0, 'the dropped attempt to settle');
+  await waitUntil(() => sandbox.ctx.runtime.get(senderSlot).inFlight.size === 0, 'the dropped attempt to settle');
   t.equal(receiver.requests.length, 0, 'the held attempt was dropped unsent');
   t.equal(sandbox.ctx.db.prepare("SELECT webhook_url FROM programmes WHERE id = 'prg_sandbox'").pluck().get(), receiver.url, 'the pinned URL is put back');
   sandbox.ctx.runtime.get(scenarioPlaySlot).runningStep = null;
