@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap';
 import { buildTestApp, json, START, type TestApp } from '../helper.js';
 import { createTestDeposit, startReceiver, type Receiver, type ReceivedRequest } from '../helpers/receiver.js';
+import { waitUntil } from '../helpers/wait.js';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../../src/domains/webhooks/webhooks.dispatcher.js';
 import { advanceClock } from '../../src/scheduler/scheduler.js';
 import { checkWebhookSignature } from '../../src/webhook-verify.js';
@@ -63,14 +64,6 @@ async function getChaos(sandbox: TestApp) {
 
 async function deliveries(sandbox: TestApp, query = '') {
   return json(await sandbox.app.inject({ method: 'GET', url: `/_emulator/webhooks/deliveries?sortDirection=ASC&pageSize=200${query}` })).data as any[];
-}
-
-async function waitFor(read: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await read())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 const eventIdOf = (request: ReceivedRequest): string => request.body.metadata.eventId;
@@ -248,7 +241,7 @@ t.test('delay: the attempt is held at least ms of real time; a range gives a see
   await setChaos(sandbox, { delay: { ms: 150, times: 1 } });
   const startedAt = Date.now();
   createTestDeposit(sandbox.ctx);
-  await waitFor(async () => (await getChaos(sandbox)).heldNow === 1, 'the held attempt');
+  await waitUntil(async () => (await getChaos(sandbox)).heldNow === 1, 'the held attempt');
   t.equal(receiver.requests.length, 0, 'nothing arrived while held');
   await dispatcher.drain();
   t.equal(receiver.requests.length, 1);
@@ -276,7 +269,7 @@ t.test('reorder: the created event is held until the status event of its transac
   const { sandbox, receiver, dispatcher } = await chaotic(t);
   await setChaos(sandbox, { reorder: { times: 1, holdMs: 20_000 } });
   const deposit = createTestDeposit(sandbox.ctx);
-  await waitFor(async () => (await getChaos(sandbox)).heldNow === 1, 'the held created event');
+  await waitUntil(async () => (await getChaos(sandbox)).heldNow === 1, 'the held created event');
   advanceClock(sandbox.ctx, 1000); // the deposit completes: transaction_status_updated
   await dispatcher.drain();
 
@@ -306,7 +299,7 @@ t.test('burst: deliveries are held until size wait, then sent at once; a window 
   await setChaos(sandbox, { burst: { size: 3, windowMs: 20_000, times: 3 } });
   createTestDeposit(sandbox.ctx, 100n);
   createTestDeposit(sandbox.ctx, 200n);
-  await waitFor(async () => (await getChaos(sandbox)).heldNow === 2, 'two held');
+  await waitUntil(async () => (await getChaos(sandbox)).heldNow === 2, 'two held');
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.equal(receiver.requests.length, 0, 'nothing sent while fewer than size wait');
   createTestDeposit(sandbox.ctx, 300n);
@@ -319,7 +312,7 @@ t.test('burst: deliveries are held until size wait, then sent at once; a window 
   // the window: one transaction's two events, both held, released together (order not kept)
   await setChaos(sandbox, { burst: { size: 10, windowMs: 100 } });
   const deposit = createTestDeposit(sandbox.ctx, 400n);
-  await waitFor(async () => (await getChaos(sandbox)).heldNow === 1, 'the created event held');
+  await waitUntil(async () => (await getChaos(sandbox)).heldNow === 1, 'the created event held');
   advanceClock(sandbox.ctx, 1000);
   await dispatcher.drain();
   const last = await deliveries(sandbox, `&transactionId=${deposit.id}`);
@@ -403,7 +396,7 @@ t.test('reset clears the chaos and drops held attempts; replays are never touche
 
   await setChaos(sandbox, { delay: { ms: 20_000 } });
   createTestDeposit(sandbox.ctx, 500n);
-  await waitFor(async () => (await getChaos(sandbox)).heldNow === 1, 'a held attempt');
+  await waitUntil(async () => (await getChaos(sandbox)).heldNow === 1, 'a held attempt');
   t.equal((await sandbox.app.inject({ method: 'POST', url: '/_emulator/reset' })).statusCode, 200);
   const after = await getChaos(sandbox);
   t.equal(after.delay, null, 'the settings are gone');
@@ -416,7 +409,7 @@ t.test('DELETE sends held attempts at once', async (t) => {
   const { sandbox, receiver, dispatcher } = await chaotic(t);
   await setChaos(sandbox, { delay: { ms: 30_000 } });
   createTestDeposit(sandbox.ctx);
-  await waitFor(async () => (await getChaos(sandbox)).heldNow === 1, 'a held attempt');
+  await waitUntil(async () => (await getChaos(sandbox)).heldNow === 1, 'a held attempt');
   t.equal((await sandbox.app.inject({ method: 'DELETE', url: CHAOS })).statusCode, 204);
   await dispatcher.drain({ timeoutMs: 10_000 });
   t.equal(receiver.requests.length, 1);
@@ -457,7 +450,7 @@ t.test('a session has its own chaos; the root is untouched; ending the session e
   const trigger = { transactionId: 'txn_hist_acme_usd_001', eventType: 'transaction_created' };
   t.equal((await call(`${session}/_emulator/webhooks/trigger`, 'POST', trigger)).status, 202);
   t.equal((await call(`${server.url}/_emulator/webhooks/trigger`, 'POST', trigger)).status, 202);
-  await waitFor(() => sessionReceiver.requests.length === 2 && rootReceiver.requests.length === 1, 'the deliveries');
+  await waitUntil(() => sessionReceiver.requests.length === 2 && rootReceiver.requests.length === 1, 'the deliveries');
   t.equal(eventIdOf(sessionReceiver.requests[0]!), eventIdOf(sessionReceiver.requests[1]!), 'the session receiver got a duplicate');
   await new Promise((resolve) => setTimeout(resolve, 100));
   t.equal(rootReceiver.requests.length, 1, 'the root receiver got its event once');

@@ -31,16 +31,6 @@ async function createSession(server: RunningServer, body?: unknown): Promise<Ses
   return answer.body as SessionAnswer;
 }
 
-async function waitFor<T>(read: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 tap.test('a session answers the interface under its base URL, signed over the path as sent', async (t) => {
   const server = await serve();
   t.teardown(() => server.close());
@@ -155,7 +145,7 @@ tap.test('sixteen sessions under parallel load share nothing: ids, balances, clo
 
   t.equal(new Set(depositIds).size, 16, 'docs/sessions.md#ids: no two sessions hand out the same id (each draws from a sequence of its own)');
   for (const [index, receiver] of receivers.entries()) {
-    await waitFor(() => (receiver.requests.some((request) => request.body?.transaction?.status === 'COMPLETED') ? true : undefined), `webhooks of session ${index}`);
+    await waitUntil(() => receiver.requests.some((request) => request.body?.transaction?.status === 'COMPLETED'), `webhooks of session ${index}`);
     for (const request of receiver.requests) {
       t.equal(request.url, `/hooks/${index}`);
       t.equal(request.body.transaction.creditAmount, `${index + 1}.00`, `session ${index}: its webhooks carry its own amount`);
