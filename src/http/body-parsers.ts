@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { errors, ServiceError } from '../core/errors.js';
-import { jsonNestsDeeperThan, tooDeepMessage } from '../lib/json-depth.js';
+import { jsonBoundMessage, jsonBoundPassed } from '../lib/json-bounds.js';
 
 /**
  * The only body parsers: JSON (kept as `request.rawBody` for the HMAC), text/plain for the payout
@@ -21,9 +21,11 @@ export function registerBodyParsers(app: FastifyInstance): void {
     request.rawBody = body;
     if (body.length === 0) return done(null, undefined);
     const text = body.toString('utf8');
-    // Measured before parsing, so nothing deeper than the limit reaches a handler (docs/robustness.md#nesting-limit).
-    if (jsonNestsDeeperThan(text)) {
-      const message = tooDeepMessage('The body');
+    // Measured before parsing, so nothing deeper or larger than the bounds reaches JSON.parse or a handler
+    // (docs/robustness.md#json-bounds).
+    const bound = jsonBoundPassed(text);
+    if (bound) {
+      const message = jsonBoundMessage('The body', bound);
       return done(errors.invalid(message, [{ type: 'InvalidFormat', fieldRef: 'body', message }]), undefined);
     }
     let value: unknown;

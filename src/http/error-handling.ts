@@ -5,7 +5,7 @@ import { InvalidTransitionError } from '../lib/state-machine.js';
 import { MoneyFormatError } from '../lib/money.js';
 import { methodsForPath } from './route-catalog.js';
 import { ServiceError, errors } from '../core/errors.js';
-import { summarize, zodIssuesToValidationErrors, type Location } from './validation-errors.js';
+import { invalidFromZodIssues, type Location } from './validation-errors.js';
 
 // Everything thrown becomes the error body: the not-found (404/405) and error handlers, and the mapping of
 // Fastify's own error codes (body too large, bad JSON, media type, router failures), zod failures and
@@ -84,8 +84,7 @@ export function toServiceError(error: unknown, request?: FastifyRequest): Servic
           path: v.instancePath.split('/').filter(Boolean),
         }) as unknown as z.core.$ZodIssue,
     );
-    const validationErrors = zodIssuesToValidationErrors(issues, location, raw);
-    return errors.invalid(summarize(validationErrors), validationErrors);
+    return invalidFromZodIssues(issues, location, raw);
   }
   if (isResponseSerializationError(error)) {
     request?.log.error({ err: error }, 'response did not match its schema');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { errors, type ValidationError, type ValidationErrorType } from '../core/errors.js';
+import { errors, type ServiceError, type ValidationError, type ValidationErrorType } from '../core/errors.js';
 
 // zod issues -> the interface's validationErrors items (one per issue, with a field path and a message for
 // people), used for every route's params, query and body and by parseOrThrow in the domains.
@@ -10,53 +10,86 @@ function locationLabel(location: Location): string {
   return { body: 'body', querystring: 'query parameter', params: 'path parameter', headers: 'header' }[location];
 }
 
-/** Turn zod issues (from fastify's validator or a service-level parse) into interface 7.2 items. */
-export function zodIssuesToValidationErrors(issues: readonly z.core.$ZodIssue[], location: Location, rawInput?: unknown): ValidationError[] {
-  return issues.flatMap((issue): ValidationError[] => {
-    const path = issue.path.map(String);
+/**
+ * At most this many items in one answer, and names sent by the client echoed to at most this many characters: a 1 MiB
+ * body of 50,000 unknown keys, or one key of a million characters, would otherwise come back as megabytes of items
+ * and hold the event loop for a second while they are built (docs/errors.md#validation-errors).
+ */
+export const MAX_VALIDATION_ERRORS = 50;
+const MAX_ECHOED_NAME = 100;
+
+/** The interface's 400 for zod issues (from fastify's validator or a service-level parse), items capped. */
+export function invalidFromZodIssues(issues: readonly z.core.$ZodIssue[], location: Location, rawInput?: unknown): ServiceError {
+  const { items, total } = zodIssuesToValidationErrors(issues, location, rawInput);
+  return errors.invalid(summarize(items, total), items);
+}
+
+/** Turn zod issues into interface 7.2 items: the first MAX_VALIDATION_ERRORS of `total`. */
+export function zodIssuesToValidationErrors(
+  issues: readonly z.core.$ZodIssue[],
+  location: Location,
+  rawInput?: unknown,
+): { items: ValidationError[]; total: number } {
+  const items: ValidationError[] = [];
+  let total = 0;
+  for (const issue of issues) {
     // A strict object names the unexpected keys on the parent; report each key as its own field.
     if (issue.code === 'unrecognized_keys') {
       const keys = (issue as { keys?: string[] }).keys ?? [];
-      return keys.map((key) => {
-        const fieldRef = [...path, key].join('.');
-        return { type: 'InvalidValue', fieldRef, message: `${fieldRef} is not an accepted ${location === 'querystring' ? 'query parameter' : 'field'}` };
-      });
+      total += keys.length;
+      for (const key of keys.slice(0, Math.max(0, MAX_VALIDATION_ERRORS - items.length))) {
+        const fieldRef = [...issue.path.map(String), echoedName(key)].join('.');
+        items.push({ type: 'InvalidValue', fieldRef, message: `${fieldRef} is not an accepted ${location === 'querystring' ? 'query parameter' : 'field'}` });
+      }
+      continue;
     }
-    const fieldRef = path.join('.');
-    // An empty path segment (`/v1/accounts//statement`) reaches the route with the parameter as "": the
-    // parameter was not supplied (interface 7.2 MissingPathParameter; docs/errors.md#missing-path-parameter).
-    if (location === 'params' && path.length > 0 && valueAt(rawInput, issue.path) === '') {
-      return [{ type: 'MissingPathParameter', fieldRef, message: `${fieldRef} is required: the path has an empty segment where ${fieldRef} goes` }];
-    }
-    // Absent value: zod reports invalid_type for most schemas and invalid_value for enums and literals.
-    const missing = (issue.code === 'invalid_type' || issue.code === 'invalid_value') && path.length > 0 && valueAt(rawInput, issue.path) === undefined;
-    let type: ValidationErrorType;
-    if (missing) {
-      type =
-        location === 'querystring'
-          ? 'MissingQueryParameter'
-          : location === 'params'
-            ? 'MissingPathParameter'
-            : 'MissingValue';
-    } else if (issue.code === 'invalid_format' || issue.code === 'invalid_type') {
-      type = 'InvalidFormat';
-    } else {
-      type = 'InvalidValue';
-    }
-    const subject = fieldRef || locationLabel(location);
-    const value = valueAt(rawInput, issue.path);
-    // A repeated query parameter (?pageSize=1&pageSize=2) arrives as a list, whatever the schema says of it.
-    const repeated = issue.code === 'invalid_type' && Array.isArray(value) && (location === 'querystring' || location === 'headers');
-    const plain = repeated || isZodDefaultMessage(issue.message) ? plainMessage(issue, subject, value, location) : undefined;
-    const message = missing
-      ? `${fieldRef} is required${issue.code === 'invalid_value' ? ` (${describeValues(issue)})` : ''}`
-      : plain !== undefined
-        ? plain
-        : issue.message.startsWith(fieldRef) && fieldRef
-          ? issue.message
-          : `${subject}: ${issue.message}`;
-    return [fieldRef ? { type, fieldRef, message } : { type: 'Unknown', message }];
-  });
+    total += 1;
+    if (items.length < MAX_VALIDATION_ERRORS) items.push(issueToValidationError(issue, location, rawInput));
+  }
+  return { items, total };
+}
+
+/** A key the client sent, shortened for the answer when it is absurdly long. */
+function echoedName(key: string): string {
+  return key.length <= MAX_ECHOED_NAME ? key : `${key.slice(0, MAX_ECHOED_NAME)}... (${key.length} characters)`;
+}
+
+function issueToValidationError(issue: z.core.$ZodIssue, location: Location, rawInput: unknown): ValidationError {
+  const path = issue.path.map((segment) => echoedName(String(segment)));
+  const fieldRef = path.join('.');
+  // An empty path segment (`/v1/accounts//statement`) reaches the route with the parameter as "": the
+  // parameter was not supplied (interface 7.2 MissingPathParameter; docs/errors.md#missing-path-parameter).
+  if (location === 'params' && path.length > 0 && valueAt(rawInput, issue.path) === '') {
+    return { type: 'MissingPathParameter', fieldRef, message: `${fieldRef} is required: the path has an empty segment where ${fieldRef} goes` };
+  }
+  // Absent value: zod reports invalid_type for most schemas and invalid_value for enums and literals.
+  const missing = (issue.code === 'invalid_type' || issue.code === 'invalid_value') && path.length > 0 && valueAt(rawInput, issue.path) === undefined;
+  let type: ValidationErrorType;
+  if (missing) {
+    type =
+      location === 'querystring'
+        ? 'MissingQueryParameter'
+        : location === 'params'
+          ? 'MissingPathParameter'
+          : 'MissingValue';
+  } else if (issue.code === 'invalid_format' || issue.code === 'invalid_type') {
+    type = 'InvalidFormat';
+  } else {
+    type = 'InvalidValue';
+  }
+  const subject = fieldRef || locationLabel(location);
+  const value = valueAt(rawInput, issue.path);
+  // A repeated query parameter (?pageSize=1&pageSize=2) arrives as a list, whatever the schema says of it.
+  const repeated = issue.code === 'invalid_type' && Array.isArray(value) && (location === 'querystring' || location === 'headers');
+  const plain = repeated || isZodDefaultMessage(issue.message) ? plainMessage(issue, subject, value, location) : undefined;
+  const message = missing
+    ? `${fieldRef} is required${issue.code === 'invalid_value' ? ` (${describeValues(issue)})` : ''}`
+    : plain !== undefined
+      ? plain
+      : issue.message.startsWith(fieldRef) && fieldRef
+        ? issue.message
+        : `${subject}: ${issue.message}`;
+  return fieldRef ? { type, fieldRef, message } : { type: 'Unknown', message };
 }
 
 // zod's own English messages ("Invalid input: expected string, received array", "Too small: expected string
@@ -165,12 +198,13 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown, location: Location = 'body'): z.infer<T> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const validationErrors = zodIssuesToValidationErrors(result.error.issues, location, input);
-  throw errors.invalid(summarize(validationErrors), validationErrors);
+  throw invalidFromZodIssues(result.error.issues, location, input);
 }
 
-export function summarize(validationErrors: ValidationError[]): string {
+/** The answer's message: the first item's, and how many more there are (listed or not). */
+function summarize(validationErrors: ValidationError[], total: number): string {
   const first = validationErrors[0];
-  const rest = validationErrors.length > 1 ? ` (and ${validationErrors.length - 1} more)` : '';
+  const listed = validationErrors.length < total ? `; the first ${validationErrors.length} are listed` : '';
+  const rest = total > 1 ? ` (and ${total - 1} more${listed})` : '';
   return first ? `Invalid request: ${first.message}${rest}` : 'Invalid request';
 }

@@ -163,6 +163,40 @@ t.test('unknown fields are refused on intent, beneficiary and payout bodies, nes
   t.equal(countTransactions(sandbox), before, 'no payout transaction');
 });
 
+t.test('many unknown fields: at most 50 items, all counted in the message; a long name is echoed shortened', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const deposit = '/v1/sandbox/accounts/acct_acme_usd/deposits';
+  const before = countTransactions(sandbox);
+  // docs/errors.md#validation-errors
+  const many = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, 1]));
+  let body = described(t, await sandbox.request('POST', deposit, many), 'k0', '5,000 unknown keys');
+  t.equal(body.validationErrors.length, 50, 'the first 50 items');
+  t.equal(body.message, 'Invalid request: depositInstructionId is required (and 5001 more; the first 50 are listed)', 'the message counts them all');
+  t.same(body.validationErrors.slice(0, 3).map((item: { fieldRef: string }) => item.fieldRef), ['depositInstructionId', 'amount', 'k0'], 'in the order found');
+
+  // at 50 there is nothing left out to announce
+  const fifty = Object.fromEntries(Array.from({ length: 48 }, (_, i) => [`k${i}`, 1]));
+  body = described(t, await sandbox.request('POST', deposit, fifty), 'k47', '48 unknown keys and two missing fields');
+  t.equal(body.validationErrors.length, 50);
+  t.equal(body.message, 'Invalid request: depositInstructionId is required (and 49 more)');
+
+  const long = 'x'.repeat(100_000);
+  const answer = await sandbox.request('POST', deposit, { [long]: 1 });
+  body = described(t, answer, `${'x'.repeat(100)}... (100000 characters)`, 'a key of 100,000 characters');
+  t.equal(body.validationErrors[2].message, `${'x'.repeat(100)}... (100000 characters) is not an accepted field`);
+  t.ok(answer.body.length < 1_000, `the answer stays small (${answer.body.length} bytes)`);
+
+  // a nested unknown key in a path the schema knows
+  body = described(
+    t,
+    await sandbox.request('POST', '/v1/transaction-intents', { idempotencyKey: 'long-key', debitAccountId: 'acct_acme_usd', credit: { instrumentType: 'ACCOUNT', accountId: 'acct_acme_eur', [long]: 1 }, debitAmount: '1.00' }),
+    `credit.${'x'.repeat(100)}... (100000 characters)`,
+    'a long nested key',
+  );
+  t.equal(countTransactions(sandbox), before, 'nothing was written');
+});
+
 t.test('POST /v1/auth/users: the same externalId with other values is a 409', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { prepared } from '../../db/connection.js';
 import { precisionOf, type AppContext } from '../../context.js';
 import { errors, ServiceError } from '../../core/errors.js';
-import { jsonNestsDeeperThan, tooDeepMessage } from '../../lib/json-depth.js';
+import { jsonBoundMessage, jsonBoundPassed } from '../../lib/json-bounds.js';
 import { parseOrThrow } from '../../http/validation-errors.js';
 import { requireOwnAccount } from '../accounts/accounts.service.js';
 import type { Caller } from '../../core/caller.js';
@@ -69,7 +69,8 @@ function decodeBody(body: string | undefined): string {
 }
 
 function parseJsonOrder(text: string): PayoutOrder {
-  if (jsonNestsDeeperThan(text)) throw errors.field('InvalidFormat', 'body', tooDeepMessage('The decoded payload')); // docs/robustness.md#nesting-limit
+  const bound = jsonBoundPassed(text); // docs/robustness.md#json-bounds
+  if (bound) throw errors.field('InvalidFormat', 'body', jsonBoundMessage('The decoded payload', bound));
   let payload: unknown;
   try {
     payload = JSON.parse(text);
