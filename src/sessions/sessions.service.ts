@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { listEndpoints } from '../domains/webhooks/webhooks.endpoints.js';
 import path from 'node:path';
-import { FixturesError, loadFixtures, validateFixtures } from '../fixtures/fixtures.loader.js';
+import { checkGivenFixturesSize, FixturesError, loadFixtures, validateFixtures } from '../fixtures/fixtures.loader.js';
 import { isIsoInstant } from '../config.js';
 import { ScenarioFileError, type LoadedScenario } from '../scenarios/scenario.load.js';
 import { loadScenarioOffThread } from '../scenarios/scenario.load-off-thread.js';
@@ -121,6 +121,7 @@ function optionsOf(root: AppContext, body: NonNullable<CreateSessionInput>): Ses
   if (body.fixtures !== undefined) {
     try {
       options.fixtures = validateFixtures(body.fixtures, 'fixtures');
+      checkGivenFixturesSize(options.fixtures); // docs/sessions.md#given-fixtures: seeded while every sandbox waits
     } catch (error) {
       if (error instanceof FixturesError) throw errors.field('InvalidValue', 'fixtures', error.message);
       throw error;

@@ -265,6 +265,41 @@ tap.test('a session from a root snapshot, with its own clock or its own fixtures
   t.equal((await signed(custom.baseUrl, 'GET', '/v1/accounts')).status, 401, 'the server\'s secret does not sign for it');
 });
 
+tap.test('given fixtures are bounded in size: 200 history entries start a session, 201 or 1,001 users are a 400 naming the count', async (t) => {
+  // docs/sessions.md#given-fixtures
+  const server = await serve();
+  t.teardown(() => server.close());
+  const withHistory = (entries: number) => {
+    const fixtures = JSON.parse(JSON.stringify(server.ctx.fixtures));
+    const programme = fixtures.programmes[0];
+    const more = entries - fixtures.programmes.reduce((sum: number, each: { history: unknown[] }) => sum + each.history.length, 0);
+    for (let i = 0; i < more; i++) {
+      programme.history.push({ id: `txn_given_${i}`, accountId: 'acct_acme_usd', type: 'DEPOSIT', createdAt: '2026-01-02T15:04:00.000Z', completedAt: '2026-01-02T15:06:30.000Z', amount: '1.00', rail: 'US.USD.ACH', payer: { displayName: 'Payer' } });
+    }
+    return fixtures;
+  };
+
+  const over = await call(`${server.url}/_emulator/sessions`, 'POST', { fixtures: withHistory(201) });
+  t.equal(over.status, 400);
+  t.same(over.body.validationErrors.map((item: { fieldRef: string }) => item.fieldRef), ['fixtures']);
+  t.match(over.body.message, 'fixtures for a session hold 201 history entries in all, more than the 200 a session may start with');
+  const manyUsers = JSON.parse(JSON.stringify(server.ctx.fixtures));
+  const someone = manyUsers.programmes[0].users[0];
+  for (let i = 0; manyUsers.programmes.reduce((sum: number, each: { users: unknown[] }) => sum + each.users.length, 0) <= 1_000; i++) {
+    manyUsers.programmes[0].users.push({ ...someone, id: `usr_given_${i}`, externalId: `given-${i}` });
+  }
+  const users = await call(`${server.url}/_emulator/sessions`, 'POST', { fixtures: manyUsers });
+  t.equal(users.status, 400);
+  t.match(users.body.message, 'fixtures for a session hold 1001 users in all, more than the 1000 a session may start with');
+  t.same((await call(`${server.url}/_emulator/sessions`)).body.data, [], 'no session was created by a refusal');
+
+  const atBound = await createSession(server, { fixtures: withHistory(200) });
+  t.equal(atBound.startedFrom.fixtures, 'given');
+  const seeded = await signed(atBound.baseUrl, 'GET', '/v1/transactions?pageSize=25&pageIndex=7');
+  t.equal(seeded.status, 200, JSON.stringify(seeded.body).slice(0, 200));
+  t.ok(seeded.body.data.length > 0, 'the entries were seeded: the eighth page of 25 has some');
+});
+
 tap.test('statement links and the dashboard keep the session prefix', async (t) => {
   const server = await serve();
   t.teardown(() => server.close());
