@@ -1,4 +1,7 @@
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { errors } from '../core/errors.js';
+import { createJobQueue } from '../lib/job-queue.js';
 import { ScenarioFileError, type LoadedScenario, type ScenarioProblem } from './scenario.load.js';
 
 // Reading a client's scenario off the main thread, bounded in time (docs/decisions.md#scenario-limits): the server
@@ -42,8 +45,24 @@ function startWorker(): Worker {
 /** One idle reader kept for the next file (process-wide plumbing, like the snapshot check's; it holds no sandbox state). */
 const idle: Worker[] = [];
 
-/** Read and check a scenario on a worker thread; a ScenarioFileError as loadScenario throws it, or past the bound. */
-export function loadScenarioOffThread(text: string, file: string, { limitMs = SCENARIO_READ_LIMIT_MS, hold }: ReadOptions = {}): Promise<LoadedScenario> {
+/**
+ * Reads wait their turn (docs/robustness.md#off-thread-work): one thread per core but the main thread's, and up to 64
+ * waiting; a read joins the queue's end, and its time bound starts when it runs. Process-wide, like the idle reader.
+ */
+export const SCENARIO_READS = createJobQueue(Math.max(1, availableParallelism() - 1), 64);
+
+/**
+ * Read and check a scenario on a worker thread; a ScenarioFileError as loadScenario throws it, or past the bound. A
+ * 429 when 64 reads are already waiting.
+ */
+export function loadScenarioOffThread(text: string, file: string, options: ReadOptions = {}): Promise<LoadedScenario> {
+  return SCENARIO_READS.run(
+    () => readOnWorker(text, file, options),
+    () => errors.tooManyRequests(`${SCENARIO_READS.waiting} scenario files are already waiting to be read; send this one again in a moment`),
+  );
+}
+
+function readOnWorker(text: string, file: string, { limitMs = SCENARIO_READ_LIMIT_MS, hold }: ReadOptions): Promise<LoadedScenario> {
   return new Promise((resolve, reject) => {
     const worker = idle.pop() ?? startWorker();
     worker.ref();

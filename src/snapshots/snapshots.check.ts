@@ -1,6 +1,8 @@
 import Database from 'better-sqlite3';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import { errors } from '../core/errors.js';
 import type { Db } from '../db/connection.js';
+import { createJobQueue } from '../lib/job-queue.js';
 import { migrate } from '../db/migrate.js';
 import { migrations } from '../db/migrations/index.js';
 import { rowProblem } from './snapshots.rules.js';
@@ -294,8 +296,25 @@ export interface CheckOptions {
  */
 const idleWorkers: Worker[] = [];
 
-/** Check a file on a worker thread; the event loop goes on meanwhile. Refused past `limitMs`, the worker ended. */
-export function checkInWorker(bytes: Buffer, { limitMs = checkTimeLimitMs(bytes.length), hold }: CheckOptions = {}): Promise<CheckedFile> {
+/**
+ * Checks wait their turn (docs/robustness.md#off-thread-work): one at a time, since a check holds its file several
+ * times over in memory, and up to 16 waiting; a check's time bound starts when it runs. Process-wide, like the idle
+ * thread.
+ */
+export const SNAPSHOT_CHECKS = createJobQueue(1, 16);
+
+/**
+ * Check a file on a worker thread; the event loop goes on meanwhile. Refused past `limitMs`, the worker ended. A 429
+ * when 16 checks are already waiting.
+ */
+export function checkInWorker(bytes: Buffer, options: CheckOptions = {}): Promise<CheckedFile> {
+  return SNAPSHOT_CHECKS.run(
+    () => checkOnWorker(bytes, options),
+    () => errors.tooManyRequests(`${SNAPSHOT_CHECKS.waiting} snapshot files are already waiting to be checked; send this one again in a moment`),
+  );
+}
+
+function checkOnWorker(bytes: Buffer, { limitMs = checkTimeLimitMs(bytes.length), hold }: CheckOptions): Promise<CheckedFile> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const worker = idleWorkers.pop() ?? startWorker({ serve: true });

@@ -1,5 +1,6 @@
+import { availableParallelism } from 'node:os';
 import t from 'tap';
-import { loadScenarioOffThread } from '../../src/scenarios/scenario.load-off-thread.js';
+import { SCENARIO_READS, loadScenarioOffThread } from '../../src/scenarios/scenario.load-off-thread.js';
 import { ScenarioFileError } from '../../src/scenarios/scenario.load.js';
 import { buildTestApp, json } from '../helper.js';
 
@@ -72,4 +73,30 @@ t.test('POST /_emulator/sessions: a large sent scenario with a mistake at its en
   t.match(json(answer).message, new RegExp(`scenario:${4 + 450 * 8 + 1}:5: `));
   const sessions = await sandbox.app.inject({ method: 'GET', url: '/_emulator/sessions' });
   t.same(json(sessions).data, [], 'no session left behind');
+});
+
+t.test('reads wait their turn: one per spare core runs, 64 wait, one more is a 429', async (t) => {
+  // docs/robustness.md#off-thread-work
+  const running = SCENARIO_READS.running;
+  t.equal(running, 0, 'nothing running before');
+  const hold = new Int32Array(new SharedArrayBuffer(8));
+  const spare = Math.max(1, availableParallelism() - 1);
+  // every running place held on its thread
+  const held = Array.from({ length: spare }, (_, index) => loadScenarioOffThread(story(1), `held-${index}.yaml`, { hold }));
+  const waiting = Array.from({ length: 64 }, (_, index) => loadScenarioOffThread(story(1), `waiting-${index}.yaml`));
+  t.equal(SCENARIO_READS.running, spare);
+  t.equal(SCENARIO_READS.waiting, 64);
+  const refused = await loadScenarioOffThread(story(1), 'one-more.yaml').then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  t.match(refused, { statusCode: 429, errorCode: 'TOO_MANY_REQUESTS', message: '64 scenario files are already waiting to be read; send this one again in a moment' });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.equal(SCENARIO_READS.waiting, 64, 'still waiting while the running ones are held');
+  Atomics.store(hold, 0, 1);
+  Atomics.notify(hold, 0);
+  const loaded = await Promise.all([...held, ...waiting]);
+  t.equal(loaded.length, spare + 64);
+  t.ok(loaded.every((each) => each.scenario.steps?.length === 1), 'every read answered');
+  t.equal(SCENARIO_READS.running + SCENARIO_READS.waiting, 0);
 });
