@@ -7,7 +7,7 @@ import { ctxOf } from '../http/request-sandbox.js';
 import { noRoute } from '../http/error-handling.js';
 import { CONTROL_PLANE } from '../emulator/emulator.auth.js';
 import { createSessionBody, endedSessionsSchema, endSessionsQuery, sessionListQuery, sessionListSchema, sessionParams, sessionSchema } from './sessions.schema.js';
-import { sessionOptionsOf, sessionOrThrow, sessionView } from './sessions.service.js';
+import { openSession, sessionOptionsOf, sessionOrThrow, sessionView } from './sessions.service.js';
 import { SESSION_PATH, SessionLimitError, type Session, type SessionRegistry } from './sessions.registry.js';
 import { startScenario } from './sessions.scenario.js';
 
@@ -41,7 +41,7 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
       async (request, reply) => {
         const { scenario, ...options } = await sessionOptionsOf(root, request.body);
         try {
-          const session: Session = registry.create(options);
+          const session: Session = openSession(registry, options);
           // docs/sessions.md#scenarios: the scenario's `given` is built before the answer; a failure ends the session
           if (scenario) await startScenario(app, registry, session, SESSION_PATH + session.id, scenario);
           return reply.status(201).send(sessionView(registry, session, originOf(root, request)));

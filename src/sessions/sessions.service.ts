@@ -134,6 +134,19 @@ function optionsOf(root: AppContext, body: NonNullable<CreateSessionInput>): Ses
   return options;
 }
 
+/**
+ * Create the session: given fixtures that pass their schema can still fail while they are seeded (an amount too large
+ * at the currency's precision, a rail no template carries): a 400 on fixtures, never a 500 (docs/sessions.md).
+ */
+export function openSession(registry: SessionRegistry, options: SessionOptions): Session {
+  try {
+    return registry.create(options);
+  } catch (error) {
+    if (error instanceof FixturesError) throw errors.field('InvalidValue', 'fixtures', error.message);
+    throw error;
+  }
+}
+
 export function sessionOrThrow(registry: SessionRegistry, id: string): Session {
   const session = registry.get(id);
   if (!session) throw errors.notFound(`No session "${id}": it was ended, it expired, or it never existed`);

@@ -265,7 +265,7 @@ tap.test('a session from a root snapshot, with its own clock or its own fixtures
   t.equal((await signed(custom.baseUrl, 'GET', '/v1/accounts')).status, 401, 'the server\'s secret does not sign for it');
 });
 
-tap.test('given fixtures are bounded in size: 200 history entries start a session, 201 or 1,001 users are a 400 naming the count', async (t) => {
+tap.test('given fixtures: bounded in size (200 history entries start a session, 201 or 1,001 users are a 400 naming the count); one that fails while seeded is a 400', async (t) => {
   // docs/sessions.md#given-fixtures
   const server = await serve();
   t.teardown(() => server.close());
@@ -278,6 +278,14 @@ tap.test('given fixtures are bounded in size: 200 history entries start a sessio
     }
     return fixtures;
   };
+
+  // fixtures that pass their schema but fail while seeded: 50,000.00 USD at precision 18 is past SQLite's integers
+  const precise = JSON.parse(JSON.stringify(server.ctx.fixtures));
+  precise.currencies.USD.precision = 18;
+  const unseedable = await call(`${server.url}/_emulator/sessions`, 'POST', { fixtures: precise });
+  t.equal(unseedable.status, 400, JSON.stringify(unseedable.body).slice(0, 300));
+  t.same(unseedable.body.validationErrors.map((item: { fieldRef: string }) => item.fieldRef), ['fixtures']);
+  t.match(unseedable.body.message, /^invalid history txn_hist_acme_usd_\d+: /, 'names the history entry');
 
   const over = await call(`${server.url}/_emulator/sessions`, 'POST', { fixtures: withHistory(201) });
   t.equal(over.status, 400);
