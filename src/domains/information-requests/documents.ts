@@ -106,6 +106,31 @@ async function importQuietly<T>(load: () => Promise<T>): Promise<T> {
 }
 
 export type PdfInspection = { ok: true; pageCount: number } | { ok: false; errorCode: ErrorCode; reason: string };
+type PdfDocument = Awaited<ReturnType<PdfjsModule['getDocument']>['promise']>;
+
+/**
+ * The page count, checked: pdfjs's `numPages` is the file's own `/Count` claim (-5 and 0 were taken as they were),
+ * so a count under 1 is unreadable, and each counted page (at most the limit) is loaded, which walks the page tree
+ * and fails on a cycle or a page that is not there (docs/onboarding.md#requirements-and-value-formats). A count over
+ * the limit is refused unread: pdfjs has already checked that its last page exists, or counted the leaves itself.
+ */
+async function checkedPageCount(pdf: PdfDocument): Promise<PdfInspection> {
+  const claimed = pdf.numPages;
+  if (!Number.isInteger(claimed) || claimed < 1) {
+    return { ok: false, errorCode: 'PDF_UNREADABLE', reason: `is not a readable PDF file: its page tree counts ${claimed} pages` };
+  }
+  if (claimed > MAX_DOCUMENT_PAGES) {
+    return { ok: false, errorCode: 'PDF_PAGE_LIMIT_EXCEEDED', reason: `has ${claimed} pages; a document may have at most ${MAX_DOCUMENT_PAGES}` };
+  }
+  for (let number = 1; number <= claimed; number += 1) {
+    const loaded = await pdf.getPage(number).then(
+      () => true,
+      () => false,
+    );
+    if (!loaded) return { ok: false, errorCode: 'PDF_UNREADABLE', reason: `is not a readable PDF file: page ${number} of its page tree cannot be read` };
+  }
+  return { ok: true, pageCount: claimed };
+}
 
 /** Open a PDF with pdfjs-dist and classify it by the three codes of docs/decisions.md#error-code-list. */
 export async function inspectPdf(bytes: Buffer): Promise<PdfInspection> {
@@ -126,10 +151,7 @@ export async function inspectPdf(bytes: Buffer): Promise<PdfInspection> {
     const metadata = await pdf.getMetadata().catch(() => undefined);
     const info = metadata?.info as { EncryptFilterName?: string | null } | undefined;
     if (info?.EncryptFilterName) return { ok: false, errorCode: 'PDF_PASSWORD_PROTECTED', reason: 'is an encrypted PDF; upload it without a password or encryption' };
-    if (pdf.numPages > MAX_DOCUMENT_PAGES) {
-      return { ok: false, errorCode: 'PDF_PAGE_LIMIT_EXCEEDED', reason: `has ${pdf.numPages} pages; a document may have at most ${MAX_DOCUMENT_PAGES}` };
-    }
-    return { ok: true, pageCount: pdf.numPages };
+    return await checkedPageCount(pdf);
   } finally {
     await pdf.destroy().catch(() => undefined);
   }

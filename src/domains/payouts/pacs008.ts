@@ -24,6 +24,8 @@ const ROOT = 'FIToFICstmrCdtTrf';
 const GROUP = `${ROOT}.GrpHdr`;
 const TX = `${ROOT}.CdtTrfTxInf`;
 const MEMO_LIMIT = 140;
+/** The json payload's messageId bound (payouts.schema.ts), for GrpHdr/MsgId too. */
+const MESSAGE_ID_LIMIT = 128;
 const DECIMAL = /^\d+(\.\d+)?$/;
 
 type XmlNode = Record<string, unknown>;
@@ -45,6 +47,9 @@ function xmlTools(): { parser: XmlParserType; validator: typeof XmlValidatorType
         parseAttributeValue: false,
         trimValues: true,
         processEntities: true,
+        // fast-xml-parser's own decoder expands only the five named entities; ours also expands character
+        // references, in the same single pass (docs/payouts.md#the-pacs008-payload-iso-20022)
+        entityDecoder: { decode: decodeReferences, reset: ignore, setXmlVersion: ignore, addInputEntities: ignore, setExternalEntities: ignore },
       }),
     };
   }
@@ -70,7 +75,12 @@ function stripPrefixes(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(stripPrefixes);
   if (value === null || typeof value !== 'object') return value;
   const out: XmlNode = {};
-  for (const [key, child] of Object.entries(value as XmlNode)) out[localName(key)] = stripPrefixes(child);
+  for (const [key, child] of Object.entries(value as XmlNode)) {
+    const name = localName(key);
+    const stripped = stripPrefixes(child);
+    // `<a:Id>` next to `<b:Id>` is two Id elements: both are kept, so a repeated element is seen (docs/payouts.md#refusals)
+    out[name] = Object.hasOwn(out, name) ? [...asList(out[name]), ...asList(stripped)] : stripped;
+  }
   return out;
 }
 
@@ -91,10 +101,15 @@ function asList(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [value];
 }
 
-/** The first element of that name (repeated elements parse as arrays). */
-function child(node: unknown, name: string): unknown {
+/**
+ * The element of that name, which pacs.008 allows once ([1..1] or [0..1]): a repeat is refused naming `ref`, its
+ * path, rather than one copy read and the other ignored (docs/payouts.md#refusals). Repeated elements parse as arrays.
+ */
+function child(node: unknown, name: string, ref: string): unknown {
   if (node === null || typeof node !== 'object') return undefined;
-  return asList((node as XmlNode)[name])[0];
+  const elements = asList((node as XmlNode)[name]);
+  if (elements.length > 1) invalid(ref, `${ref} appears ${elements.length} times; pacs.008 allows it once`);
+  return elements[0];
 }
 
 /** Every element of that name under `node`. */
@@ -103,8 +118,15 @@ function children(node: unknown, name: string): unknown[] {
   return asList((node as XmlNode)[name]);
 }
 
-function at(node: unknown, path: string): unknown {
-  return path.split('.').reduce<unknown>((current, name) => child(current, name), node);
+/** The element at `path` below `node`, each step allowed once; `base` is the path of `node` for refusals. */
+function at(node: unknown, path: string, base = ''): unknown {
+  let current = node;
+  let ref = base;
+  for (const name of path.split('.')) {
+    ref = ref === '' ? name : `${ref}.${name}`;
+    current = child(current, name, ref);
+  }
+  return current;
 }
 
 /** Text content of an element (a plain string, or `#text` when it has attributes); '' counts as missing. */
@@ -177,7 +199,7 @@ function locateDocument(parsed: XmlNode): Located {
           missing('AppHdr', 'a Document inside a wrapper element comes with its business application header (AppHdr, head.001.001.01 to .04)');
         }
         const documentNode = documents[0];
-        const headerNode = asList((node as XmlNode)[headerKey])[0];
+        const headerNode = child(node, headerKey, 'AppHdr');
         return {
           document: stripPrefixes(documentNode),
           documentNamespace: scopeOf(documentNode, scope).get(prefixOf(documentKey)),
@@ -217,13 +239,21 @@ function checkHeader(header: NonNullable<Located['header']>, version: string): v
       `The AppHdr namespace is ${header.namespace === undefined ? 'missing' : `"${header.namespace}"`}; expected urn:iso:std:iso:20022:tech:xsd:head.001.001.01 to .04`,
     );
   }
-  textOf(child(header.node, 'BizMsgIdr')) ?? missing('AppHdr.BizMsgIdr', 'the business message identifier of the application header');
-  const definition = textOf(child(header.node, 'MsgDefIdr')) ?? missing('AppHdr.MsgDefIdr', `the message definition, here pacs.008.001.${version}`);
+  textOf(child(header.node, 'BizMsgIdr', 'AppHdr.BizMsgIdr')) ?? missing('AppHdr.BizMsgIdr', 'the business message identifier of the application header');
+  const definition = textOf(child(header.node, 'MsgDefIdr', 'AppHdr.MsgDefIdr')) ?? missing('AppHdr.MsgDefIdr', `the message definition, here pacs.008.001.${version}`);
   const named = MESSAGE_DEFINITION.exec(definition);
   if (!named) invalid('AppHdr.MsgDefIdr', `AppHdr.MsgDefIdr is "${definition}": this endpoint takes pacs.008 messages (pacs.008.001.${version})`);
   if (named[1] !== version) {
     invalid('AppHdr.MsgDefIdr', `AppHdr.MsgDefIdr names ${definition} but the Document is pacs.008.001.${version}`);
   }
+}
+
+/** GrpHdr/MsgId, echoed as `messageId`: bounded as the json payload's messageId is (docs/payouts.md#the-pacs008-payload-iso-20022). */
+function messageIdOf(document: unknown): string {
+  const messageId = textOf(at(document, `${GROUP}.MsgId`)) ?? missing(`${GROUP}.MsgId`, 'the message identification');
+  const length = Array.from(messageId).length;
+  if (length > MESSAGE_ID_LIMIT) invalid(`${GROUP}.MsgId`, `${GROUP}.MsgId is ${length} characters; it may be at most ${MESSAGE_ID_LIMIT}`);
+  return messageId;
 }
 
 /** GrpHdr/NbOfTxs must count the CdtTrfTxInf, and be 1: one submission is one payment and one transactionId (docs/payouts.md#one-payment-per-message). */
@@ -265,11 +295,11 @@ function checkGroupTotals(document: unknown, amount: string, currency: string): 
 
 /** Every Ustrd line joined by a space; else the first structured creditor reference; at most 140 characters. */
 function remittanceOf(tx: unknown): string | null {
-  const remittance = child(tx, 'RmtInf');
+  const remittance = child(tx, 'RmtInf', `${TX}.RmtInf`);
   const lines = children(remittance, 'Ustrd').map(textOf).filter((line): line is string => line !== undefined);
   if (lines.length > 0) return clip(lines.join(' '), MEMO_LIMIT);
   for (const structured of children(remittance, 'Strd')) {
-    const reference = textOf(at(structured, 'CdtrRefInf.Ref'));
+    const reference = textOf(at(structured, 'CdtrRefInf.Ref', `${TX}.RmtInf.Strd`));
     if (reference !== undefined) return clip(reference, MEMO_LIMIT);
   }
   return null;
@@ -282,11 +312,16 @@ function remittanceOf(tx: unknown): string | null {
  * Payment type information may sit on the group header (older versions) or on the transaction.
  */
 function requestedRailsOf(document: unknown, tx: unknown): CreditRail[] {
-  const paymentTypes = [at(document, `${GROUP}.PmtTpInf`), child(tx, 'PmtTpInf')];
-  const code = (node: unknown) => textOf(child(node, 'Cd'))?.toUpperCase();
-  const serviceLevels = paymentTypes.flatMap((types) => children(types, 'SvcLvl').map(code));
-  const localInstruments = paymentTypes.flatMap((types) => children(types, 'LclInstrm').map(code));
-  const clearingSystem = code(at(document, `${GROUP}.SttlmInf.ClrSys`));
+  const paymentTypes = [
+    { node: at(document, `${GROUP}.PmtTpInf`), ref: `${GROUP}.PmtTpInf` },
+    { node: child(tx, 'PmtTpInf', `${TX}.PmtTpInf`), ref: `${TX}.PmtTpInf` },
+  ];
+  const code = (node: unknown, ref: string) => textOf(child(node, 'Cd', `${ref}.Cd`))?.toUpperCase();
+  // SvcLvl may repeat from version 08 on
+  const codesOf = (element: string) => paymentTypes.flatMap(({ node, ref }) => children(node, element).map((one) => code(one, `${ref}.${element}`)));
+  const serviceLevels = codesOf('SvcLvl');
+  const localInstruments = codesOf('LclInstrm');
+  const clearingSystem = code(at(document, `${GROUP}.SttlmInf.ClrSys`), `${GROUP}.SttlmInf.ClrSys`);
   const rails: CreditRail[] = [];
   if (clearingSystem === 'FDW' || serviceLevels.includes('URGP')) rails.push('WIRE');
   if (localInstruments.includes('INST')) rails.push('SEPA_INSTANT');
@@ -296,9 +331,9 @@ function requestedRailsOf(document: unknown, tx: unknown): CreditRail[] {
 
 /** The debit account as the message names it: DbtrAcct/Id/IBAN, or DbtrAcct/Id/Othr/Id. */
 function debtorOf(tx: unknown): Pick<PayoutOrder, 'debtor'> & { ref: string } {
-  const iban = textOf(at(tx, 'DbtrAcct.Id.IBAN'));
+  const iban = textOf(at(tx, 'DbtrAcct.Id.IBAN', TX));
   if (iban !== undefined) return { debtor: { by: 'IBAN', value: iban }, ref: `${TX}.DbtrAcct.Id.IBAN` };
-  const other = textOf(at(tx, 'DbtrAcct.Id.Othr.Id'));
+  const other = textOf(at(tx, 'DbtrAcct.Id.Othr.Id', TX));
   if (other !== undefined) return { debtor: { by: 'OTHR', value: other }, ref: `${TX}.DbtrAcct.Id.Othr.Id` };
   return missing(
     `${TX}.DbtrAcct.Id`,
@@ -306,13 +341,36 @@ function debtorOf(tx: unknown): Pick<PayoutOrder, 'debtor'> & { ref: string } {
   );
 }
 
+/** Cdtr/Id/OrgId/Othr/Id or .../PrvtId/Othr/Id: Othr may repeat ([0..*]), the first names the beneficiary (docs/payouts.md#the-pacs008-payload-iso-20022). */
+function partyIdOf(tx: unknown, kind: 'OrgId' | 'PrvtId'): string | undefined {
+  const first = children(at(tx, `Cdtr.Id.${kind}`, TX), 'Othr')[0];
+  return textOf(child(first, 'Id', `${TX}.Cdtr.Id.${kind}.Othr.Id`));
+}
+
 /** PmtId/EndToEndId; NOTPROVIDED is how the ISO 20022 rulebooks write "none" (docs/decisions.md#pacs008-mapping). */
 function endToEndIdOf(tx: unknown): string | null {
-  const id = textOf(at(tx, 'PmtId.EndToEndId'));
+  const id = textOf(at(tx, 'PmtId.EndToEndId', TX));
   return id === undefined || id === 'NOTPROVIDED' ? null : id;
 }
 
-const PREDEFINED_ENTITIES = new Set(['amp', 'lt', 'gt', 'quot', 'apos']);
+const PREDEFINED_ENTITIES: ReadonlyMap<string, string> = new Map([['amp', '&'], ['lt', '<'], ['gt', '>'], ['quot', '"'], ['apos', "'"]]);
+const REFERENCE = /&(#x[0-9A-Fa-f]+|#[0-9]+|amp|lt|gt|quot|apos);/g;
+
+/**
+ * Text and attribute values with every reference replaced by its character, in one pass, so `&amp;#233;` stays
+ * the text `&#233;`. Called by the parser for text and attribute values, never for CDATA sections; `badReference`
+ * has already refused every other reference (docs/payouts.md#the-pacs008-payload-iso-20022).
+ */
+function decodeReferences(text: string): string {
+  if (!text.includes('&')) return text;
+  return text.replace(REFERENCE, (_, name: string) => {
+    if (!name.startsWith('#')) return PREDEFINED_ENTITIES.get(name)!;
+    return String.fromCodePoint(name.startsWith('#x') ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10));
+  });
+}
+
+/** The entity decoder's hooks for DOCTYPE entities and XML versions: a DOCTYPE is refused before parsing. */
+function ignore(): void {}
 // Comments, CDATA sections and processing instructions hold text that is not markup; everything else is scanned
 // for references.
 const REFERENCE_OR_LITERAL = /<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>|<\?[\s\S]*?\?>|&(#x[0-9A-Fa-f]+|#[0-9]+|[^;\s<&]*);/g;
@@ -322,25 +380,89 @@ function isXmlChar(code: number): boolean {
   return code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff);
 }
 
+interface Flaw {
+  what: string;
+  /** Where in the text (UTF-16 index), turned into a line and column for the message. */
+  index: number;
+}
+
 /** The first entity or character reference that is not well-formed in a document without a DOCTYPE, if any. */
-function badReference(text: string): { what: string; line: number; column: number } | undefined {
+function badReference(text: string): Flaw | undefined {
   for (const match of text.matchAll(REFERENCE_OR_LITERAL)) {
     const name = match[1];
     if (name === undefined) continue; // a comment, CDATA section or processing instruction
-    let what: string | undefined;
     if (name.startsWith('#')) {
       const code = name.startsWith('#x') ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-      if (!isXmlChar(code)) what = `the character reference &${name}; names no XML character`;
+      if (!isXmlChar(code)) return { what: `the character reference &${name}; names no XML character`, index: match.index };
     } else if (!PREDEFINED_ENTITIES.has(name)) {
-      what = `the entity &${name}; is not defined (only &amp; &lt; &gt; &quot; &apos; and character references are)`;
-    }
-    if (what) {
-      const before = text.slice(0, match.index);
-      const line = before.split('\n').length;
-      return { what, line, column: match.index - before.lastIndexOf('\n') };
+      return { what: `the entity &${name}; is not defined (only &amp; &lt; &gt; &quot; &apos; and character references are)`, index: match.index };
     }
   }
   return undefined;
+}
+
+// What XML 1.0's Char production leaves out, anywhere in a document (comments and CDATA included): the C0 controls
+// but tab, line feed and carriage return, U+FFFE, U+FFFF, and halves of surrogate pairs (docs/payouts.md#the-pacs008-payload-iso-20022).
+const NOT_XML_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The first character XML 1.0 does not allow, if any: fast-xml-parser's validator does not look. */
+function badCharacter(text: string): Flaw | undefined {
+  const match = NOT_XML_CHARACTER.exec(text);
+  if (!match) return undefined;
+  const code = match[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+  return { what: `the character U+${code} is not allowed in XML 1.0`, index: match.index };
+}
+
+// A comment, CDATA section or processing instruction, or a start, end or empty-element tag (attribute values
+// may hold ">"). Run only on text the validator accepted.
+const MARKUP = /<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>|<\?[\s\S]*?\?>|<(\/?)([^\s/>!?][^\s/>]*)(?:[^>"']|"[^"]*"|'[^']*')*>/g;
+
+/**
+ * A second element after the root element closed, if any: fast-xml-parser's validator misses an empty-element
+ * one (`<x/>`), and its parser then keeps both (a trailing `<Document/>` replaced the real one).
+ */
+function secondRoot(text: string): Flaw | undefined {
+  let depth = 0;
+  let rootSeen = false;
+  for (const match of text.matchAll(MARKUP)) {
+    const [tag, closing, name] = match;
+    if (name === undefined) continue; // a comment, CDATA section or processing instruction
+    if (closing === '/') {
+      depth -= 1;
+      continue;
+    }
+    if (depth === 0 && rootSeen) return { what: `a second root element <${name}> follows the document element; an XML document has exactly one`, index: match.index };
+    rootSeen = true;
+    if (!tag.endsWith('/>')) depth += 1;
+  }
+  return undefined;
+}
+
+const DECLARATION = /^<\?xml\s[^?]*\?>/;
+
+/**
+ * The XML declaration, when there is one, must say XML 1.0 and (if it names one) the encoding UTF-8: the Base64 body
+ * always decodes as UTF-8, and the parser reads XML 1.0 (docs/payouts.md#the-pacs008-payload-iso-20022).
+ */
+function badDeclaration(text: string): Flaw | undefined {
+  const declaration = DECLARATION.exec(text)?.[0];
+  if (declaration === undefined) return undefined;
+  const version = /\sversion\s*=\s*(["'])([^"']*)\1/.exec(declaration)?.[2];
+  if (version !== undefined && version !== '1.0') {
+    return { what: `the XML declaration says version="${version}"; pacs.008 messages are XML 1.0`, index: 0 };
+  }
+  const encoding = /\sencoding\s*=\s*(["'])([^"']*)\1/.exec(declaration)?.[2];
+  if (encoding !== undefined && encoding.toUpperCase() !== 'UTF-8') {
+    return { what: `the XML declaration says encoding="${encoding}", but the payload is read as UTF-8; declare UTF-8 or no encoding`, index: 0 };
+  }
+  return undefined;
+}
+
+function notWellFormed(text: string, flaw: Flaw): never {
+  const before = text.slice(0, flaw.index);
+  const line = before.split('\n').length;
+  const column = flaw.index - before.lastIndexOf('\n');
+  throw errors.field('InvalidFormat', 'body', `The decoded payload is not well-formed XML: ${flaw.what} (line ${line}, column ${column})`);
 }
 
 /** Parse a decoded pacs.008 message (a Document, or a wrapper with AppHdr and Document) into a payout order. */
@@ -355,12 +477,10 @@ export function parsePacs008(xml: string): PayoutOrder {
   if (valid !== true) {
     throw errors.field('InvalidFormat', 'body', `The decoded payload is not well-formed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
   }
-  // fast-xml-parser's validator lets any &name; through; without a DOCTYPE only the five predefined entities and
-  // character references to XML characters are well-formed (docs/payouts.md#the-pacs008-payload-iso-20022).
-  const reference = badReference(text);
-  if (reference) {
-    throw errors.field('InvalidFormat', 'body', `The decoded payload is not well-formed XML: ${reference.what} (line ${reference.line}, column ${reference.column})`);
-  }
+  // What fast-xml-parser's validator lets through: characters outside XML 1.0, any &name;, an empty second root
+  // element, another XML version or encoding (docs/payouts.md#the-pacs008-payload-iso-20022).
+  const flaw = badCharacter(text) ?? badReference(text) ?? secondRoot(text) ?? badDeclaration(text);
+  if (flaw) notWellFormed(text, flaw);
   let parsed: XmlNode;
   try {
     parsed = parser.parse(text) as XmlNode;
@@ -374,10 +494,10 @@ export function parsePacs008(xml: string): PayoutOrder {
   const document = located.document;
 
   if (at(document, ROOT) === undefined) missing(ROOT, 'the FIToFICstmrCdtTrf message body');
-  const messageId = textOf(at(document, `${GROUP}.MsgId`)) ?? missing(`${GROUP}.MsgId`, 'the message identification');
+  const messageId = messageIdOf(document);
   const tx = singleTransaction(document);
 
-  const amountNode = child(tx, 'IntrBkSttlmAmt');
+  const amountNode = child(tx, 'IntrBkSttlmAmt', `${TX}.IntrBkSttlmAmt`);
   const amount = textOf(amountNode) ?? missing(`${TX}.IntrBkSttlmAmt`, 'the interbank settlement amount, e.g. <IntrBkSttlmAmt Ccy="USD">100.00</IntrBkSttlmAmt>');
   const currency = attributeOf(amountNode, 'Ccy') ?? missing(`${TX}.IntrBkSttlmAmt.@Ccy`, 'the Ccy attribute of IntrBkSttlmAmt');
   if (!DECIMAL.test(amount)) {
@@ -387,10 +507,10 @@ export function parsePacs008(xml: string): PayoutOrder {
 
   const { debtor, ref: debtorRef } = debtorOf(tx);
 
-  const orgId = textOf(at(tx, 'Cdtr.Id.OrgId.Othr.Id'));
-  const beneficiaryId = orgId ?? textOf(at(tx, 'Cdtr.Id.PrvtId.Othr.Id'));
-  const iban = textOf(at(tx, 'CdtrAcct.Id.IBAN'));
-  const accountNumber = iban === undefined ? textOf(at(tx, 'CdtrAcct.Id.Othr.Id')) : undefined;
+  const orgId = partyIdOf(tx, 'OrgId');
+  const beneficiaryId = orgId ?? partyIdOf(tx, 'PrvtId');
+  const iban = textOf(at(tx, 'CdtrAcct.Id.IBAN', TX));
+  const accountNumber = iban === undefined ? textOf(at(tx, 'CdtrAcct.Id.Othr.Id', TX)) : undefined;
   if (beneficiaryId === undefined && iban === undefined && accountNumber === undefined) {
     missing(`${TX}.Cdtr.Id`, 'the beneficiary id in Cdtr/Id/OrgId/Othr/Id (or PrvtId/Othr/Id), or its account in CdtrAcct/Id/IBAN or CdtrAcct/Id/Othr/Id');
   }

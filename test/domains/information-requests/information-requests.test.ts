@@ -12,7 +12,7 @@ import {
   US_ADDRESS,
   writeEntries,
 } from '../../helpers/onboarding.js';
-import { documentValue, makePdf, padPdf } from '../../helpers/pdf.js';
+import { documentValue, makePdf, padPdf, pageTreePdf, rawPdf } from '../../helpers/pdf.js';
 
 // Information requests (docs/onboarding.md; interface 2.9, 4.7, 4.8): field rules, cross-entry rules,
 // documents checked with a real PDF reader, atomic writes, submission rules.
@@ -252,6 +252,9 @@ t.test('documents are read with a PDF parser', async (t) => {
   }, 'metadata and hash are kept, the bytes are not echoed');
   t.equal(requirement(json(ok), 'identityDocument').status, 'VALID');
   t.equal((await put(documentValue(await makePdf({ pages: 10 })))).statusCode, 200, '10 pages is the limit');
+  const overcounted = await put(documentValue(pageTreePdf(1_000_000, 2)));
+  t.equal(overcounted.statusCode, 200, `a /Count over the real pages: ${overcounted.body.slice(0, 200)}`);
+  t.equal(requirement(json(overcounted), 'identityDocument').entry.value.pageCount, 2, 'the pages that are there, counted by the PDF reader');
 
   const cases: Array<[string, Buffer, string]> = [
     ['garbage bytes', Buffer.from([0x00, 0x01, 0x02, 0xff, 0x7f, 0x50, 0x44, 0x46]), 'PDF_UNREADABLE'],
@@ -260,6 +263,12 @@ t.test('documents are read with a PDF parser', async (t) => {
     ['a password-protected PDF', await makePdf({ userPassword: 'secret' }), 'PDF_PASSWORD_PROTECTED'],
     ['an encrypted PDF with only an owner password', await makePdf({ ownerPassword: 'owner' }), 'PDF_PASSWORD_PROTECTED'],
     ['an 11-page PDF', await makePdf({ pages: 11 }), 'PDF_PAGE_LIMIT_EXCEEDED'],
+    // the page tree's own /Count is not taken on trust (docs/onboarding.md#requirements-and-value-formats)
+    ['a page tree counting -5 pages over one page', pageTreePdf(-5, 1), 'PDF_UNREADABLE'],
+    ['a page tree with no pages', pageTreePdf(0, 0), 'PDF_UNREADABLE'],
+    ['a page tree that is its own kid', rawPdf(['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [2 0 R] /Count 1 >>']), 'PDF_UNREADABLE'],
+    ['a page tree counting 2 pages over one page and itself', rawPdf(['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R 2 0 R] /Count 2 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>']), 'PDF_UNREADABLE'],
+    ['12 pages counted as 12', pageTreePdf(12, 12), 'PDF_PAGE_LIMIT_EXCEEDED'],
   ];
   for (const [label, bytes, code] of cases) {
     const response = await put(documentValue(bytes, 'upload.pdf'));

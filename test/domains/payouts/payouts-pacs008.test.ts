@@ -165,6 +165,25 @@ t.test('envelopes, headers, prefixes, versions', async (t) => {
   t.notOk((await accepted(t, sandbox, none, 'no remittance')).transaction.debitMemo, 'no RmtInf: no debitMemo');
 });
 
+t.test('character references are read as the characters they name, in one pass with the named entities', async (t) => {
+  const sandbox = await funded();
+  t.teardown(sandbox.close);
+  // docs/payouts.md#the-pacs008-payload-iso-20022: &#233; and &#x41; are well-formed XML and mean é and A
+  const referenced = edit(FEDNOW,
+    [/<RmtInf>[\s\S]*<\/RmtInf>/, '<RmtInf><Ustrd>Caf&#233; &#x41;BC, &amp;#233; stays,</Ustrd><Ustrd><![CDATA[&#233; in CDATA]]></Ustrd></RmtInf>'],
+    ['<IntrBkSttlmAmt Ccy="USD">', '<IntrBkSttlmAmt Ccy="&#85;SD">'],
+    ['<EndToEndId>ACME-FN-0004</EndToEndId>', '<EndToEndId>ACME&#45;FN&#x2D;0004</EndToEndId>'],
+    ['<Id>acct_acme_usd</Id>', '<Id>acct_acme_us&#100;</Id>'],
+  );
+  const { transaction } = await accepted(t, sandbox, referenced, 'references in text and attributes');
+  t.match(transaction, {
+    debitInstrument: { account: { id: 'acct_acme_usd' } },
+    creditCurrency: 'USD',
+    externalId: 'ACME-FN-0004',
+    debitMemo: 'Café ABC, &#233; stays, &#233; in CDATA',
+  }, 'the debtor id, Ccy and EndToEndId decoded; an escaped "&" and a CDATA section keep "&#233;" as text');
+});
+
 interface Refusal {
   name: string;
   xml: string;
@@ -235,6 +254,21 @@ const REFUSALS: Refusal[] = [
   },
   { name: 'an external entity', xml: edit(SCT, ['<Document', '<!DOCTYPE Document [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n<Document'], ['ACME-SEPA-2026-0042', '&x;']), type: 'InvalidValue', fieldRef: 'body' },
   { name: 'not well-formed', xml: SCT.replace('</GrpHdr>', ''), type: 'InvalidFormat', fieldRef: 'body' },
+  // not well-formed in ways fast-xml-parser's validator lets through (docs/payouts.md#the-pacs008-payload-iso-20022)
+  { name: 'a second, empty root element', xml: `${SCT}<x/>`, type: 'InvalidFormat', fieldRef: 'body', message: /second root element <x>/ },
+  { name: 'a second, empty Document after the real one', xml: `${SCT}\n<Document/>`, type: 'InvalidFormat', fieldRef: 'body', message: /second root element <Document>.*line \d+, column 1\)/ },
+  { name: 'U+0001 in text', xml: edit(SCT, ['<Dbtr><Nm>', '<Dbtr><Nm>\u0001']), type: 'InvalidFormat', fieldRef: 'body', message: /U\+0001 is not allowed/ },
+  { name: 'U+001F in an attribute', xml: edit(SCT, ['<TtlIntrBkSttlmAmt Ccy="EUR">', '<TtlIntrBkSttlmAmt Ccy="EU\u001FR">']), type: 'InvalidFormat', fieldRef: 'body', message: /U\+001F/ },
+  { name: 'U+FFFE in text', xml: edit(SCT, ['<Dbtr><Nm>', '<Dbtr><Nm>\uFFFE']), type: 'InvalidFormat', fieldRef: 'body', message: /U\+FFFE/ },
+  { name: 'XML 1.1', xml: edit(SCT, ['version="1.0"', 'version="1.1"']), type: 'InvalidFormat', fieldRef: 'body', message: /version="1\.1"/ },
+  { name: 'an encoding other than UTF-8', xml: edit(SCT, ['encoding="UTF-8"', 'encoding="UTF-16"']), type: 'InvalidFormat', fieldRef: 'body', message: /encoding="UTF-16"/ },
+  // elements pacs.008 allows once
+  { name: 'IntrBkSttlmAmt twice', xml: edit(FEDNOW, ['<IntrBkSttlmAmt Ccy="USD">640.00</IntrBkSttlmAmt>', '<IntrBkSttlmAmt Ccy="USD">640.00</IntrBkSttlmAmt><IntrBkSttlmAmt Ccy="USD">5000.00</IntrBkSttlmAmt>']), type: 'InvalidValue', fieldRef: `${TX}.IntrBkSttlmAmt`, message: /appears 2 times/ },
+  { name: 'IntrBkSttlmAmt twice, one with a prefix', xml: edit(FEDNOW, ['<IntrBkSttlmAmt Ccy="USD">640.00</IntrBkSttlmAmt>', '<IntrBkSttlmAmt Ccy="USD">640.00</IntrBkSttlmAmt><p:IntrBkSttlmAmt xmlns:p="urn:iso:std:iso:20022:tech:xsd:pacs.008.001.13" Ccy="USD">1.00</p:IntrBkSttlmAmt>']), type: 'InvalidValue', fieldRef: `${TX}.IntrBkSttlmAmt` },
+  { name: 'two debtor account ids', xml: edit(FEDNOW, ['<Othr><Id>acct_acme_usd</Id></Othr>', '<Othr><Id>acct_acme_usd</Id><Id>acct_jane_usd</Id></Othr>']), type: 'InvalidValue', fieldRef: `${TX}.DbtrAcct.Id.Othr.Id` },
+  { name: 'two group headers', xml: edit(FEDNOW, [/<GrpHdr>[\s\S]*<\/GrpHdr>/, (FEDNOW.match(/<GrpHdr>[\s\S]*<\/GrpHdr>/)![0]).repeat(2)]), type: 'InvalidValue', fieldRef: GROUP },
+  { name: 'two AppHdr', xml: edit(FEDWIRE, [/<AppHdr[\s\S]*<\/AppHdr>/, (FEDWIRE.match(/<AppHdr[\s\S]*<\/AppHdr>/)![0]).repeat(2)]), type: 'InvalidValue', fieldRef: 'AppHdr' },
+  { name: 'MsgId of 129 characters', xml: edit(FEDNOW, ['<MsgId>20260301021000021SBXFN0000004</MsgId>', `<MsgId>${'M'.repeat(129)}</MsgId>`]), type: 'InvalidValue', fieldRef: `${GROUP}.MsgId`, message: /at most 128/ },
   { name: 'elements nested 5000 deep', xml: edit(SCT, ['<Dbtr><Nm>', `<Dbtr><Nm>${'<x>'.repeat(5000)}${'</x>'.repeat(5000)}`]), type: 'InvalidFormat', fieldRef: 'body', message: /nested/ },
 ];
 
