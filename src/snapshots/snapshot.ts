@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import { errors, type ServiceError } from '../core/errors.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
+import { forgetAttemptsOnTheWire } from '../domains/webhooks/webhooks.sender.js';
 import { rearmJobsTimer } from '../scheduler/scheduler.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import { readTables, schemaVersionOf, triggerOrder, writeTables, type TableRows } from '../db/snapshot-tables.js';
@@ -45,6 +46,7 @@ export function restoreSnapshot(ctx: AppContext, snapshot: Snapshot): void {
   restoreTables(ctx, snapshot);
   ctx.clock.freezeAt(snapshot.clockMs);
   if (snapshot.clockMode === 'realtime') ctx.clock.resume();
+  forgetAttemptsOnTheWire(ctx); // they were attempts of deliveries the restore replaced (docs/webhooks.md#reset)
   notifyOutbox(ctx); // deliveries that were due in the snapshot go out again
   rearmJobsTimer(ctx); // and its pending jobs run when they come due (docs/decisions.md#scheduler-wake-up)
 }

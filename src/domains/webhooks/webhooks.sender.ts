@@ -20,19 +20,34 @@ interface SenderState {
   inFlight: Set<string>;
   /** Called after every attempt settles (the dispatcher wakes up; drain() re-checks). */
   listeners: Set<() => void>;
+  /**
+   * Moves with every reset and snapshot restore: an attempt on the wire across one is not recorded, since the
+   * deliveries it would be recorded against may now be others with the same ids (docs/webhooks.md#reset).
+   */
+  generation: number;
 }
 
-/** Per sandbox (docs/architecture.md#runtime); a reset keeps it: attempts on the wire finish and are recorded or dropped. */
+/**
+ * Per sandbox (docs/architecture.md#runtime); a reset keeps its connections and the attempts on the wire, which finish
+ * unrecorded (the generation moves).
+ */
 export const senderSlot: StateSlot<SenderState> = {
   name: 'webhooks.sender',
   create: newSenderState,
-  reset: 'keep',
+  reset: (state) => {
+    state.generation += 1;
+  },
   carriedBySnapshots: false,
   newSession: 'fresh',
 };
 
 function newSenderState(): SenderState {
-  return { agent: null, inFlight: new Set(), listeners: new Set() };
+  return { agent: null, inFlight: new Set(), listeners: new Set(), generation: 0 };
+}
+
+/** A snapshot restore rewinds the deliveries as a reset does: attempts on the wire finish unrecorded. */
+export function forgetAttemptsOnTheWire(ctx: AppContext): void {
+  senderState(ctx).generation += 1;
 }
 
 export function senderState(ctx: AppContext): SenderState {
@@ -66,13 +81,14 @@ export async function attemptDelivery(ctx: AppContext, deliveryId: string, kind:
     const interceptor = deliveryInterceptorOf(ctx);
     const chaos = kind === 'SCHEDULED' ? planChaos(ctx, deliveryId) : noChaos();
     if (!(await interceptor.hold(ctx, chaos, options.signal))) return 'ABORTED';
+    const generation = state.generation; // the deliveries as prepared; a reset during the send makes them others
     const prepared = prepareAttempt(ctx, deliveryId, kind, chaos);
     if ('skipped' in prepared) return 'SKIPPED';
-    const recorded = await sendAndRecord(ctx, state, prepared, options);
+    const recorded = await sendAndRecord(ctx, state, prepared, options, generation);
     if (recorded === 'ABORTED') return 'ABORTED';
     interceptor.sent(ctx, chaos.target);
     if (recorded.outcome === 'SUCCEEDED' && recorded.number !== null && interceptor.duplicate(ctx, chaos)) {
-      await sendDuplicate(ctx, state, deliveryId, recorded.number, options);
+      await sendDuplicate(ctx, state, deliveryId, recorded.number, options, generation);
     }
     return 'SENT';
   } finally {
@@ -91,7 +107,7 @@ function planChaos(ctx: AppContext, deliveryId: string): AttemptChaos {
 
 type Recorded = { outcome: AttemptResult['outcome']; number: number | null } | 'ABORTED';
 
-async function sendAndRecord(ctx: AppContext, state: SenderState, prepared: PreparedAttempt, options: AttemptOptions): Promise<Recorded> {
+async function sendAndRecord(ctx: AppContext, state: SenderState, prepared: PreparedAttempt, options: AttemptOptions, generation: number): Promise<Recorded> {
   // docs/webhooks.md#listen: the forward-to URL of a `listen` relay is reached through it, never directly
   const transport = deliveryTransportFor(ctx, prepared.url);
   let result: AttemptResult;
@@ -102,6 +118,8 @@ async function sendAndRecord(ctx: AppContext, state: SenderState, prepared: Prep
     result = await send(state.agent, prepared, options);
   }
   if (options.signal?.aborted) return 'ABORTED';
+  // docs/webhooks.md#reset: reset or restored while on the wire; its delivery id may now name another event's delivery
+  if (state.generation !== generation) return 'ABORTED';
   try {
     return { outcome: result.outcome, number: recordAttempt(ctx, prepared, result) };
   } catch (error) {
@@ -112,12 +130,12 @@ async function sendAndRecord(ctx: AppContext, state: SenderState, prepared: Prep
 }
 
 /** docs/faults.md#duplicate: the same body (same eventId) once more, signed afresh, logged as a DUPLICATE attempt. */
-async function sendDuplicate(ctx: AppContext, state: SenderState, deliveryId: string, originalNumber: number, options: AttemptOptions): Promise<void> {
+async function sendDuplicate(ctx: AppContext, state: SenderState, deliveryId: string, originalNumber: number, options: AttemptOptions, generation: number): Promise<void> {
   const chaos = noChaos();
   chaos.effects.push({ type: 'duplicate', detail: `attempt ${originalNumber} succeeded; the same event sent again, signed afresh` });
   const prepared = prepareAttempt(ctx, deliveryId, 'DUPLICATE', chaos);
   if ('skipped' in prepared) return;
-  await sendAndRecord(ctx, state, prepared, options);
+  await sendAndRecord(ctx, state, prepared, options, generation);
 }
 
 /** Replay (docs/decisions.md#webhook-replay): one extra attempt, signed afresh, answered once it has settled. */
