@@ -11,7 +11,7 @@ import { parseReference, referencesIn } from './scenario.refs.js';
 // a bad file is a ScenarioFileError (exit code 2 on the CLI, 400 over HTTP), never a stack trace.
 
 // The `yaml` package is loaded on first use through Node's own require: the server's bundle keeps it out of start-up
-// (scripts/bundle.mjs replaces a bundled `import 'yaml'` with a stand-in whose named exports do not exist), and a
+// (scripts/bundle.mjs replaces a bundled `import 'yaml'` with a stand-in that loads the real package on first use), and a
 // server that never reads a scenario never parses it.
 let yamlModule: typeof YamlModule | null = null;
 function yaml(): typeof YamlModule {
