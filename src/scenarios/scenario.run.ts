@@ -4,7 +4,7 @@ import type { LoadedScenario, Position } from './scenario.load.js';
 import { check, RegexRunner, show } from './scenario.match.js';
 import { onboardingEntries } from './scenario.onboarding.js';
 import { parseReference, readPath, REFERENCE, wholeReference } from './scenario.refs.js';
-import { DURATION, type ActionName, type GivenUser, type ScenarioStep } from './scenario.schema.js';
+import { DURATION, opensSessions, SESSIONS_CLOSED, type ActionName, type GivenUser, type ScenarioStep } from './scenario.schema.js';
 import { TransportError, type ScenarioTransport } from './scenario.transport.js';
 
 // The scenario engine (docs/decisions.md#scenario-engine): `given` built through the API as a client would, then one
@@ -501,6 +501,7 @@ async function runAction(transport: ScenarioTransport, state: RunState, step: Sc
       const spec = step.control!;
       const path = resolveText(spec.path, state, 'path');
       if (!path.startsWith('/_emulator/')) throw new Failure(`control path ${path} is not a /_emulator path`);
+      if (opensSessions(path)) throw new Failure(`control path ${path}: ${SESSIONS_CLOSED}`);
       return control(transport, spec.method, path, spec.body === undefined ? undefined : resolve(spec.body, state));
     }
     case 'waitFor': {
