@@ -596,7 +596,8 @@ async function runExpect(transport: ScenarioTransport, loaded: LoadedScenario, s
 
 /**
  * Run step `index` (the next one: steps run in order, after buildGiven). A failure is a result (passed false, with the
- * file's line and column), not a throw; the returned state has `failed` set and the run stops there.
+ * file's line and column), not a throw; the returned state has `failed` set and the run stops there. `regex`: where its
+ * `matches` run, with their time budget; steps run in one go (a played step's) pass the same one (docs/scenarios.md#matchers).
  */
 export async function runStep(transport: ScenarioTransport, loaded: LoadedScenario, state: RunState, index: number, regex: RegexRunner = new RegexRunner()): Promise<{ state: RunState; result: StepResult }> {
   if (!state.givenBuilt) throw new Error('buildGiven must run before the first step');
@@ -662,9 +663,9 @@ export async function runScenario(
     if (error instanceof ScenarioRunError) return done({ step: -1, message: error.message, line: error.line, column: error.column });
     throw error;
   }
-  const regex = new RegexRunner();
   for (let index = 0; index < loaded.scenario.steps.length; index++) {
-    const ran = await runStep(transport, loaded, state, index, regex);
+    // each step's matches share one time budget (docs/scenarios.md#matchers)
+    const ran = await runStep(transport, loaded, state, index, new RegexRunner());
     state = ran.state;
     steps.push(ran.result);
     hooks.onStep?.(ran.result);

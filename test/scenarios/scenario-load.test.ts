@@ -194,6 +194,14 @@ const BROKEN: Array<{ name: string; text: string; line: number; column: number; 
     column: 35,
     message: "path is not normalized: it has dot segments (. or ..), backslashes or characters the URL parser rewrites (URL-encode special characters); a scenario's calls stay in its own session",
   },
+  {
+    // docs/scenarios.md#matchers: a step's matches share one time budget; more than 50 is refused when the file is read
+    name: 'too many matches in one step',
+    text: `name: x\nsteps:\n  - request: { method: GET, path: /v1/accounts }\n    expect:\n      body:\n${Array.from({ length: 51 }, (_, i) => `        f${i}: { matches: "^a" }\n`).join('')}`,
+    line: 56,
+    column: 9,
+    message: 'a step holds at most 50 matches checks (this one has 51): spread them over steps',
+  },
   { name: 'too many steps', text: `name: x\nsteps:\n${'  - settle: true\n'.repeat(501)}`, line: 3, column: 3, message: 'steps holds at most 500 items' },
 ];
 

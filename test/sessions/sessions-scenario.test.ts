@@ -266,3 +266,23 @@ t.test('a scenario cannot reach the root or another session through dot segments
   t.equal(await rootClock(), clockBefore, 'the root clock did not move');
   t.equal(await victims(), 1, 'the other session lives on');
 });
+
+// docs/scenarios.md#matchers: a played step's `matches` share one time budget; a pattern that runs it out fails the
+// step (200, passed false, with the reason), not the request, and the sandbox answers the next request.
+t.test('a played step whose matches run out their time fails with the reason', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const created = await create(sandbox, {
+    scenario:
+      'name: slow-matches\nsteps:\n  - caption: A pattern that backtracks without end\n' +
+      `    fault: { match: { path: /v1/never }, effect: { type: status, status: 503 }, seed: "${'1'.repeat(40)}!" }\n` +
+      `    expect: { body: { seed: { matches: "^(\\\\d+)+$" } } }\n` +
+      '  - caption: Never\n    settle: true\n',
+  });
+  t.equal(created.status, 201, JSON.stringify(created.body));
+  const prefix = `/_sessions/${created.body.id}`;
+  const played = await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/scenario/steps/1` });
+  t.equal(played.statusCode, 200);
+  t.match(json(played).step, { passed: false, results: [{ failure: { message: /^body\.seed: the pattern \/\^\(\\d\+\)\+\$\/ took longer than 100 ms on "/ } }] });
+  t.equal((await sandbox.app.inject({ method: 'GET', url: `${prefix}/_emulator/health` })).statusCode, 200);
+});
