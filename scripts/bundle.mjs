@@ -6,6 +6,7 @@
 import { build } from 'esbuild';
 import path from 'node:path';
 import { rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -29,12 +30,22 @@ export const EXTERNAL = [
   'thread-stream',
 ];
 
+/** The lazy stand-in of `yaml`: one enumerable getter per export name of the real package, each loading it on first use. */
+function lazyYamlStandIn() {
+  const names = Object.keys(createRequire(import.meta.url)('yaml'));
+  return `let real; const load = () => (real ??= require('yaml'));
+for (const name of ${JSON.stringify(names)}) Object.defineProperty(module.exports, name, { enumerable: true, get: () => load()[name] });`;
+}
+
 /**
  * Two packages that the bundle would parse whole for little use:
  * - zod's 40 locales (≈390 KB): the classic API re-exports them all as `z.locales`; the emulator's messages
  *   are English, so `z.locales` holds `en` only (zod registers `en` as the default itself).
  * - yaml (≈250 KB), which @fastify/swagger requires at load for its YAML output (/docs/yaml): a stand-in
- *   requires the real package from node_modules on first use.
+ *   requires the real package from node_modules on first use. The stand-in has every export name of the real
+ *   package as its own property (a getter that loads it), listed here at build time: a named or namespace
+ *   `import ... from 'yaml'` goes through esbuild's __toESM, which copies a CommonJS module's own keys, and a
+ *   stand-in without them gave `stringify` as undefined to `scenario-from-journal` (docs/scenarios.md#the-skeleton-command).
  */
 const trimmed = {
   name: 'trimmed-packages',
@@ -49,7 +60,7 @@ const trimmed = {
     }));
     b.onResolve({ filter: /^yaml$/ }, (args) => (args.namespace === 'lazy-yaml' ? { path: 'yaml', external: true } : { path: 'yaml', namespace: 'lazy-yaml' }));
     b.onLoad({ filter: /.*/, namespace: 'lazy-yaml' }, () => ({
-      contents: "let real; module.exports = new Proxy({}, { get: (_target, key) => (real ??= require('yaml'))[key] });",
+      contents: lazyYamlStandIn(),
       loader: 'js',
     }));
   },

@@ -5,6 +5,7 @@ import { errors } from '../core/errors.js';
 import { HEADER, SCOPES } from '../http/auth.js';
 import { entitlementsOf } from '../domains/auth/credentials.store.js';
 import { signRequest } from '../lib/hmac.js';
+import { targetProblem } from '../lib/request-target.js';
 import type { ActAsInput, ActAsResult } from './act-as.schema.js';
 import { internalCallHeaders } from '../faults/internal-call.js';
 
@@ -48,15 +49,9 @@ export function keyForUser(ctx: AppContext, userId: string): KeyRow {
 
 function checkPath(path: string): void {
   // Dot segments or encodings the URL parser would rewrite could leave /v1/ (e.g. /v1/../_emulator/...).
-  let parsed: URL;
-  try {
-    parsed = new URL(path, 'http://sandbox.invalid');
-  } catch {
-    throw errors.field('InvalidFormat', 'path', 'path is not a valid request target');
-  }
-  const [pathname] = path.split('?');
-  if (parsed.pathname !== pathname || !parsed.pathname.startsWith('/v1/') || path.includes('#')) {
-    throw errors.field('InvalidValue', 'path', 'path must be a normalized /v1/ path (no dot segments, no fragment; URL-encode special characters)');
+  const problem = targetProblem(path);
+  if (problem !== null || !path.startsWith('/v1/')) {
+    throw errors.field('InvalidValue', 'path', `path must be a normalized /v1/ path (no dot segments, no encoded dots or slashes, no fragment; URL-encode special characters)${problem ? `: ${problem}` : ''}`);
   }
 }
 

@@ -5,6 +5,7 @@ import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import type { LoadedScenario } from '../scenarios/scenario.load.js';
 import { keyBookFromFixtures } from '../scenarios/scenario.keys.js';
 import { buildGiven, runStep, startRun, type RunState, type ScenarioTransport, type StepResult } from '../scenarios/scenario.run.js';
+import { RegexRunner } from '../scenarios/scenario.match.js';
 import type { EngineStepView, PlayedStepView, PlayState, PlayStepResult } from './scenario-play.schema.js';
 
 // Playing a scenario in a sandbox one step per request (docs/sessions.md#playing-a-scenario), as the dashboard plays
@@ -231,9 +232,11 @@ export async function playStep(ctx: AppContext, transport: ScenarioTransport, nu
   slot.runningStep = number;
   const results: StepResult[] = [];
   let run = record.run;
+  // the played step's engine steps run in one request: their matches share one time budget (docs/scenarios.md#matchers)
+  const regex = new RegexRunner();
   try {
     for (const index of groups[number - 1]!) {
-      const outcome = await runStep(transport, record.loaded, run, index);
+      const outcome = await runStep(transport, record.loaded, run, index, regex);
       run = outcome.state;
       results.push(outcome.result);
       if (!outcome.result.passed) break;

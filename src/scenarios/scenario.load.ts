@@ -4,6 +4,7 @@ import type { Document, LineCounter, Node as YamlNode, Pair } from 'yaml';
 import type { z } from 'zod';
 import { ACTIONS, MATCHERS, NAME_PATTERN, scenarioSchema, type ActionName, type Scenario, type ScenarioStep } from './scenario.schema.js';
 import { parseReference, referencesIn } from './scenario.refs.js';
+import { MATCHES_PER_STEP } from './scenario.match.js';
 
 // Reading a scenario file (docs/decisions.md#scenario-errors): YAML or JSON (JSON is YAML; one parser keeps the line and
 // column of every node), bounded before it is parsed, validated by the zod schema with each problem mapped back to
@@ -11,7 +12,7 @@ import { parseReference, referencesIn } from './scenario.refs.js';
 // a bad file is a ScenarioFileError (exit code 2 on the CLI, 400 over HTTP), never a stack trace.
 
 // The `yaml` package is loaded on first use through Node's own require: the server's bundle keeps it out of start-up
-// (scripts/bundle.mjs replaces a bundled `import 'yaml'` with a stand-in whose named exports do not exist), and a
+// (scripts/bundle.mjs replaces a bundled `import 'yaml'` with a stand-in that loads the real package on first use), and a
 // server that never reads a scenario never parses it.
 let yamlModule: typeof YamlModule | null = null;
 function yaml(): typeof YamlModule {
@@ -493,6 +494,21 @@ function checkExpectValue(value: unknown, path: PathKey[], problems: ProblemList
   }
 }
 
+/** docs/scenarios.md#matchers: a step's `matches` share one time budget, and a step holds at most MATCHES_PER_STEP of them. */
+function checkMatchesCount(expect: NonNullable<ScenarioStep['expect']>, path: PathKey[], problems: ProblemList): void {
+  const candidates: Array<[PathKey[], unknown]> = [
+    ...Object.entries(expect.body ?? {}).map(([field, value]): [PathKey[], unknown] => [[...path, 'body', field], value]),
+    ...Object.entries(expect.headers ?? {}).map(([field, value]): [PathKey[], unknown] => [[...path, 'headers', field], value]),
+    [[...path, 'text'], expect.text],
+    [[...path, 'balance', 'available'], expect.balance?.available],
+    [[...path, 'balance', 'current'], expect.balance?.current],
+  ];
+  const withMatches = candidates.filter(([, value]) => value !== null && typeof value === 'object' && Object.prototype.hasOwnProperty.call(value, 'matches'));
+  if (withMatches.length > MATCHES_PER_STEP) {
+    problems.at(withMatches[MATCHES_PER_STEP]![0], `a step holds at most ${MATCHES_PER_STEP} matches checks (this one has ${withMatches.length}): spread them over steps`, 'key');
+  }
+}
+
 function checkSteps(scenario: Scenario, givenNames: LoadedScenario['givenNames'], problems: ProblemList): LoadedScenario['steps'] {
   const scope: Scope = { names: new Set(Object.keys(givenNames)), steps: new Set() };
   const users = new Set(Object.entries(givenNames).filter(([, kind]) => kind === 'user').map(([name]) => name));
@@ -558,6 +574,7 @@ function checkSteps(scenario: Scenario, givenNames: LoadedScenario['givenNames']
         checkExpectValue(step.expect.text, [...base, 'expect', 'text'], problems);
         expectFields.text = problems.position([...base, 'expect', 'text'], 'key');
       }
+      checkMatchesCount(step.expect, [...base, 'expect'], problems);
       if (step.expect.webhooks) expectFields.webhooks = problems.position([...base, 'expect', 'webhooks'], 'key');
       if (step.expect.status !== undefined) expectFields.status = problems.position([...base, 'expect', 'status'], 'key');
     }

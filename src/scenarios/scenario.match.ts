@@ -2,14 +2,18 @@ import { createContext, Script, type Context } from 'node:vm';
 
 // The checks of `expect` (docs/decisions.md#scenario-matchers): a plain value is deep equality; an object whose one key
 // is a matcher name is that matcher. Numbers and decimal strings compare exactly (as decimals, never as floats). A
-// `matches` pattern comes from the file: it runs in a separate V8 context with a time bound, so a pathological pattern
-// fails its check instead of holding the event loop (docs/decisions.md#scenario-limits).
+// `matches` pattern comes from the file: it runs in a separate V8 context with a time bound shared by all the patterns
+// of a step, so a pathological pattern, or many slow ones, fail the step instead of holding the event loop
+// (docs/decisions.md#scenario-limits).
 
 export const MATCHER_NAMES = ['equals', 'matches', 'gt', 'gte', 'lt', 'lte', 'exists', 'contains'] as const;
 export type MatcherName = (typeof MATCHER_NAMES)[number];
 const MATCHER_SET = new Set<string>(MATCHER_NAMES);
 
-export const REGEX_TIMEOUT_MS = 100;
+/** The time all the `matches` patterns of one step share (docs/scenarios.md#matchers): one pattern may take all of it. */
+export const REGEX_BUDGET_MS = 100;
+/** The most `matches` one step may hold (docs/scenarios.md#matchers), checked when the file is read. */
+export const MATCHES_PER_STEP = 50;
 
 /** The matcher in an expected value, or null when the value is compared for equality. */
 export function matcherOf(expected: unknown): { name: MatcherName; argument: unknown } | null {
@@ -64,21 +68,32 @@ export function compareDecimals(a: unknown, b: unknown): number | null {
   return l < r ? -1 : l > r ? 1 : 0;
 }
 
-/** Where `matches` runs: one context per matcher set, reused for every pattern of a run. */
+/**
+ * Where `matches` runs: one context, and one time budget, for every pattern of a step (a played step's engine steps
+ * share one: docs/sessions.md#playing-a-scenario). 'timeout': this pattern ran out the budget and took most of it
+ * alone; 'budget': the step's patterns together did (this one may not have run at all).
+ */
 export class RegexRunner {
   private context: Context | null = null;
+  private spentMs = 0;
   private readonly script = new Script('new RegExp(pattern, "u").test(subject)');
 
-  test(pattern: string, subject: string): boolean | 'timeout' {
+  test(pattern: string, subject: string): boolean | 'timeout' | 'budget' {
+    const remainingMs = REGEX_BUDGET_MS - this.spentMs;
+    if (remainingMs < 1) return 'budget';
     this.context ??= createContext({ pattern: '', subject: '' });
     this.context.pattern = pattern;
     this.context.subject = subject;
+    const started = performance.now();
     try {
-      return this.script.runInContext(this.context, { timeout: REGEX_TIMEOUT_MS }) === true;
+      const matched = this.script.runInContext(this.context, { timeout: Math.floor(remainingMs) }) === true;
+      this.spentMs += performance.now() - started;
+      return matched;
     } catch {
-      // the time bound, or a pattern the loader let through that this engine cannot compile
+      // the time bound, or a pattern the loader let through that this engine cannot compile: the budget is spent
       this.context = null;
-      return 'timeout';
+      this.spentMs = REGEX_BUDGET_MS;
+      return remainingMs > REGEX_BUDGET_MS / 2 ? 'timeout' : 'budget';
     }
   }
 }
@@ -108,7 +123,8 @@ export function check(found: boolean, actual: unknown, expected: unknown, regex:
     case 'matches': {
       const subject = typeof actual === 'string' ? actual : JSON.stringify(actual);
       const result = regex.test(String(argument), subject);
-      if (result === 'timeout') return `the pattern /${String(argument)}/ took longer than ${REGEX_TIMEOUT_MS} ms on ${show(actual)}: simplify it`;
+      if (result === 'timeout') return `the pattern /${String(argument)}/ took longer than ${REGEX_BUDGET_MS} ms on ${show(actual)}: simplify it`;
+      if (result === 'budget') return `the step's matches patterns took longer than ${REGEX_BUDGET_MS} ms together (the time ran out at /${String(argument)}/ on ${show(actual)}): simplify them or spread them over steps`;
       return result ? null : `expected a match of /${String(argument)}/, found ${show(actual)}`;
     }
     case 'contains':

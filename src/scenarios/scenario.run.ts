@@ -4,7 +4,7 @@ import type { LoadedScenario, Position } from './scenario.load.js';
 import { check, RegexRunner, show } from './scenario.match.js';
 import { onboardingEntries } from './scenario.onboarding.js';
 import { parseReference, readPath, REFERENCE, wholeReference } from './scenario.refs.js';
-import { DURATION, type ActionName, type GivenUser, type ScenarioStep } from './scenario.schema.js';
+import { DURATION, opensSessions, SESSIONS_CLOSED, type ActionName, type GivenUser, type ScenarioStep } from './scenario.schema.js';
 import { TransportError, type ScenarioTransport } from './scenario.transport.js';
 
 // The scenario engine (docs/decisions.md#scenario-engine): `given` built through the API as a client would, then one
@@ -501,6 +501,7 @@ async function runAction(transport: ScenarioTransport, state: RunState, step: Sc
       const spec = step.control!;
       const path = resolveText(spec.path, state, 'path');
       if (!path.startsWith('/_emulator/')) throw new Failure(`control path ${path} is not a /_emulator path`);
+      if (opensSessions(path)) throw new Failure(`control path ${path}: ${SESSIONS_CLOSED}`);
       return control(transport, spec.method, path, spec.body === undefined ? undefined : resolve(spec.body, state));
     }
     case 'waitFor': {
@@ -595,7 +596,8 @@ async function runExpect(transport: ScenarioTransport, loaded: LoadedScenario, s
 
 /**
  * Run step `index` (the next one: steps run in order, after buildGiven). A failure is a result (passed false, with the
- * file's line and column), not a throw; the returned state has `failed` set and the run stops there.
+ * file's line and column), not a throw; the returned state has `failed` set and the run stops there. `regex`: where its
+ * `matches` run, with their time budget; steps run in one go (a played step's) pass the same one (docs/scenarios.md#matchers).
  */
 export async function runStep(transport: ScenarioTransport, loaded: LoadedScenario, state: RunState, index: number, regex: RegexRunner = new RegexRunner()): Promise<{ state: RunState; result: StepResult }> {
   if (!state.givenBuilt) throw new Error('buildGiven must run before the first step');
@@ -661,9 +663,9 @@ export async function runScenario(
     if (error instanceof ScenarioRunError) return done({ step: -1, message: error.message, line: error.line, column: error.column });
     throw error;
   }
-  const regex = new RegexRunner();
   for (let index = 0; index < loaded.scenario.steps.length; index++) {
-    const ran = await runStep(transport, loaded, state, index, regex);
+    // each step's matches share one time budget (docs/scenarios.md#matchers)
+    const ran = await runStep(transport, loaded, state, index, new RegexRunner());
     state = ran.state;
     steps.push(ran.result);
     hooks.onStep?.(ran.result);

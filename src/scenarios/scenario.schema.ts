@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { targetProblem } from '../lib/request-target.js';
+import { REFERENCE, wholeReference } from './scenario.refs.js';
 
 // The scenario file format (docs/decisions.md#scenario-format): one zod schema validates a file and is the source of the
 // published JSON Schema (schemas/scenario.schema.json, scripts/scenario-schema.mjs), so every `.describe()` here is
@@ -94,6 +96,24 @@ export const asSchema = z
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
+/**
+ * The path of a `request` or `control` as written, each ${...} reference taken as one plain character, must be a
+ * normalized target: dot segments or encoded dots and slashes would take the call out of the scenario's session
+ * (docs/scenarios.md#paths). The engine checks the path again once references are filled in.
+ */
+function refuseUnnormalizedPath(path: string, context: z.core.$RefinementCtx<string>): void {
+  if (wholeReference(path) !== null) return;
+  const problem = targetProblem(path.replace(REFERENCE, 'x'));
+  if (problem !== null) context.addIssue({ code: 'custom', message: `path is not normalized: ${problem}; a scenario's calls stay in its own session`, input: path });
+}
+
+export const SESSIONS_CLOSED = 'a scenario runs inside a session: /_emulator/sessions is not open to it';
+
+/** Whether a control path names the server's sessions (docs/scenarios.md#paths): checked as written and as filled in. */
+export function opensSessions(path: string): boolean {
+  return /^\/_emulator\/sessions(\/|\?|$)/.test(path);
+}
+
 const requestAction = z
   .strictObject({
     method: z.enum(METHODS).describe('The HTTP method'),
@@ -101,6 +121,7 @@ const requestAction = z
       .string()
       .max(2048)
       .regex(/^(\/v1\/|\$\{[^{}]*\}$)/, 'path must be a /v1/... path, or one ${...} reference to a link the sandbox gave (control-plane calls are the other actions, or `control`)')
+      .superRefine(refuseUnnormalizedPath)
       .describe('The /v1 path and query string (${...} references are filled in), or one reference to an absolute link the sandbox gave (a statement file\'s url): its path and query are called'),
     as: asSchema.optional(),
     body: z.unknown().optional().describe('A JSON body'),
@@ -148,7 +169,8 @@ const controlAction = z
       .string()
       .max(2048)
       .regex(/^\/_emulator\//, 'path must be a /_emulator/... path')
-      .refine((value) => !/^\/_emulator\/sessions(\/|\?|$)/.test(value), { message: 'a scenario runs inside a session: /_emulator/sessions is not open to it' })
+      .refine((value) => !opensSessions(value), { message: SESSIONS_CLOSED })
+      .superRefine(refuseUnnormalizedPath)
       .describe('The control-plane path; ${...} references are filled in'),
     body: z.unknown().optional().describe('A JSON body'),
   })

@@ -1,4 +1,5 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
+import { targetProblem } from '../lib/request-target.js';
 
 // How the scenario engine reaches a sandbox (docs/decisions.md#scenario-engine): the same engine runs in the server
 // (over app.inject) and in the CLI (over HTTP to --url, or to the server it started). Paths are relative to the
@@ -29,6 +30,18 @@ export interface ScenarioTransport {
   webhookReceiverUrl?(): Promise<string>;
 }
 
+export class TransportError extends Error {}
+
+/**
+ * Refuses a path the URL parser would rewrite, before it goes under the prefix: `..` or `%2e%2e` segments (from the file
+ * or from a value a reference filled in) would reach another sandbox's routes, the root's or another session's
+ * (docs/scenarios.md#paths). Every call of both transports passes here, the engine's own paths included.
+ */
+function checkTarget(request: TransportRequest): void {
+  const problem = targetProblem(request.path);
+  if (problem !== null) throw new TransportError(`${request.method} ${request.path} was not sent: the path is not normalized: ${problem}; a scenario's calls stay in its own session`);
+}
+
 function flatHeaders(headers: Record<string, string | string[] | number | undefined>): Record<string, string> {
   const flat: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) if (value !== undefined) flat[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
@@ -45,6 +58,7 @@ export function injectTransport(app: FastifyInstance, prefix: string, extraHeade
     prefix,
     ...(webhookReceiverUrl ? { webhookReceiverUrl } : {}),
     async call(request) {
+      checkTarget(request);
       const response = await app.inject({
         method: request.method as InjectOptions['method'],
         url: prefix + request.path,
@@ -56,7 +70,6 @@ export function injectTransport(app: FastifyInstance, prefix: string, extraHeade
   };
 }
 
-export class TransportError extends Error {}
 
 /**
  * Over HTTP to a sandbox's base URL (a server's, or a session's baseUrl, whose path is the prefix). `adminToken` goes on
@@ -71,6 +84,7 @@ export function httpTransport(baseUrl: string, options: { adminToken?: string | 
     prefix,
     ...(options.webhookReceiverUrl ? { webhookReceiverUrl: options.webhookReceiverUrl } : {}),
     async call(request) {
+      checkTarget(request);
       const headers: Record<string, string> = { ...request.headers };
       if (options.adminToken && request.path.startsWith('/_emulator/')) headers.authorization = `Bearer ${options.adminToken}`;
       let response: Response;

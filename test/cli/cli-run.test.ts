@@ -165,3 +165,40 @@ t.test('--url and --session: the session is kept and its baseUrl printed; --json
   const after = (await (await fetch(`${server.url}/_emulator/sessions`)).json()) as { data: Array<{ id: string }> };
   t.notOk(after.data.some((session) => session.id === document.files[0].session.id), 'without --session the session is ended');
 });
+
+// docs/scenarios.md#paths: `run` sends each call to the session's baseUrl with fetch, whose URL parser resolves dot
+// segments; a path written with them is a bad file (exit 2, nothing sent), one a reference fills in with them fails its
+// step (exit 1) unsent. The server's root clock and its other sessions are as they were.
+t.test('a file cannot reach the root or another session through dot segments', async (t) => {
+  const server = await startServerProcess({ db: ':memory:' });
+  t.teardown(() => server.stop());
+  const control = async (method: string, route: string, body?: unknown) => {
+    const response = await fetch(`${server.url}${route}`, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
+    return (await response.json()) as Record<string, unknown> & { data: unknown[] };
+  };
+  await control('POST', '/_emulator/clock', { freezeAt: '2099-03-01T12:00:00Z' }); // frozen ahead: the root clock never goes back
+  await control('POST', '/_emulator/sessions', { label: 'victim' });
+
+  const written = write('escape-written.yaml', 'name: escape-written\nsteps:\n  - control: { method: POST, path: "/_emulator/../../../_emulator/clock", body: { advanceMs: 5000 } }\n');
+  const refused = await run([written, '--url', server.url]);
+  t.equal(refused.code, 2, refused.stderr);
+  t.match(refused.stderr, /escape-written\.yaml:3:36: path is not normalized: it has dot segments/);
+  t.equal(refused.stdout, '', 'nothing ran');
+
+  const seeded = (value: string, action: string) =>
+    `name: escape-filled\nclock: 2026-03-01T12:00:00Z\nsteps:\n  - fault: { match: { path: /v1/never }, effect: { type: status, status: 503 }, seed: "${value}" }\n    capture: { up: body.seed }\n  - ${action}\n`;
+  const files: Array<[string, string, RegExp]> = [
+    ['escape-clock.yaml', seeded('../../../_emulator/clock', 'control: { method: POST, path: "/_emulator/${up}", body: { advanceMs: 5000 } }'), /POST \/_emulator\/\.\.\/\.\.\/\.\.\/_emulator\/clock was not sent: the path is not normalized/],
+    ['escape-sessions.yaml', seeded('../../../_emulator/sessions?label=victim', 'control: { method: DELETE, path: "/_emulator/${up}" }'), /DELETE \/_emulator\/\.\.\/\.\.\/\.\.\/_emulator\/sessions\?label=victim was not sent/],
+    ['escape-request.yaml', seeded('../../_emulator/clock', 'request: { method: POST, path: "/v1/${up}", body: { advanceMs: 5000 } }'), /POST \/v1\/\.\.\/\.\.\/_emulator\/clock was not sent/],
+  ];
+  for (const [name, text, message] of files) {
+    const result = await run([write(name, text), '--url', server.url]);
+    t.equal(result.code, 1, `${name}: the step failed: ${result.stderr}`);
+    t.match(result.stdout + result.stderr, message, `${name}: the call was not sent`);
+    t.match(result.stdout + result.stderr, new RegExp(`${name.replace('.', '\\.')}:6:5:`), `${name}: at the step's action`);
+  }
+
+  t.equal((await control('GET', '/_emulator/clock')).now, '2099-03-01T12:00:00.000Z', 'the root clock did not move');
+  t.equal((await control('GET', '/_emulator/sessions?label=victim')).data.length, 1, 'the other session lives on');
+});

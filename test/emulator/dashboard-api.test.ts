@@ -113,6 +113,8 @@ t.test('act-as: rejects paths outside /v1/, unknown users and malformed requests
     ['dot segments', { userId: 'usr_acme', method: 'GET', path: '/v1/../_emulator/overview' }, 400, /dot segments/],
     ['encoded dot segments', { userId: 'usr_acme', method: 'GET', path: '/v1/%2e%2e/_emulator/overview' }, 400, /dot segments/],
     ['fragment', { userId: 'usr_acme', method: 'GET', path: '/v1/accounts#x' }, 400, /fragment/],
+    ['encoded slashes', { userId: 'usr_acme', method: 'GET', path: '/v1/accounts%2F..%2F..%2F_emulator' }, 400, /encoded dot, slash or backslash/],
+    ['a backslash', { userId: 'usr_acme', method: 'GET', path: '/v1/..\\_emulator\\overview' }, 400, /dot segments/],
     ['GET with a body', { userId: 'usr_acme', method: 'GET', path: '/v1/accounts', body: { a: 1 } }, 400, /no body/],
     ['unknown method', { userId: 'usr_acme', method: 'TRACE', path: '/v1/accounts' }, 400, undefined],
     ['missing userId', { method: 'GET', path: '/v1/accounts' }, 400, undefined],

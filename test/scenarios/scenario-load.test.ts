@@ -165,6 +165,43 @@ const BROKEN: Array<{ name: string; text: string; line: number; column: number; 
     column: 36,
     message: 'a scenario runs inside a session: /_emulator/sessions is not open to it',
   },
+  {
+    // docs/scenarios.md#paths: under the session's prefix, the URL parser would resolve them to the root's routes
+    name: 'a request path with dot segments',
+    text: 'name: x\nsteps:\n  - request: { method: POST, path: "/v1/../../../_emulator/clock", body: { advanceMs: 5000 } }\n',
+    line: 3,
+    column: 36,
+    message: "path is not normalized: it has dot segments (. or ..), backslashes or characters the URL parser rewrites (URL-encode special characters); a scenario's calls stay in its own session",
+  },
+  {
+    name: 'a control path with dot segments past the sessions rule',
+    text: 'name: x\nsteps:\n  - control: { method: DELETE, path: "/_emulator/../../../_emulator/sessions?label=victim" }\n',
+    line: 3,
+    column: 38,
+    message: "path is not normalized: it has dot segments (. or ..), backslashes or characters the URL parser rewrites (URL-encode special characters); a scenario's calls stay in its own session",
+  },
+  {
+    name: 'a control path with encoded dots',
+    text: 'name: x\nsteps:\n  - control: { method: POST, path: "/_emulator/%2e%2e/%2E%2E/%2e%2e/_emulator/clock" }\n',
+    line: 3,
+    column: 36,
+    message: "path is not normalized: it has an encoded dot, slash or backslash (%2e, %2f, %5c); a scenario's calls stay in its own session",
+  },
+  {
+    name: 'a control path with dot segments beside a reference',
+    text: 'name: x\nsteps:\n  - id: one\n    settle: true\n  - control: { method: GET, path: "/_emulator/${steps.one.status}/../../clock" }\n',
+    line: 5,
+    column: 35,
+    message: "path is not normalized: it has dot segments (. or ..), backslashes or characters the URL parser rewrites (URL-encode special characters); a scenario's calls stay in its own session",
+  },
+  {
+    // docs/scenarios.md#matchers: a step's matches share one time budget; more than 50 is refused when the file is read
+    name: 'too many matches in one step',
+    text: `name: x\nsteps:\n  - request: { method: GET, path: /v1/accounts }\n    expect:\n      body:\n${Array.from({ length: 51 }, (_, i) => `        f${i}: { matches: "^a" }\n`).join('')}`,
+    line: 56,
+    column: 9,
+    message: 'a step holds at most 50 matches checks (this one has 51): spread them over steps',
+  },
   { name: 'too many steps', text: `name: x\nsteps:\n${'  - settle: true\n'.repeat(501)}`, line: 3, column: 3, message: 'steps holds at most 500 items' },
 ];
 

@@ -218,3 +218,71 @@ t.test('a scenario\'s own fault rule acts on its own requests', async (t) => {
   const refused = json(await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/scenario/steps/2` }));
   t.match(refused.step, { passed: true, results: [{ status: 503 }] });
 });
+
+// docs/scenarios.md#paths: a played step's calls go under the session's prefix through app.inject, whose URL parser
+// resolves dot segments; a path that would leave the session is refused when the file is read, and a path a reference
+// fills in with dot segments fails its step. Either way the root's clock and the other sessions are as they were.
+t.test('a scenario cannot reach the root or another session through dot segments', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const rootClock = async () => json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/clock' })).now as string;
+  const victims = async () => json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/sessions?label=victim' })).data.length as number;
+  t.equal((await create(sandbox, { label: 'victim' })).status, 201);
+  const clockBefore = await rootClock();
+
+  const written: Array<[string, string, RegExp]> = [
+    ['the root clock', 'control: { method: POST, path: "/_emulator/../../../_emulator/clock", body: { advanceMs: 5000 } }', /scenario:4:36: path is not normalized: it has dot segments/],
+    ['another session', 'control: { method: DELETE, path: "/_emulator/../../../_emulator/sessions?label=victim" }', /scenario:4:38: path is not normalized: it has dot segments/],
+    ['a request step', 'request: { method: POST, path: "/v1/../../../_emulator/clock", body: { advanceMs: 5000 } }', /scenario:4:36: path is not normalized: it has dot segments/],
+    ['encoded dots', 'control: { method: POST, path: "/_emulator/%2e%2e/%2e%2e/%2e%2e/_emulator/clock", body: { advanceMs: 5000 } }', /scenario:4:36: path is not normalized: it has an encoded dot/],
+  ];
+  for (const [label, action, message] of written) {
+    const before = await sessionCount(sandbox);
+    const answer = await create(sandbox, { scenario: `name: escape\nsteps:\n  - caption: ${label}\n    ${action}\n` });
+    t.equal(answer.status, 400, `${label}: refused when read`);
+    t.match(answer.body.message, message, `${label}: at its line and column`);
+    t.equal(await sessionCount(sandbox), before, `${label}: no session made`);
+  }
+
+  const filled = await create(sandbox, {
+    scenario:
+      'name: escape-by-reference\nclock: 2026-03-01T12:00:00Z\nsteps:\n' +
+      '  - caption: A value that holds dot segments\n' +
+      '    fault: { match: { path: /v1/never }, effect: { type: status, status: 503 }, seed: "../../../_emulator/clock" }\n' +
+      '    capture: { up: body.seed }\n' +
+      '  - caption: Through it to the root clock\n' +
+      '    control: { method: POST, path: "/_emulator/${up}", body: { advanceMs: 5000 } }\n',
+  });
+  t.equal(filled.status, 201, JSON.stringify(filled.body));
+  const prefix = `/_sessions/${filled.body.id}`;
+  const sessionClock = json(await sandbox.app.inject({ method: 'GET', url: `${prefix}/_emulator/clock` })).now as string;
+  t.match(json(await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/scenario/steps/1` })).step, { passed: true });
+  const second = await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/scenario/steps/2` });
+  t.equal(second.statusCode, 200, 'a failed step, not a failed request');
+  t.match(json(second).step, { passed: false, results: [{ passed: false, failure: { message: /^POST \/_emulator\/\.\.\/\.\.\/\.\.\/_emulator\/clock was not sent: the path is not normalized: it has dot segments/, line: 8 } }] });
+  t.match(json(second).scenario, { finished: true, failed: { step: 2, line: 8 } });
+  t.equal(json(await sandbox.app.inject({ method: 'GET', url: `${prefix}/_emulator/clock` })).now, sessionClock, 'the session\'s clock did not move either');
+
+  t.equal(await rootClock(), clockBefore, 'the root clock did not move');
+  t.equal(await victims(), 1, 'the other session lives on');
+});
+
+// docs/scenarios.md#matchers: a played step's `matches` share one time budget; a pattern that runs it out fails the
+// step (200, passed false, with the reason), not the request, and the sandbox answers the next request.
+t.test('a played step whose matches run out their time fails with the reason', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const created = await create(sandbox, {
+    scenario:
+      'name: slow-matches\nsteps:\n  - caption: A pattern that backtracks without end\n' +
+      `    fault: { match: { path: /v1/never }, effect: { type: status, status: 503 }, seed: "${'1'.repeat(40)}!" }\n` +
+      `    expect: { body: { seed: { matches: "^(\\\\d+)+$" } } }\n` +
+      '  - caption: Never\n    settle: true\n',
+  });
+  t.equal(created.status, 201, JSON.stringify(created.body));
+  const prefix = `/_sessions/${created.body.id}`;
+  const played = await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/scenario/steps/1` });
+  t.equal(played.statusCode, 200);
+  t.match(json(played).step, { passed: false, results: [{ failure: { message: /^body\.seed: the pattern \/\^\(\\d\+\)\+\$\/ took longer than 100 ms on "/ } }] });
+  t.equal((await sandbox.app.inject({ method: 'GET', url: `${prefix}/_emulator/health` })).statusCode, 200);
+});
