@@ -22,7 +22,7 @@ export const settleRoutes: FastifyPluginAsyncZod = async (app) => {
           'holds are waited for. What still waits is listed: RETRYING deliveries with their next attempt, deliveries behind an earlier ' +
           'event of their transaction, and the emulated time the next job is due (nextDueAt). Never moves the clock.',
         body: settleBody,
-        response: { 200: settleReportSchema, ...errorResponses() },
+        response: { 200: settleReportSchema, ...errorResponses(404) },
       },
     },
     async (request) => settleSandbox(ctxOf(request), request.body?.timeoutMs ?? SETTLE_TIMEOUT_DEFAULT_MS),

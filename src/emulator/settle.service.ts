@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { errors } from '../core/errors.js';
 import { pendingJobs, runDueJobs } from '../scheduler/scheduler.js';
 import { webhookDispatcherOf } from '../domains/webhooks/webhooks.dispatcher.js';
 import { waitingDeliveries } from '../domains/webhooks/webhooks.views.js';
@@ -17,9 +18,13 @@ export async function settleSandbox(ctx: AppContext, timeoutMs: number): Promise
   const started = Date.now();
   const deadline = started + timeoutMs;
   let jobsRun = 0;
+  const hadDispatcher = webhookDispatcherOf(ctx) !== undefined;
   for (;;) {
-    jobsRun += runDueJobs(ctx);
     const dispatcher = webhookDispatcherOf(ctx);
+    // docs/control-plane.md#settle: its session was ended (or the server is stopping) while this waited. Its dispatcher
+    // is stopped, so nothing would be left on the wire, but nothing was delivered either: not "settled".
+    if (hadDispatcher && !dispatcher) throw errors.notFound('The sandbox ended while settle waited: its session was ended or expired, or the server is stopping');
+    jobsRun += runDueJobs(ctx);
     const quiet = dispatcher ? dispatcher.idle() : true;
     const jobs = pendingJobs(ctx);
     const settled = quiet && jobs.dueNow === 0;

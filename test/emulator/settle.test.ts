@@ -4,6 +4,7 @@ import type { Config } from '../../src/config.js';
 import { START } from '../helper.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { call, signed } from '../helpers/http-client.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // POST /_emulator/settle (docs/control-plane.md#settle) over real HTTP, per session and on the root: it answers once
 // every job due now has run and every delivery that may be attempted now was attempted and answered, webhook chaos's
@@ -110,6 +111,23 @@ tap.test('settle: webhook chaos\'s holds are waited for; a hung receiver ends in
   t.match(timedOut.body.waiting.items[0], { status: 'PENDING', onTheWire: true });
   const zero = await call(`${base}/_emulator/settle`, 'POST', { timeoutMs: 0 });
   t.equal(zero.body.settled, false, 'timeoutMs 0 looks once and answers');
+});
+
+tap.test('settle: a session ended while its settle waits answers 404, not settled', async (t) => {
+  const receiver = await startReceiver({ answer: () => 'hang' });
+  t.teardown(() => receiver.close());
+  const server = await serve();
+  t.teardown(() => server.close());
+  const base = await session(server, receiver);
+  const id = base.split('/').pop()!;
+  await deposit(base);
+  const waiting = call(`${base}/_emulator/settle`, 'POST', { timeoutMs: 30_000 });
+  // the attempt is on the wire (the receiver never answers), so settle is still waiting when the session ends
+  await waitUntil(() => receiver.requests.length === 1, 'the attempt on the wire');
+  t.equal((await call(`${server.url}/_emulator/sessions/${id}`, 'DELETE')).status, 204);
+  const answer = await waiting;
+  t.equal(answer.status, 404, answer.text);
+  t.match(answer.body, { errorCode: 'NOT_FOUND', message: 'The sandbox ended while settle waited: its session was ended or expired, or the server is stopping' });
 });
 
 tap.test('settle: bad bodies are a 400 naming timeoutMs; the root sandbox settles too', async (t) => {

@@ -5823,6 +5823,15 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
+            /** @description Not found (NOT_FOUND): unknown id or an id of another programme */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
             /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
