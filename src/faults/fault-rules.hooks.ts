@@ -6,6 +6,7 @@ import { journalOf } from '../emulator/journal.service.js';
 import type { FaultEffect, FiredFault } from './fault-rules.schema.js';
 import { decideFaults, hasActiveFaultRules } from './fault-rules.service.js';
 import { isInternalCall } from './internal-call.js';
+import { markConnectionClosed } from '../lib/connection-closed.js';
 
 // Where fault rules act on a request (docs/faults.md#how-rules-are-evaluated): after authentication and validation
 // (so a rule can match the user and the body), before the handler; an ambiguous failure acts again in onSend,
@@ -110,7 +111,10 @@ function dropConnection(request: FastifyRequest, reply: FastifyReply): void {
 function closeConnection(request: FastifyRequest): void {
   const socket = request.raw.socket;
   if (socket instanceof Socket) socket.destroy();
-  else request.raw.destroy();
+  else {
+    markConnectionClosed(request.raw); // src/lib/connection-closed.ts: destroy() alone may be ignored in process
+    request.raw.destroy();
+  }
 }
 
 /** A streamed answer (a statement file) that will not be sent is closed, not left open. */

@@ -1,5 +1,6 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { targetProblem } from '../lib/request-target.js';
+import { connectionWasClosed } from '../lib/connection-closed.js';
 
 // How the scenario engine reaches a sandbox (docs/decisions.md#scenario-engine): the same engine runs in the server
 // (over app.inject) and in the CLI (over HTTP to --url, or to the server it started). Paths are relative to the
@@ -65,6 +66,10 @@ export function injectTransport(app: FastifyInstance, prefix: string, extraHeade
         headers: { ...request.headers, ...extraHeaders },
         ...(request.body === undefined ? {} : { payload: request.body }),
       });
+      // an ambiguous failure without a status closes the connection after processing: no answer, as over HTTP
+      if (connectionWasClosed(response.raw.req)) {
+        throw new TransportError(`${request.method} ${prefix}${request.path} failed: the connection was closed without an answer`);
+      }
       return { status: response.statusCode, headers: flatHeaders(response.headers), body: response.body };
     },
   };

@@ -219,6 +219,28 @@ t.test('a scenario\'s own fault rule acts on its own requests', async (t) => {
   t.match(refused.step, { passed: true, results: [{ status: 503 }] });
 });
 
+t.test('an ambiguous failure without a status fails a played step as it fails the same step of service-sandbox run', async (t) => {
+  // docs/faults.md#fault-rules: the connection closes after processing; in process too, the call has no answer
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const created = await create(sandbox, {
+    scenario:
+      'name: lost-answer\nsteps:\n  - caption: A rule\n    fault: { match: { path: /v1/accounts }, effect: { type: ambiguous }, times: 1 }\n' +
+      '  - caption: No answer\n    request: { method: GET, path: /v1/accounts, as: { key: pk_sandbox_single } }\n',
+  });
+  t.equal(created.status, 201, JSON.stringify(created.body));
+  const prefix = `/_sessions/${created.body.id}`;
+  t.equal((await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/scenario/steps/1` })).statusCode, 200);
+  const lost = json(await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/scenario/steps/2` }));
+  t.match(lost.step, { passed: false });
+  t.match(JSON.stringify(lost.step), /the connection was closed without an answer/, 'the step says why');
+  const journal = json(await sandbox.app.inject({ method: 'GET', url: `${prefix}/_emulator/requests` }));
+  t.ok(
+    journal.data.some((entry: { path?: string; url?: string; status: number }) => /\/v1\/accounts/.test(entry.path ?? entry.url ?? '') && entry.status === 0),
+    'the journal has the request unanswered',
+  );
+});
+
 // docs/scenarios.md#paths: a played step's calls go under the session's prefix through app.inject, whose URL parser
 // resolves dot segments; a path that would leave the session is refused when the file is read, and a path a reference
 // fills in with dot segments fails its step. Either way the root's clock and the other sessions are as they were.
