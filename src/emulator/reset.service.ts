@@ -4,6 +4,7 @@ import { resetState } from '../fixtures/fixtures.seed.js';
 import { captureSnapshot, restoreSnapshot, restoreTables, startingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
 import { sessionWebhookUrl, setWebhookEndpoint } from '../domains/webhooks/webhooks.endpoints.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
+import { forgetAttemptsOnTheWire } from '../domains/webhooks/webhooks.sender.js';
 
 /**
  * The state the fixtures seed, taken at a sandbox's first reset and put back by every later one
@@ -31,6 +32,7 @@ export const resetImageSlot: StateSlot<{ webhookUrl: string | null | undefined; 
  */
 export function resetSandbox(ctx: AppContext): void {
   ctx.runtime.reset(); // every slot by its declaration (docs/faults.md#lifetime, docs/faults.md#reset-sessions-and-snapshots)
+  forgetAttemptsOnTheWire(ctx); // their deliveries' ids are drawn again by the new state (docs/webhooks.md#reset)
   const snapshot = startingSnapshot(ctx);
   const pinnedUrl = sessionWebhookUrl(ctx);
   if (snapshot) {

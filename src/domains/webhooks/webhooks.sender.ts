@@ -29,14 +29,12 @@ interface SenderState {
 
 /**
  * Per sandbox (docs/architecture.md#runtime); a reset keeps its connections and the attempts on the wire, which finish
- * unrecorded (the generation moves).
+ * unrecorded: reset and restore move the generation (forgetAttemptsOnTheWire).
  */
 export const senderSlot: StateSlot<SenderState> = {
   name: 'webhooks.sender',
   create: newSenderState,
-  reset: (state) => {
-    state.generation += 1;
-  },
+  reset: 'keep',
   carriedBySnapshots: false,
   newSession: 'fresh',
 };
@@ -45,7 +43,7 @@ function newSenderState(): SenderState {
   return { agent: null, inFlight: new Set(), listeners: new Set(), generation: 0 };
 }
 
-/** A snapshot restore rewinds the deliveries as a reset does: attempts on the wire finish unrecorded. */
+/** A reset or snapshot restore rewinds the deliveries, ids included: attempts on the wire finish unrecorded. */
 export function forgetAttemptsOnTheWire(ctx: AppContext): void {
   senderState(ctx).generation += 1;
 }
