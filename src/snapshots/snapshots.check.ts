@@ -4,6 +4,7 @@ import type { Db } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { migrations } from '../db/migrations/index.js';
 import { rowProblem } from './snapshots.rules.js';
+import { inClockRange } from '../lib/clock.js';
 import {
   columnsOf,
   fileTableName,
@@ -205,8 +206,8 @@ function readInfo(file: Db, level: SchemaLevel): Omit<CheckedFile, 'tables' | 's
   if (unknown !== undefined) refuse(`its snapshot_info holds a row ${JSON.stringify(String(unknown).slice(0, 80))}; an export writes only ${INFO_KEYS.join(', ')}`);
   const clockMs = Number(value('clock_ms'));
   const clockMode = value('clock_mode');
-  // docs/decisions.md#snapshot-files: the clock never leaves 0000-01-01..9999-12-31
-  if (value('clock_ms') === undefined || !Number.isSafeInteger(clockMs) || clockMs < 0 || clockMs > 253_402_300_799_999 || (clockMode !== 'frozen' && clockMode !== 'realtime')) {
+  // docs/decisions.md#snapshot-files: the clock never leaves 0000-01-01..9999-12-31 (before 1970 included)
+  if (value('clock_ms') === undefined || !Number.isSafeInteger(clockMs) || !inClockRange(clockMs) || (clockMode !== 'frozen' && clockMode !== 'realtime')) {
     refuse('its clock is missing or unreadable');
   }
   return { clockMs, clockMode };
