@@ -99,11 +99,8 @@ export function writeTables(db: Db, tables: TableRows[], order: string[]): void 
   }
 }
 
-/**
- * Make one table equal to its saved rows, touching only the rows that differ (also the file check's fill of the tables
- * triggers write into: src/snapshots/snapshots.check.ts).
- */
-export function writeBack(db: Db, table: TableRows): void {
+/** Make one table equal to its saved rows, touching only the rows that differ. */
+function writeBack(db: Db, table: TableRows): void {
   const { name, columns, key } = table;
   const keyPositions = key === 'rowid' ? [0] : key;
   const offset = key === 'rowid' ? 1 : 0; // column i of a row is at i + offset
@@ -148,7 +145,14 @@ function sameRow(a: unknown[], b: unknown[]): boolean {
  * before the list counters), so a table is compared only once the triggers that write into it have fired.
  */
 export function triggerOrder(db: Db, tables: string[]): string[] {
-  const writes = triggerWrites(db);
+  const triggers = db.prepare("SELECT tbl_name AS owner, sql FROM sqlite_master WHERE type = 'trigger'").all() as Array<{ owner: string; sql: string }>;
+  const writes = new Map<string, Set<string>>();
+  for (const { owner, sql: text } of triggers) {
+    const body = text.slice(text.search(/\bBEGIN\b/i));
+    for (const match of body.matchAll(/\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+"?(\w+)"?/gi)) {
+      if (match[1] !== owner) (writes.get(owner) ?? writes.set(owner, new Set()).get(owner)!).add(match[1]!);
+    }
+  }
   const incoming = new Map(tables.map((table) => [table, 0]));
   for (const targets of writes.values()) for (const target of targets) if (incoming.has(target)) incoming.set(target, incoming.get(target)! + 1);
   const ordered: string[] = [];
@@ -166,16 +170,3 @@ export function triggerOrder(db: Db, tables: string[]): string[] {
   return ordered;
 }
 
-
-/** Which tables each table's triggers write into (other than itself), read from the triggers' SQL. */
-export function triggerWrites(db: Db): Map<string, Set<string>> {
-  const triggers = db.prepare("SELECT tbl_name AS owner, sql FROM sqlite_master WHERE type = 'trigger'").all() as Array<{ owner: string; sql: string }>;
-  const writes = new Map<string, Set<string>>();
-  for (const { owner, sql: text } of triggers) {
-    const body = text.slice(text.search(/\bBEGIN\b/i));
-    for (const match of body.matchAll(/\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+"?(\w+)"?/gi)) {
-      if (match[1] !== owner) (writes.get(owner) ?? writes.set(owner, new Set()).get(owner)!).add(match[1]!);
-    }
-  }
-  return writes;
-}

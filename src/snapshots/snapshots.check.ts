@@ -13,9 +13,6 @@ import {
   readTables,
   restoreNewDatabase,
   snapshotTables,
-  triggerOrder,
-  triggerWrites,
-  writeBack,
   SNAPSHOT_FORMAT,
   SNAPSHOT_INFO_SQL,
   type TableRows,
@@ -93,7 +90,7 @@ function levelOf(db: Db, version: number): SchemaLevel {
 
 /** Made once per thread (a constant of the build). */
 let levels: SchemaLevel[] | undefined;
-/** This build's schema as an empty database image, made with the levels: the scratch database of checkKeys. */
+/** This build's schema without its triggers as an empty database image, made with the levels: checkKeys's scratch database. */
 let latestImage: Buffer | undefined;
 
 /**
@@ -110,9 +107,26 @@ export function knownLevels(): SchemaLevel[] {
       migrate(db, version);
       made.push(levelOf(db, version));
     }
-    latestImage = db.serialize();
+    latestImage = withoutTriggers(db.serialize());
     levels = made;
     return made;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * A copy of `image` with its triggers dropped. Its triggers only keep derived tables (the list counters, the in-flight
+ * sums, transaction_accounts) up to date, with upserts and INSERT OR IGNORE that no row can make fail, and a restore
+ * makes those tables equal to the file's rows anyway; firing them on every transaction row made the fill about twice
+ * as slow (docs/robustness.md#hostile-files), so the scratch database takes each table's rows as the file holds them.
+ */
+function withoutTriggers(image: Buffer): Buffer {
+  const db = new Database(image);
+  try {
+    const triggers = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[];
+    for (const name of triggers) db.exec(`DROP TRIGGER "${name}"`);
+    return db.serialize();
   } finally {
     db.close();
   }
@@ -248,8 +262,9 @@ function checkRows(tables: TableRows[], latest: SchemaLevel): void {
  * of it, each row refused by a PRIMARY KEY, UNIQUE, NOT NULL or CHECK constraint is named, then PRAGMA foreign_key_check
  * names the first row that refers to a row that is not there. A restore writes with foreign keys off (a sandbox's
  * tables are not written in reference order), so these would otherwise pass into the sandbox and fail its later
- * requests with a 500. The rows go in as a restore into an empty database puts them (trigger order, the tables
- * triggers write into made equal to the file's by writeBack), with foreign keys off so that order does not matter.
+ * requests with a 500. The rows go in table by table with foreign keys off, so the order does not matter, into a
+ * database without triggers (withoutTriggers); sqlite_sequence, which has no constraint, is only checked for a name
+ * held twice.
  */
 function checkKeys(tables: TableRows[], latest: SchemaLevel): void {
   if (!latestImage) knownLevels();
@@ -257,14 +272,11 @@ function checkKeys(tables: TableRows[], latest: SchemaLevel): void {
   try {
     db.pragma('foreign_keys = OFF');
     const byName = new Map(tables.map((table) => [table.name, table]));
-    const written = new Set(['sqlite_sequence', ...[...triggerWrites(db).values()].flatMap((targets) => [...targets])]);
     db.transaction(() => {
-      for (const name of triggerOrder(db, [...byName.keys()])) {
-        const table = byName.get(name)!;
-        const primaryKey = latest.tables.find((known) => known.name === name)?.primaryKey ?? [];
+      for (const table of tables) {
+        const primaryKey = latest.tables.find((known) => known.name === table.name)?.primaryKey ?? [];
         checkUniqueKeys(table, primaryKey);
-        if (written.has(name)) fillWritten(db, table);
-        else fillRows(db, table, primaryKey);
+        if (table.name !== 'sqlite_sequence') fillRows(db, table, primaryKey);
       }
     })();
     checkReferences(db, byName, latest);
@@ -284,7 +296,7 @@ function checkUniqueKeys(table: TableRows, primaryKey: number[]): void {
   }
 }
 
-/** A table no trigger writes into: its rows one by one, the first the schema refuses named. */
+/** A table's rows one by one, the first the schema refuses named. */
 function fillRows(db: Db, table: TableRows, primaryKey: number[]): void {
   const withRowid = table.key === 'rowid';
   const columns = table.columns.map((column) => `"${column}"`).join(', ');
@@ -295,15 +307,6 @@ function fillRows(db: Db, table: TableRows, primaryKey: number[]): void {
     } catch (error) {
       refuse(`table ${fileTableName(table.name)}, row ${rowLabel(table, primaryKey, row)}: this build's schema refuses it (${(error as Error).message})`);
     }
-  }
-}
-
-/** A table triggers write into (the list counters, the in-flight sums): made equal to the file's rows as a restore does. */
-function fillWritten(db: Db, table: TableRows): void {
-  try {
-    writeBack(db, table);
-  } catch (error) {
-    refuse(`table ${fileTableName(table.name)}: this build's schema refuses its rows (${(error as Error).message})`);
   }
 }
 
