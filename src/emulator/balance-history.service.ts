@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { precisionOf } from '../context.js';
 import { errors } from '../core/errors.js';
 import { formatAmount } from '../lib/money.js';
+import { clampToClockRange } from '../lib/clock.js';
 import { controlPlaneAccount } from './accounts.service.js';
 import { MAX_POINTS, type BalanceHistory, type BalanceHistoryQuery } from './balance-history.schema.js';
 
@@ -26,8 +27,10 @@ interface EntryRow {
 export function getBalanceHistory(ctx: AppContext, accountId: string, query: BalanceHistoryQuery): BalanceHistory {
   const account = controlPlaneAccount(ctx, accountId);
   const toMs = query.to === undefined ? ctx.clock.nowMs() : Date.parse(query.to);
-  const fromMs = query.from === undefined ? toMs - 7 * DAY_MS : Date.parse(query.from);
-  if (fromMs >= toMs) throw errors.field('InvalidValue', 'from', 'from must be earlier than to');
+  // docs/decisions.md#clock-range: the default window starts no earlier than the clock's range does
+  const fromMs = query.from === undefined ? clampToClockRange(toMs - 7 * DAY_MS) : Date.parse(query.from);
+  // a default window at the range's first instant is empty, not an error: the client asked for no bound
+  if (fromMs >= toMs && query.from !== undefined) throw errors.field('InvalidValue', 'from', 'from must be earlier than to');
   if (toMs - fromMs > MAX_SPAN_MS) throw errors.field('InvalidValue', 'from', 'The period may cover at most 400 days');
   const precision = precisionOf(ctx, account.currency);
 
@@ -76,6 +79,6 @@ export function getBalanceHistory(ctx: AppContext, accountId: string, query: Bal
   const kept = truncated ? inside.slice(-MAX_POINTS) : inside;
   const last = kept[kept.length - 1];
   const points = [startPoint, ...kept];
-  if (!last || Date.parse(last.at) < toMs) points.push(point(toMs));
+  if (Date.parse((last ?? startPoint).at) < toMs) points.push(point(toMs));
   return { accountId, currency: account.currency, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), points, truncated };
 }

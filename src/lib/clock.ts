@@ -14,6 +14,15 @@ export function inClockRange(ms: number): boolean {
   return ms >= MIN_INSTANT_MS && ms <= MAX_INSTANT_MS;
 }
 
+/**
+ * An instant computed from the clock (a job's due time, an expiry, the start of a window before now) held inside the
+ * clock's range (docs/decisions.md#clock-range): at the ceiling a job due "in 1 s" is due at the ceiling, which the
+ * clock can reach, instead of in the year 10000, which it never can and which no snapshot file may hold.
+ */
+export function clampToClockRange(ms: number): number {
+  return Math.min(Math.max(ms, MIN_INSTANT_MS), MAX_INSTANT_MS);
+}
+
 export type ClockState =
   | { mode: 'realtime'; offsetMs: number }
   | { mode: 'frozen'; frozenAtMs: number };

@@ -1,6 +1,7 @@
 import { prepared } from '../db/connection.js';
 import type { AppContext } from '../context.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
+import { clampToClockRange } from '../lib/clock.js';
 
 // Deferred work is a row in `jobs` with a due time on the emulated clock (docs/architecture.md#a-new-job). Jobs run in
 // time order, in slices: one IMMEDIATE SQLite transaction per slice, each job in a savepoint of its own
@@ -23,13 +24,14 @@ interface JobRow {
 
 export function scheduleJob(ctx: AppContext, type: string, dueAtMs: number, payload: Record<string, unknown>): number {
   if (!ctx.jobHandlers[type]) throw new Error(`no handler registered for job type ${type}`);
+  const dueMs = clampToClockRange(dueAtMs); // docs/decisions.md#clock-range: due no later than the clock can reach
   const result = prepared(ctx.db, 'INSERT INTO jobs (type, due_at_ms, payload, created_at_ms) VALUES (?, ?, ?, ?)').run(
     type,
-    dueAtMs,
+    dueMs,
     JSON.stringify(payload),
     ctx.clock.nowMs(),
   );
-  ctx.runtime.get(jobsTimerSlot).wake?.(dueAtMs);
+  ctx.runtime.get(jobsTimerSlot).wake?.(dueMs);
   return Number(result.lastInsertRowid);
 }
 

@@ -6,6 +6,7 @@ import { createJobQueue } from '../lib/job-queue.js';
 import { migrate } from '../db/migrate.js';
 import { migrations } from '../db/migrations/index.js';
 import { rowProblem } from './snapshots.rules.js';
+import { inClockRange } from '../lib/clock.js';
 import {
   columnsOf,
   fileTableName,
@@ -27,8 +28,10 @@ import {
 //   2. its sqlite_master (tables, indexes, triggers, views, their SQL normalised) must be exactly the file schema of
 //      one migration level this build knows: no view, no trigger, no extra or missing table or index, no later level;
 //   3. PRAGMA integrity_check must say ok;
-// and then every row of every state table must pass the rules the API writes by (snapshots.rules.ts). A file of an
-// older level is filled into a database of that level and migrated as a database file is, then checked the same way.
+// and then every row of every state table must pass the rules the API writes by (snapshots.rules.ts), and the rows
+// together must fit this build's real schema: they are filled into a scratch database of it, where a duplicate key
+// or a reference to a row that is not there is refused as a bad row is (checkKeys). A file of an older level is
+// filled into a database of that level and migrated as a database file is, then checked the same way.
 // The whole check runs on a worker thread with a time bound (checkInWorker), so no file can hold the event loop.
 
 /** A file that is not a snapshot this server can restore; the message says why (a 400 on `body`). */
@@ -89,6 +92,8 @@ function levelOf(db: Db, version: number): SchemaLevel {
 
 /** Made once per thread (a constant of the build). */
 let levels: SchemaLevel[] | undefined;
+/** This build's schema without its triggers as an empty database image, made with the levels: checkKeys's scratch database. */
+let latestImage: Buffer | undefined;
 
 /**
  * The file schema at every migration level, from the first to this build's (derived from src/db/migrations, so a new
@@ -104,8 +109,26 @@ export function knownLevels(): SchemaLevel[] {
       migrate(db, version);
       made.push(levelOf(db, version));
     }
+    latestImage = withoutTriggers(db.serialize());
     levels = made;
     return made;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * A copy of `image` with its triggers dropped. Its triggers only keep derived tables (the list counters, the in-flight
+ * sums, transaction_accounts) up to date, with upserts and INSERT OR IGNORE that no row can make fail, and a restore
+ * makes those tables equal to the file's rows anyway; firing them on every transaction row made the fill about twice
+ * as slow (docs/robustness.md#hostile-files), so the scratch database takes each table's rows as the file holds them.
+ */
+function withoutTriggers(image: Buffer): Buffer {
+  const db = new Database(image);
+  try {
+    const triggers = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[];
+    for (const name of triggers) db.exec(`DROP TRIGGER "${name}"`);
+    return db.serialize();
   } finally {
     db.close();
   }
@@ -138,6 +161,8 @@ export function checkSnapshotFile(bytes: Uint8Array): CheckedFile {
     const latest = knownLevels().at(-1)!;
     if (level.version !== latest.version) tables = migrateTables(level.version, tables);
     checkRows(tables, latest);
+    checkIdCounter(tables);
+    checkKeys(tables, latest);
     return { ...info, schemaVersion: latest.version, tables };
   } catch (error) {
     if (error instanceof SnapshotRefusal) throw error;
@@ -180,6 +205,9 @@ function matchSchema(file: Db): SchemaLevel {
   return level;
 }
 
+/** The rows of `snapshot_info` an export writes (src/emulator/snapshots.service.ts). */
+const INFO_KEYS = ['format', 'name', 'schema_version', 'clock_ms', 'clock_mode', 'saved_at'];
+
 function readInfo(file: Db, level: SchemaLevel): Omit<CheckedFile, 'tables' | 'schemaVersion'> {
   const info = new Map(file.prepare('SELECT key, value FROM snapshot_info').raw(true).all() as Array<[unknown, unknown]>);
   const value = (key: string): string | undefined => {
@@ -190,10 +218,12 @@ function readInfo(file: Db, level: SchemaLevel): Omit<CheckedFile, 'tables' | 's
   if (value('schema_version') !== String(level.version)) {
     refuse(`its snapshot_info says schema version ${value('schema_version') ?? '(missing)'}, but its tables are those of version ${level.version}`);
   }
+  const unknown = [...info.keys()].find((key) => typeof key !== 'string' || !INFO_KEYS.includes(key));
+  if (unknown !== undefined) refuse(`its snapshot_info holds a row ${JSON.stringify(String(unknown).slice(0, 80))}; an export writes only ${INFO_KEYS.join(', ')}`);
   const clockMs = Number(value('clock_ms'));
   const clockMode = value('clock_mode');
-  // docs/decisions.md#snapshot-files: the clock never leaves 0000-01-01..9999-12-31
-  if (value('clock_ms') === undefined || !Number.isSafeInteger(clockMs) || clockMs < 0 || clockMs > 253_402_300_799_999 || (clockMode !== 'frozen' && clockMode !== 'realtime')) {
+  // docs/decisions.md#snapshot-files: the clock never leaves 0000-01-01..9999-12-31 (before 1970 included)
+  if (value('clock_ms') === undefined || !Number.isSafeInteger(clockMs) || !inClockRange(clockMs) || (clockMode !== 'frozen' && clockMode !== 'realtime')) {
     refuse('its clock is missing or unreadable');
   }
   return { clockMs, clockMode };
@@ -226,6 +256,83 @@ function checkRows(tables: TableRows[], latest: SchemaLevel): void {
       const problem = rowProblem(table.name, table.columns, row, offset);
       if (problem) refuse(`table ${fileTableName(table.name)}, row ${rowLabel(table, primaryKey, row)}: ${problem}`);
     }
+  }
+}
+
+/**
+ * The rows together against this build's real schema (docs/robustness.md#hostile-files): filled into a scratch database
+ * of it, each row refused by a PRIMARY KEY, UNIQUE, NOT NULL or CHECK constraint is named, then PRAGMA foreign_key_check
+ * names the first row that refers to a row that is not there. A restore writes with foreign keys off (a sandbox's
+ * tables are not written in reference order), so these would otherwise pass into the sandbox and fail its later
+ * requests with a 500. The rows go in table by table with foreign keys off, so the order does not matter, into a
+ * database without triggers (withoutTriggers); sqlite_sequence, which has no constraint, is only checked for a name
+ * held twice.
+ */
+function checkKeys(tables: TableRows[], latest: SchemaLevel): void {
+  if (!latestImage) knownLevels();
+  const db = new Database(latestImage!);
+  try {
+    db.pragma('foreign_keys = OFF');
+    const byName = new Map(tables.map((table) => [table.name, table]));
+    db.transaction(() => {
+      for (const table of tables) {
+        const primaryKey = latest.tables.find((known) => known.name === table.name)?.primaryKey ?? [];
+        checkUniqueKeys(table, primaryKey);
+        if (table.name !== 'sqlite_sequence') fillRows(db, table, primaryKey);
+      }
+    })();
+    checkReferences(db, byName, latest);
+  } finally {
+    db.close();
+  }
+}
+
+/** A table keyed by columns (WITHOUT ROWID, sqlite_sequence) holds each key once: a restore would keep only one of them. */
+function checkUniqueKeys(table: TableRows, primaryKey: number[]): void {
+  if (table.key === 'rowid') return;
+  const seen = new Set<string>();
+  for (const row of table.rows) {
+    const key = JSON.stringify(table.key.map((index) => row[index]));
+    if (seen.has(key)) refuse(`table ${fileTableName(table.name)}, row ${rowLabel(table, primaryKey, row)}: its key is held by another row too`);
+    seen.add(key);
+  }
+}
+
+/** A table's rows one by one, the first the schema refuses named. */
+function fillRows(db: Db, table: TableRows, primaryKey: number[]): void {
+  const withRowid = table.key === 'rowid';
+  const columns = table.columns.map((column) => `"${column}"`).join(', ');
+  const insert = db.prepare(`INSERT INTO "${table.name}" (${withRowid ? 'rowid, ' : ''}${columns}) VALUES (${table.columns.map(() => '?').join(', ')}${withRowid ? ', ?' : ''})`);
+  for (const row of table.rows) {
+    try {
+      insert.run(row);
+    } catch (error) {
+      refuse(`table ${fileTableName(table.name)}, row ${rowLabel(table, primaryKey, row)}: this build's schema refuses it (${(error as Error).message})`);
+    }
+  }
+}
+
+/** The first row that refers to a row that is not there, named with the column and the value it refers by. */
+function checkReferences(db: Db, byName: Map<string, TableRows>, latest: SchemaLevel): void {
+  const violation = db.prepare('PRAGMA foreign_key_check').get() as { table: string; rowid: number | null; parent: string; fkid: number } | undefined;
+  if (!violation) return;
+  const table = byName.get(violation.table)!;
+  const primaryKey = latest.tables.find((known) => known.name === table.name)?.primaryKey ?? [];
+  const from = (db.prepare('SELECT "from" FROM pragma_foreign_key_list(?) WHERE id = ?').pluck().all(violation.table, violation.fkid) as string[]);
+  const row = violation.rowid === null ? undefined : table.rows.find((candidate) => candidate[0] === violation.rowid);
+  const offset = table.key === 'rowid' ? 1 : 0;
+  const refersBy = from.map((column) => `${column} ${row ? JSON.stringify(row[table.columns.indexOf(column) + offset]) : ''}`.trim()).join(', ');
+  const named = row ? `row ${rowLabel(table, primaryKey, row)}` : 'a row';
+  refuse(`table ${fileTableName(table.name)}, ${named}: column ${refersBy} refers to a row of ${violation.parent} that is not there`);
+}
+
+/** `meta` holds the id counter once any id was drawn: every event (the outbox's rows) draws one (src/domains/webhooks/outbox.ts). */
+function checkIdCounter(tables: TableRows[]): void {
+  const rows = (name: string) => tables.find((table) => table.name === name)?.rows ?? [];
+  const meta = tables.find((table) => table.name === 'meta');
+  const keyAt = meta ? meta.columns.indexOf('key') + (meta.key === 'rowid' ? 1 : 0) : 0;
+  if (rows('outbox').length > 0 && !rows('meta').some((row) => row[keyAt] === 'id_counter')) {
+    refuse('table meta has no id_counter row, yet ids were drawn (table outbox has rows); a restore would hand the same ids out again');
   }
 }
 

@@ -8,9 +8,15 @@ import { INFORMATION_REQUEST_STATUSES } from '../domains/information-requests/in
 import { DECISIONS } from '../domains/information-requests/information-requests.schema.js';
 import { ENTRY_SOURCES, REQUIREMENT_SETS, REQUIREMENT_STATUSES } from '../domains/information-requests/requirements.js';
 import { RELATIONSHIPS } from '../domains/beneficiaries/beneficiaries.schema.js';
-import { CHAOS_KINDS, DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES } from '../domains/webhooks/webhooks.schema.js';
+import { CHAOS_KINDS, DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookUrl } from '../domains/webhooks/webhooks.schema.js';
 import { WALLET_NETWORKS } from '../domains/fees-fx/fees-fx.schema.js';
 import { JOB_STATUSES } from '../scheduler/scheduler.js';
+import { RAIL_STEP_JOB } from '../domains/transactions/transactions.rail.js';
+import { INTENT_EXPIRY_JOB } from '../domains/intents/intents.service.js';
+import { REVIEW_JOB, SUBMISSION_PROCESSING_JOB } from '../domains/information-requests/information-requests.service.js';
+import { PROVISION_DEPOSIT_INSTRUCTION_JOB } from '../domains/deposit-instructions/deposit-instructions.service.js';
+import { WEBHOOK_RETRY_JOB } from '../domains/webhooks/webhooks.queue.js';
+import { PROVIDER_READY_JOB } from '../domains/accounts/account-templates.js';
 
 // What a row of each state table may hold in a snapshot file (docs/control-plane.md#snapshots, docs/robustness.md#hostile-files):
 // the values the API itself writes, table by table and column by column. An uploaded file's rows are checked with these
@@ -70,8 +76,23 @@ const amount = integer();
 const count = integer(0);
 const flag = oneOf([0, 1]);
 /** Instants in ms: the clock never leaves 0000-01-01..9999-12-31 (docs/decisions.md#snapshots). */
+const MIN_MS = -62_167_219_200_000;
 const MAX_MS = 253_402_300_799_999;
-const ms = integer(-62_167_219_200_000, MAX_MS);
+const ms = integer(MIN_MS, MAX_MS);
+
+/** A decimal integer stored as text (the id counter, the clock's high-water mark), between `min` and `max`. */
+const integerText =
+  (min: number, max: number): Rule =>
+  (value) =>
+    typeof value === 'string' && /^-?(0|[1-9][0-9]{0,15})$/.test(value)
+      ? integer(min, max)(Number(value))
+      : `is ${shown(value)}, not an integer written as text`;
+
+/** The clock's record (src/db/clock-store.ts): a frozen instant inside the clock's range, or an offset that keeps it there. */
+const clockStateSchema = z.discriminatedUnion('mode', [
+  z.strictObject({ mode: z.literal('frozen'), frozenAtMs: z.number().min(MIN_MS).max(MAX_MS) }),
+  z.strictObject({ mode: z.literal('realtime'), offsetMs: z.number().min(MIN_MS - MAX_MS).max(MAX_MS - MIN_MS) }),
+]);
 
 /** An instant as the API writes it: `toISOString()`, years 0000-9999. */
 const instant: Rule = (value) =>
@@ -105,6 +126,28 @@ const json =
   };
 const anyObject = z.record(z.string(), z.unknown());
 const strings = z.array(z.string());
+
+/** A value `schema` accepts, as its first issue's message when it does not. */
+const matches =
+  (schema: z.ZodType): Rule =>
+  (value) => {
+    const result = schema.safeParse(value);
+    return result.success ? null : `is ${shown(value)}: ${result.error.issues[0]!.message}`;
+  };
+
+/**
+ * The job types some module has a handler for (test/emulator/snapshots-rules.test.ts compares them with the app's
+ * table, src/modules.ts): a job of another type would only ever fail with "no handler".
+ */
+export const JOB_TYPES = [
+  RAIL_STEP_JOB,
+  INTENT_EXPIRY_JOB,
+  REVIEW_JOB,
+  SUBMISSION_PROCESSING_JOB,
+  PROVISION_DEPOSIT_INSTRUCTION_JOB,
+  WEBHOOK_RETRY_JOB,
+  PROVIDER_READY_JOB,
+] as const;
 
 const blob: Rule = (value) => (Buffer.isBuffer(value) ? null : `is ${shown(value)}, not a blob`);
 const scopes: Rule = (value) => {
@@ -263,7 +306,7 @@ export const ROW_RULES: Record<string, Record<string, Rule>> = {
   },
   jobs: {
     id: integer(1),
-    type: text(200),
+    type: oneOf(JOB_TYPES),
     due_at_ms: ms,
     payload: json(anyObject),
     status: oneOf(JOB_STATUSES),
@@ -285,7 +328,8 @@ export const ROW_RULES: Record<string, Record<string, Rule>> = {
     available_after_minor: nullable(amount),
     in_flight: flag,
   },
-  meta: { key: text(200), value: text() },
+  // the value's rule is its key's (META_VALUES, checked by rowProblem)
+  meta: { key: oneOf(['id_counter', 'clock_state', 'clock_high_water_ms', 'scenario_play']), value: text() },
   outbox: {
     seq: integer(1),
     event_id: id('evt'),
@@ -297,7 +341,7 @@ export const ROW_RULES: Record<string, Record<string, Rule>> = {
     occurred_at: instant,
     payload: json(anyObject),
   },
-  programmes: { id: PROGRAMME, name: text(1000), webhook_api_key: nonEmpty, webhook_secret: nonEmpty, webhook_url: nullable(text(2048)) },
+  programmes: { id: PROGRAMME, name: text(1000), webhook_api_key: nonEmpty, webhook_secret: nonEmpty, webhook_url: nullable(matches(webhookUrl.max(2048))) },
   sqlite_sequence: { name: text(200), seq: count },
   statement_files: {
     id: id('sf'),
@@ -463,6 +507,25 @@ export const ROW_RULES: Record<string, Record<string, Rule>> = {
   },
 };
 
+/**
+ * What each `meta` row may hold, by key (docs/robustness.md#hostile-files): the id counter (src/db/id-counter.ts), the
+ * clock's record and high-water mark (src/db/clock-store.ts), a played scenario's progress (the control plane's).
+ */
+const META_VALUES: Record<string, Rule> = {
+  id_counter: integerText(0, Number.MAX_SAFE_INTEGER),
+  clock_state: json(clockStateSchema),
+  clock_high_water_ms: integerText(MIN_MS, MAX_MS),
+  scenario_play: json(anyObject),
+};
+
+/** Rules over a whole row, where one column's rule depends on another column's value. */
+const WHOLE_ROW_RULES: Record<string, (value: (column: string) => unknown) => string | null> = {
+  meta: (value) => {
+    const problem = META_VALUES[value('key') as string]?.(value('value'));
+    return problem ? `column value (key ${String(value('key'))}) ${problem}` : null;
+  },
+};
+
 /** The first thing wrong in a row (columns in file order), as "column status: is "BOGUS", not one of ...", or null. */
 export function rowProblem(table: string, columns: string[], row: unknown[], offset: number): string | null {
   const rules = ROW_RULES[table];
@@ -472,5 +535,5 @@ export function rowProblem(table: string, columns: string[], row: unknown[], off
     const problem = rule ? rule(row[i + offset]) : 'has no rule in this build';
     if (problem) return `column ${columns[i]} ${problem}`;
   }
-  return null;
+  return WHOLE_ROW_RULES[table]?.((column) => row[columns.indexOf(column) + offset]) ?? null;
 }

@@ -115,6 +115,71 @@ t.test('every other kind of hostile or broken file: 400 naming the first offendi
   t.same(await signed(server.url, 'GET', `/v1/transactions/${someTransaction}`).then((answer) => answer.body), before.body, 'the state is as it was');
 });
 
+// docs/robustness.md#hostile-files: the rows together must fit the real schema, and meta, job types and webhook URLs
+// hold only what the API writes; each of these was stored (201) and then answered 500 on restore or on a later request
+t.test('rows that break the real schema (a duplicate, a dangling reference) or hold what no call writes: 400 naming the row; restore and sessions never see them', async (t) => {
+  const probe = new Database(good, { readonly: true });
+  const firstUser = probe.prepare('SELECT rowid AS rowid, id FROM users ORDER BY rowid LIMIT 1').get() as { rowid: number; id: string };
+  const lastUser = (probe.prepare('SELECT MAX(rowid) AS n FROM users').get() as { n: number }).n;
+  const metaRow = (key: string) => (probe.prepare('SELECT rowid AS rowid FROM meta WHERE key = ?').get(key) as { rowid: number }).rowid;
+  const firstJob = (probe.prepare('SELECT MIN(rowid) AS n FROM jobs').get() as { n: number }).n;
+  const firstProgramme = probe.prepare('SELECT rowid AS rowid, id FROM programmes ORDER BY rowid LIMIT 1').get() as { rowid: number; id: string };
+  const transactionOfUser = probe.prepare("SELECT rowid AS rowid, id FROM transactions WHERE user_id = 'usr_acme' ORDER BY rowid LIMIT 1").get() as { rowid: number; id: string };
+  const counter = `table meta, row key "id_counter" (rowid ${metaRow('id_counter')}): column value (key id_counter)`;
+  probe.close();
+
+  const cases: Array<[string, Buffer, string | RegExp]> = [
+    [
+      'a user twice',
+      edited(good, (db) => db.prepare('INSERT INTO users SELECT * FROM users WHERE rowid = ?').run(firstUser.rowid)),
+      new RegExp(`^table users, row id "${firstUser.id}" \\(rowid ${lastUser + 1}\\): this build's schema refuses it \\(UNIQUE constraint failed: users\\.`),
+    ],
+    [
+      'a user its transactions name deleted',
+      edited(good, (db) => db.exec("DELETE FROM users WHERE id = 'usr_acme'")),
+      `table transactions, row id "${transactionOfUser.id}" (rowid ${transactionOfUser.rowid}): column user_id "usr_acme" refers to a row of users that is not there`,
+    ],
+    [
+      'a list counter twice',
+      edited(good, (db) => db.exec('INSERT INTO transaction_counts SELECT * FROM transaction_counts LIMIT 1')),
+      /^table transaction_counts, row scope "[^"]+", type "\w+", status "\w+": its key is held by another row too$/,
+    ],
+    ['an id counter that is not a number', edited(good, (db) => db.exec("UPDATE meta SET value = 'abc' WHERE key = 'id_counter'")), `${counter} is "abc", not an integer written as text`],
+    ['a negative id counter', edited(good, (db) => db.exec("UPDATE meta SET value = '-5' WHERE key = 'id_counter'")), `${counter} is -5, outside 0..9007199254740991`],
+    ['an id counter past 2^53', edited(good, (db) => db.exec("UPDATE meta SET value = '99999999999999999999999' WHERE key = 'id_counter'")), `${counter} is "99999999999999999999999", not an integer written as text`],
+    ['no id counter', edited(good, (db) => db.exec("DELETE FROM meta WHERE key = 'id_counter'")), 'table meta has no id_counter row, yet ids were drawn (table outbox has rows); a restore would hand the same ids out again'],
+    [
+      'a clock record past the year 9999',
+      edited(good, (db) => db.exec(`UPDATE meta SET value = '{"mode":"frozen","frozenAtMs":1e30}' WHERE key = 'clock_state'`)),
+      /^table meta, row key "clock_state" \(rowid \d+\): column value \(key clock_state\) holds JSON that does not match its schema \(frozenAtMs: /,
+    ],
+    [
+      'a clock record 50,000 arrays deep',
+      edited(good, (db) => db.prepare("UPDATE meta SET value = ? WHERE key = 'clock_state'").run('['.repeat(50_000) + ']'.repeat(50_000))),
+      /^table meta, row key "clock_state" \(rowid \d+\): column value \(key clock_state\) holds JSON that does not match its schema/,
+    ],
+    ['a meta row no build writes', edited(good, (db) => db.exec("INSERT INTO meta (key, value) VALUES ('evil', 'x')")), /^table meta, row key "evil" \(rowid \d+\): column key is "evil", not one of id_counter, /],
+    ['a second snapshot_info row', edited(good, (db) => db.exec("INSERT INTO snapshot_info VALUES ('clock_ms2', '1')")), 'its snapshot_info holds a row "clock_ms2"; an export writes only format, name, schema_version, clock_ms, clock_mode, saved_at'],
+    ['a job no handler knows', edited(good, (db) => db.prepare("UPDATE jobs SET type = 'evil.job' WHERE rowid = ?").run(firstJob)), new RegExp(`^table jobs, row rowid ${firstJob}: column type is "evil\\.job", not one of transaction\\.rail-step, `)],
+    [
+      'a webhook URL that is not http(s)',
+      edited(good, (db) => db.prepare("UPDATE programmes SET webhook_url = 'file:///etc/passwd' WHERE rowid = ?").run(firstProgramme.rowid)),
+      `table programmes, row id "${firstProgramme.id}" (rowid ${firstProgramme.rowid}): column webhook_url is "file:///etc/passwd": url must be an http:// or https:// URL`,
+    ],
+  ];
+  const prefix = 'Not a snapshot this server can restore: ';
+  for (const [label, bytes, message] of cases) {
+    const answer = await upload(server.url, 'broken', bytes);
+    t.equal(answer.status, 400, label);
+    t.equal(answer.body.message.slice(0, prefix.length), prefix, label);
+    if (typeof message === 'string') t.equal(answer.body.message.slice(prefix.length), message, label);
+    else t.match(answer.body.message.slice(prefix.length), message, label);
+    t.match(answer.body.validationErrors, [{ type: 'InvalidValue', fieldRef: 'body' }], label);
+  }
+  t.equal((await call(`${server.url}/_emulator/snapshots/broken/restore`, 'POST')).status, 404, 'nothing stored to restore');
+  t.equal((await call(`${server.url}/_emulator/sessions`, 'POST', { snapshot: 'broken' })).status, 404, 'nor to open a session from');
+});
+
 t.test('a file of an older schema level is accepted, migrated, and restores', async (t) => {
   const levels = knownLevels();
   const latest = levels.at(-1)!;

@@ -117,6 +117,8 @@ t.test('--snapshot with a hostile or broken file: one line naming the flag and w
   for (const [target, expected] of [
     [edit('view.snapshot', 'DROP TABLE snapshot_sequence; CREATE VIEW snapshot_sequence (name, seq) AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT 1, n FROM r'), /it holds a view \(snapshot_sequence\)/],
     [edit('bogus.snapshot', "UPDATE transactions SET status = 'BOGUS' WHERE rowid = (SELECT MIN(rowid) FROM transactions)"), /table transactions, row id "txn_\w+" \(rowid \d+\): column status is "BOGUS"/],
+    // a duplicate user: the start used to fail writing it and blame --db (docs/robustness.md#hostile-files)
+    [edit('duplicate.snapshot', 'INSERT INTO users SELECT * FROM users WHERE rowid = (SELECT MIN(rowid) FROM users)'), /table users, row id "usr_\w+" \(rowid \d+\): this build's schema refuses it \(UNIQUE constraint failed: users\./],
   ] as const) {
     const result = spawnSync(...plainNode([CLI, '--port', '0', '--snapshot', target]), { encoding: 'utf8', timeout: 60_000 });
     t.equal(result.status, 2, target);

@@ -5,6 +5,7 @@ import { SCOPES, type Scope } from '../../http/scopes.js';
 import type { TokenResponse } from './auth.schema.js';
 import { hashToken } from './credentials.store.js';
 import { errors } from '../../core/errors.js';
+import { clampToClockRange } from '../../lib/clock.js';
 import type { Caller } from '../../core/caller.js';
 
 const TOKEN_LIFETIME_SECONDS = 3600; // docs/decisions.md#bearer-tokens
@@ -37,7 +38,7 @@ function issueTokenNow(
   if (outside.length > 0) throw errors.forbidden(`API key lacks entitlement: ${outside.join(', ')}; the key is entitled to ${[...entitled].join(', ') || 'nothing'}`);
   const granted = SCOPES.filter((scope) => (scopes ? scopes.includes(scope) : true) && entitled.has(scope));
   const token = newAccessToken();
-  const expiresAtMs = ctx.clock.nowMs() + TOKEN_LIFETIME_SECONDS * 1000;
+  const expiresAtMs = clampToClockRange(ctx.clock.nowMs() + TOKEN_LIFETIME_SECONDS * 1000); // docs/decisions.md#clock-range
   prepared(ctx.db, 'INSERT INTO access_tokens (token_hash, programme_id, user_id, scopes, expires_at_ms, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
     hashToken(token),
     caller.programmeId,

@@ -7,6 +7,7 @@ import { precisionOf } from '../../context.js';
 import { errors } from '../../core/errors.js';
 import type { Page } from '../../core/page.js';
 import { formatAmount } from '../../lib/money.js';
+import { clampToClockRange } from '../../lib/clock.js';
 import { assertTransition } from '../../lib/state-machine.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
 import { requireOwnAccount } from '../accounts/accounts.service.js';
@@ -429,7 +430,7 @@ function createIntentNow(ctx: AppContext, caller: Caller, input: CreateIntentInp
   const id = ctx.ids.id('intent');
   const now = ctx.clock.nowMs();
   const createdAt = new Date(now).toISOString();
-  const expiresAtMs = now + ctx.fixtures.timeline.intentExpiryMs;
+  const expiresAtMs = clampToClockRange(now + ctx.fixtures.timeline.intentExpiryMs); // docs/decisions.md#clock-range
   const expiresAt = new Date(expiresAtMs).toISOString();
   prepared(
     ctx.db,

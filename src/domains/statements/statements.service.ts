@@ -5,6 +5,7 @@ import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { errors, type ValidationError } from '../../core/errors.js';
 import { formatAmount } from '../../lib/money.js';
+import { clampToClockRange } from '../../lib/clock.js';
 import { hexDigestsEqual, hmacSha256Hex } from '../../lib/hmac.js';
 import { depositInstructionsOf, requireOwnAccount } from '../accounts/accounts.service.js';
 import type { Caller } from '../../core/caller.js';
@@ -300,7 +301,7 @@ export function storeStatementFile(
     const nowMs = ctx.clock.nowMs();
     prepared(ctx.db, 'DELETE FROM statement_files WHERE expires_at_ms <= ?').run(nowMs);
     const fileId = ctx.ids.id('statementFile');
-    const expiresAtMs = nowMs + ctx.fixtures.timeline.statementLinkMs;
+    const expiresAtMs = clampToClockRange(nowMs + ctx.fixtures.timeline.statementLinkMs); // docs/decisions.md#clock-range
     prepared(
       ctx.db,
       `INSERT INTO statement_files (id, programme_id, user_id, account_id, format, file_name, content_type, content, size_bytes,

@@ -1,6 +1,7 @@
 import { prepared } from '../../db/connection.js';
 import type { AppContext } from '../../context.js';
 import { errors } from '../../core/errors.js';
+import { clampToClockRange } from '../../lib/clock.js';
 import { scheduleJob } from '../../scheduler/scheduler.js';
 import type { DeliveryRow, DeliveryStatus } from './webhooks.schema.js';
 
@@ -92,7 +93,7 @@ export function scheduleRetry(ctx: AppContext, deliveryId: string, attemptCount:
   if (delay === undefined) return { status: 'FAILED', nextAttemptAt: null };
   // the delay runs from the failure, on the emulated clock; a retry already due (the clock jumped past it) is owed
   // at once, still stamped with its due time (scheduledAttemptTime, webhooks.attempt.ts)
-  const dueMs = endedAtMs + delay;
+  const dueMs = clampToClockRange(endedAtMs + delay); // docs/decisions.md#clock-range
   const nextAttemptAt = new Date(dueMs).toISOString();
   if (dueMs <= ctx.clock.nowMs()) return { status: 'PENDING', nextAttemptAt };
   scheduleJob(ctx, WEBHOOK_RETRY_JOB, dueMs, { deliveryId });

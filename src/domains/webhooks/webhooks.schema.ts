@@ -100,7 +100,8 @@ export const deliveryListSchema = z
 
 export const deliveryParams = z.object({ id: z.string().min(1).describe('Delivery id (dlv_) or its event id (evt_)') });
 
-const webhookUrl = z
+/** A webhook URL as the control plane takes one (also the snapshot file rule: src/snapshots/snapshots.rules.ts). */
+export const webhookUrl = z
   .string()
   .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), { message: 'url must be an http:// or https:// URL' });
 
