@@ -88,6 +88,14 @@ tap.test('create: bad bodies, unknown snapshots and combinations are refused and
     t.type(answer.body.message, 'string');
     t.match(JSON.stringify(answer.body), mentions);
   }
+  // a fixtures webhook URL is http(s), as the control plane takes one (docs/configuration.md#fixtures-file-format)
+  for (const url of ['file:///etc/passwd', 'ftp://example.com/hooks']) {
+    const fixtures = JSON.parse(JSON.stringify(server.ctx.fixtures));
+    fixtures.programmes[0].webhook.url = url;
+    const refused = await call(`${server.url}/_emulator/sessions`, 'POST', { fixtures });
+    t.equal(refused.status, 400, `${url}: ${refused.text.slice(0, 200)}`);
+    t.match(refused.body.message, /programmes\.0\.webhook\.url: url must be an http:\/\/ or https:\/\/ URL/);
+  }
   const saved = await call(`${server.url}/_emulator/snapshots`, 'POST', { name: 'start' });
   t.equal(saved.status, 201);
   const both = await call(`${server.url}/_emulator/sessions`, 'POST', { snapshot: 'start', clock: START });
