@@ -135,15 +135,18 @@ function optionsOf(root: AppContext, body: NonNullable<CreateSessionInput>): Ses
 }
 
 /**
- * Create the session: given fixtures that pass their schema can still fail while they are seeded (an amount too large
- * at the currency's precision, a rail no template carries): a 400 on fixtures, never a 500 (docs/sessions.md).
+ * Create the session: fixtures that pass their schema can still fail while they are seeded (an amount too large at
+ * the currency's precision, a birth date after the session's clock): a 400 on fixtures or clock, never a 500
+ * (docs/sessions.md#given-fixtures).
  */
 export function openSession(registry: SessionRegistry, options: SessionOptions): Session {
   try {
     return registry.create(options);
   } catch (error) {
-    if (error instanceof FixturesError) throw errors.field('InvalidValue', 'fixtures', error.message);
-    throw error;
+    if (!(error instanceof FixturesError)) throw error;
+    // the server's own fixtures fail only for a clock the session was given (a birth date after it, for one)
+    if (!options.fixtures && options.clock) throw errors.field('InvalidValue', 'clock', `the fixtures cannot be seeded at clock ${options.clock}: ${error.message}`);
+    throw errors.field('InvalidValue', 'fixtures', error.message);
   }
 }
 

@@ -295,6 +295,12 @@ tap.test('given fixtures: bounded in size (200 history entries start a session, 
   t.same(unseedable.body.validationErrors.map((item: { fieldRef: string }) => item.fieldRef), ['fixtures']);
   t.match(unseedable.body.message, /^invalid history txn_hist_acme_usd_\d+: /, 'names the history entry');
 
+  // the server's fixtures at a clock before their own dates: a 400 on clock
+  const early = await call(`${server.url}/_emulator/sessions`, 'POST', { clock: '1900-01-01T00:00:00Z' });
+  t.equal(early.status, 400);
+  t.same(early.body.validationErrors.map((item: { fieldRef: string }) => item.fieldRef), ['clock']);
+  t.match(early.body.message, /^the fixtures cannot be seeded at clock 1900-01-01T00:00:00Z: .*is in the future/);
+
   const over = await call(`${server.url}/_emulator/sessions`, 'POST', { fixtures: withHistory(201) });
   t.equal(over.status, 400);
   t.same(over.body.validationErrors.map((item: { fieldRef: string }) => item.fieldRef), ['fixtures']);
