@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { SHIPPED_SCENARIOS } from '../../src/config.js';
 import { findScenario } from '../../src/emulator/scenario-library.js';
 import { buildTestApp, json, type TestApp } from '../helper.js';
@@ -204,36 +204,36 @@ t.test('playing: in order, one caption at a time, a failed check ends the play, 
   t.equal((await sandbox.app.inject({ method: 'POST', url: `${failingPrefix}/_emulator/scenario/steps/2` })).statusCode, 409, 'no later step');
 });
 
-t.test('a scenario\'s own fault rule acts on its own requests', async (t) => {
-  const sandbox = await buildTestApp();
-  t.teardown(sandbox.close);
+/**
+ * A session whose scenario adds a fault rule with `effect` on /v1/accounts (step 1), then reads the accounts (step 2,
+ * with `expect` appended to it); played in process, step by step. Step 2's answer and the session's prefix.
+ */
+async function playFaultedRead(t: Test, sandbox: TestApp, effect: string, expect = ''): Promise<{ step: Record<string, unknown>; prefix: string }> {
   const created = await create(sandbox, {
     scenario:
-      'name: faulted\nsteps:\n  - caption: A rule\n    fault: { match: { path: /v1/accounts }, effect: { type: status, status: 503 }, times: 1 }\n' +
-      '  - caption: Refused\n    request: { method: GET, path: /v1/accounts, as: { key: pk_sandbox_single } }\n    expect: { status: 503 }\n',
+      `name: faulted\nsteps:\n  - caption: A rule\n    fault: { match: { path: /v1/accounts }, effect: ${effect}, times: 1 }\n` +
+      `  - caption: Read\n    request: { method: GET, path: /v1/accounts, as: { key: pk_sandbox_single } }\n${expect}`,
   });
   t.equal(created.status, 201, JSON.stringify(created.body));
   const prefix = `/_sessions/${created.body.id}`;
   t.equal((await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/scenario/steps/1` })).statusCode, 200);
-  const refused = json(await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/scenario/steps/2` }));
-  t.match(refused.step, { passed: true, results: [{ status: 503 }] });
+  return { step: json(await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/scenario/steps/2` })).step, prefix };
+}
+
+t.test('a scenario\'s own fault rule acts on its own requests', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const { step } = await playFaultedRead(t, sandbox, '{ type: status, status: 503 }', '    expect: { status: 503 }\n');
+  t.match(step, { passed: true, results: [{ status: 503 }] });
 });
 
 t.test('an ambiguous failure without a status fails a played step as it fails the same step of service-sandbox run', async (t) => {
   // docs/faults.md#fault-rules: the connection closes after processing; in process too, the call has no answer
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);
-  const created = await create(sandbox, {
-    scenario:
-      'name: lost-answer\nsteps:\n  - caption: A rule\n    fault: { match: { path: /v1/accounts }, effect: { type: ambiguous }, times: 1 }\n' +
-      '  - caption: No answer\n    request: { method: GET, path: /v1/accounts, as: { key: pk_sandbox_single } }\n',
-  });
-  t.equal(created.status, 201, JSON.stringify(created.body));
-  const prefix = `/_sessions/${created.body.id}`;
-  t.equal((await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/scenario/steps/1` })).statusCode, 200);
-  const lost = json(await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/scenario/steps/2` }));
-  t.match(lost.step, { passed: false });
-  t.match(JSON.stringify(lost.step), /the connection was closed without an answer/, 'the step says why');
+  const { step, prefix } = await playFaultedRead(t, sandbox, '{ type: ambiguous }');
+  t.match(step, { passed: false });
+  t.match(JSON.stringify(step), /the connection was closed without an answer/, 'the step says why');
   const journal = json(await sandbox.app.inject({ method: 'GET', url: `${prefix}/_emulator/requests` }));
   t.ok(
     journal.data.some((entry: { path?: string; url?: string; status: number }) => /\/v1\/accounts/.test(entry.path ?? entry.url ?? '') && entry.status === 0),
