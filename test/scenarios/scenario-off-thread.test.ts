@@ -91,8 +91,8 @@ t.test('reads wait their turn: one per spare core runs, 64 wait, one more is a 4
     (caught: unknown) => caught,
   );
   t.match(refused, { statusCode: 429, errorCode: 'TOO_MANY_REQUESTS', message: '64 scenario files are already waiting to be read; send this one again in a moment' });
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  t.equal(SCENARIO_READS.waiting, 64, 'still waiting while the running ones are held');
+  for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+  t.equal(SCENARIO_READS.waiting, 64, 'still waiting, turns of the event loop later, while the running ones are held');
   Atomics.store(hold, 0, 1);
   Atomics.notify(hold, 0);
   const loaded = await Promise.all([...held, ...waiting]);
