@@ -189,9 +189,10 @@ export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
           'The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. The file is checked ' +
           'before anything is stored, while the server goes on answering: its schema must be one an export of this or an older ' +
           'version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 ' +
-          'naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing.',
+          'naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing; ' +
+          '429 while 16 uploads already wait to be checked (docs/robustness.md#off-thread-work).',
         params: snapshotParams,
-        response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses(413, 415) },
+        response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses(413, 415, 429) },
       },
     },
     async (request, reply) => {

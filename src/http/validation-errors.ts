@@ -38,7 +38,7 @@ export function zodIssuesToValidationErrors(
       const keys = (issue as { keys?: string[] }).keys ?? [];
       total += keys.length;
       for (const key of keys.slice(0, Math.max(0, MAX_VALIDATION_ERRORS - items.length))) {
-        const fieldRef = [...issue.path.map(String), echoedName(key)].join('.');
+        const fieldRef = [...issue.path.map((segment) => echoedName(String(segment))), echoedName(key)].join('.');
         items.push({ type: 'InvalidValue', fieldRef, message: `${fieldRef} is not an accepted ${location === 'querystring' ? 'query parameter' : 'field'}` });
       }
       continue;

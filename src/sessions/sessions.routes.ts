@@ -32,7 +32,8 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
           summary: 'Create an isolated sandbox for one test',
           description:
             'A whole sandbox of its own (database, clock, scheduler, webhooks, journal, snapshots) at baseUrl on this port. ' +
-            'Sign requests over the path as sent, the /_sessions/{id} prefix included. 429 with Retry-After when --max-sessions are live. ' +
+            'Sign requests over the path as sent, the /_sessions/{id} prefix included. 429 with Retry-After when --max-sessions are live, ' +
+            'and 429 while 64 sent scenarios already wait to be read. ' +
             'With scenario, the session starts with the scenario\'s seed, clock and fixtures and its `given` built (docs/sessions.md#scenarios); a bad scenario is a 400 naming its line and column, and no session is left.',
           body: createSessionBody,
           response: { 201: sessionSchema, ...errorResponses(404, 429) },

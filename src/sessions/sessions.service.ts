@@ -143,11 +143,17 @@ export function openSession(registry: SessionRegistry, options: SessionOptions):
   try {
     return registry.create(options);
   } catch (error) {
+    // a uniqueness the fixtures' own checks do not know of (a counterparty id given twice): the database's word
+    if (isConstraintError(error)) throw errors.field('InvalidValue', 'fixtures', `the fixtures cannot be seeded: ${(error as Error).message}`);
     if (!(error instanceof FixturesError)) throw error;
     // the server's own fixtures fail only for a clock the session was given (a birth date after it, for one)
     if (!options.fixtures && options.clock) throw errors.field('InvalidValue', 'clock', `the fixtures cannot be seeded at clock ${options.clock}: ${error.message}`);
     throw errors.field('InvalidValue', 'fixtures', error.message);
   }
+}
+
+function isConstraintError(error: unknown): boolean {
+  return typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('SQLITE_CONSTRAINT');
 }
 
 export function sessionOrThrow(registry: SessionRegistry, id: string): Session {

@@ -295,6 +295,26 @@ tap.test('given fixtures: bounded in size (200 history entries start a session, 
   t.same(unseedable.body.validationErrors.map((item: { fieldRef: string }) => item.fieldRef), ['fixtures']);
   t.match(unseedable.body.message, /^invalid history txn_hist_acme_usd_\d+: /, 'names the history entry');
 
+  // what the database holds unique: refused before seeding, or by the database while seeding; never a 500
+  const twice = (edit: (fixtures: any) => void) => {
+    const fixtures = JSON.parse(JSON.stringify(server.ctx.fixtures));
+    edit(fixtures);
+    return call(`${server.url}/_emulator/sessions`, 'POST', { fixtures });
+  };
+  const sameExternalId = await twice((fixtures) => (fixtures.programmes[0].users[1].externalId = fixtures.programmes[0].users[0].externalId));
+  t.equal(sameExternalId.status, 400);
+  t.match(sameExternalId.body.message, 'externalId acme-robotics is used by two users of programme prg_sandbox');
+  const sameBeneficiary = await twice((fixtures) => (fixtures.programmes[0].beneficiaries[1].id = fixtures.programmes[0].beneficiaries[0].id));
+  t.equal(sameBeneficiary.status, 400);
+  t.match(sameBeneficiary.body.message, /id ben_\w+ is used twice/);
+  const sameCounterparty = await twice((fixtures) => {
+    const [first, second] = fixtures.programmes[0].beneficiaries;
+    first.counterpartyId = 'cp_shared';
+    second.counterpartyId = 'cp_shared';
+  });
+  t.equal(sameCounterparty.status, 400, sameCounterparty.text.slice(0, 300));
+  t.match(sameCounterparty.body.message, /^the fixtures cannot be seeded: UNIQUE constraint failed/);
+
   // the server's fixtures at a clock before their own dates: a 400 on clock
   const early = await call(`${server.url}/_emulator/sessions`, 'POST', { clock: '1900-01-01T00:00:00Z' });
   t.equal(early.status, 400);

@@ -1163,7 +1163,7 @@ export interface paths {
         get: operations["emulatorGetSnapshot"];
         /**
          * Upload an exported snapshot file under a name
-         * @description The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. The file is checked before anything is stored, while the server goes on answering: its schema must be one an export of this or an older version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing.
+         * @description The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. The file is checked before anything is stored, while the server goes on answering: its schema must be one an export of this or an older version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing; 429 while 16 uploads already wait to be checked (docs/robustness.md#off-thread-work).
          */
         put: operations["emulatorUploadSnapshot"];
         post?: never;
@@ -1452,7 +1452,7 @@ export interface paths {
         put?: never;
         /**
          * Create an isolated sandbox for one test
-         * @description A whole sandbox of its own (database, clock, scheduler, webhooks, journal, snapshots) at baseUrl on this port. Sign requests over the path as sent, the /_sessions/{id} prefix included. 429 with Retry-After when --max-sessions are live. With scenario, the session starts with the scenario's seed, clock and fixtures and its `given` built (docs/sessions.md#scenarios); a bad scenario is a 400 naming its line and column, and no session is left.
+         * @description A whole sandbox of its own (database, clock, scheduler, webhooks, journal, snapshots) at baseUrl on this port. Sign requests over the path as sent, the /_sessions/{id} prefix included. 429 with Retry-After when --max-sessions are live, and 429 while 64 sent scenarios already wait to be read. With scenario, the session starts with the scenario's seed, clock and fixtures and its `given` built (docs/sessions.md#scenarios); a bad scenario is a 400 naming its line and column, and no session is left.
          */
         post: operations["emulatorCreateSession"];
         /**
@@ -7860,6 +7860,15 @@ export interface operations {
             };
             /** @description Unsupported Content-Type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

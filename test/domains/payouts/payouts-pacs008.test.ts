@@ -269,6 +269,9 @@ const REFUSALS: Refusal[] = [
   { name: 'two group headers', xml: edit(FEDNOW, [/<GrpHdr>[\s\S]*<\/GrpHdr>/, (FEDNOW.match(/<GrpHdr>[\s\S]*<\/GrpHdr>/)![0]).repeat(2)]), type: 'InvalidValue', fieldRef: GROUP },
   { name: 'two AppHdr', xml: edit(FEDWIRE, [/<AppHdr[\s\S]*<\/AppHdr>/, (FEDWIRE.match(/<AppHdr[\s\S]*<\/AppHdr>/)![0]).repeat(2)]), type: 'InvalidValue', fieldRef: 'AppHdr' },
   { name: 'MsgId of 129 characters', xml: edit(FEDNOW, ['<MsgId>20260301021000021SBXFN0000004</MsgId>', `<MsgId>${'M'.repeat(129)}</MsgId>`]), type: 'InvalidValue', fieldRef: `${GROUP}.MsgId`, message: /at most 128/ },
+  // a quoted "<!--" made the raw scan skip to a later "-->": the decoder refuses what reaches a value all the same
+  { name: 'a NUL reference behind a quoted comment opener', xml: edit(FEDNOW, ['<MsgId>20260301021000021SBXFN0000004</MsgId>', '<MsgId x="<!--">A&#0;B<Q y="-->"/></MsgId>']), type: 'InvalidFormat', fieldRef: 'body', message: /&#0; names no XML character/ },
+  { name: 'an undeclared entity behind a quoted comment opener', xml: edit(FEDNOW, ['<MsgId>20260301021000021SBXFN0000004</MsgId>', '<MsgId x="<!--">A&bogus;B<Q y="-->"/></MsgId>']), type: 'InvalidFormat', fieldRef: 'body', message: /&bogus; is not one of the five entities/ },
   { name: 'elements nested 5000 deep', xml: edit(SCT, ['<Dbtr><Nm>', `<Dbtr><Nm>${'<x>'.repeat(5000)}${'</x>'.repeat(5000)}`]), type: 'InvalidFormat', fieldRef: 'body', message: /nested/ },
 ];
 
