@@ -68,6 +68,8 @@ export type ErrorBody = z.infer<typeof errorBodySchema>;
 
 export class ServiceError extends Error {
   readonly errorCode: ErrorCode | undefined;
+  /** Seconds for the Retry-After header the error handler sends with this answer (docs/errors.md#retry-after). */
+  retryAfterSeconds: number | undefined;
 
   constructor(
     readonly statusCode: number,
@@ -120,9 +122,14 @@ export const errors = {
   unsupportedMediaType(message: string) {
     return new ServiceError(415, 'INVALID_REQUEST', message);
   },
-  /** A limit of the control plane reached (docs/errors.md#codes-of-the-control-plane). */
-  tooManyRequests(message: string) {
-    return new ServiceError(429, 'TOO_MANY_REQUESTS', message);
+  /**
+   * A limit of the control plane reached (docs/errors.md#codes-of-the-control-plane), answered with a Retry-After of
+   * `retryAfterSeconds` (docs/errors.md#retry-after).
+   */
+  tooManyRequests(message: string, retryAfterSeconds = 1) {
+    const error = new ServiceError(429, 'TOO_MANY_REQUESTS', message);
+    error.retryAfterSeconds = retryAfterSeconds;
+    return error;
   },
   internal(message = 'Internal error') {
     return new ServiceError(500, 'INTERNAL_ERROR', message);

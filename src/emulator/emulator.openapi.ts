@@ -6,6 +6,11 @@ import type { DocumentPart, Json } from '../http/openapi-document.js';
 /** The same meaning on two operations. */
 const onBoth = (keys: string[], note: { description: string; example?: string | number }) => Object.fromEntries(keys.map((key) => [key, note]));
 
+/** The Retry-After of a 429 (docs/errors.md#retry-after). */
+function retryAfter(description: string): Json {
+  return { 'Retry-After': { description, schema: { type: 'integer', minimum: 1, example: 1 } } };
+}
+
 export const emulatorDocument: DocumentPart = {
   parameters: {
     number: { description: 'The number of a step of the guided demo (GET /_emulator/demo)', example: 1 },
@@ -39,6 +44,11 @@ export const emulatorDocument: DocumentPart = {
         content: { 'application/octet-stream': file, 'application/vnd.sqlite3': structuredClone(file), 'application/x-sqlite3': structuredClone(file) },
       };
     },
+  },
+  // docs/errors.md#retry-after: every 429 of the control plane says when to send again
+  responseHeaders: {
+    'PUT /_emulator/snapshots/{name}': { '429': retryAfter('Seconds to wait before sending the file again (1: a check ends within seconds)') },
+    'GET /_emulator/ui/events': { '429': retryAfter('Seconds to wait before opening a stream again (1; a stream must close first)') },
   },
   // the clock's answer: emulated minus real time
   signedIntegers: ['offsetMs'],

@@ -12,6 +12,7 @@ import { invalidFromZodIssues, type Location } from './validation-errors.js';
 // unknown errors to a ServiceError.
 
 function sendError(reply: FastifyReply, error: ServiceError): void {
+  if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
   void reply.status(error.statusCode).type('application/json; charset=utf-8').send(error.toBody());
 }
 

@@ -11,7 +11,7 @@ export const sessionsDocument: DocumentPart = {
     'POST /_emulator/sessions': {
       '429': {
         'Retry-After': {
-          description: 'Seconds until a session slot can be expected (from how long ended sessions lived; 5 before any ended)',
+          description: 'Seconds until a session slot can be expected (from how long ended sessions lived; 5 before any ended), or 1 when sent scenarios wait to be read',
           schema: { type: 'integer', minimum: 1, example: 2 },
         },
       },

@@ -6,7 +6,7 @@ import { configSchema, type Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
 import { pinSessionWebhookUrl } from '../domains/webhooks/webhooks.endpoints.js';
-import { errors, ServiceError } from '../core/errors.js';
+import { errors } from '../core/errors.js';
 import { enterPathPrefix } from '../http/public-url.js';
 import { bindSandbox } from '../http/request-sandbox.js';
 import { createIdSource } from '../lib/ids.js';
@@ -93,16 +93,6 @@ export interface SessionRegistry {
   /** The app's first onRequest hook: 404 for a session that does not exist; a session's requests keep it alive. */
   onRequest(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void;
   close(): Promise<void>;
-}
-
-/** Seconds a client should wait before a new session can be created (the earliest idle expiry). */
-export class SessionLimitError extends ServiceError {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super(429, 'TOO_MANY_REQUESTS', message);
-  }
 }
 
 export interface RegistryOptions {
@@ -195,7 +185,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
   function create(sessionOptions: SessionOptions): Session {
     if (closed) throw errors.unavailable('The server is shutting down');
     if (sessions.size >= limit) {
-      throw new SessionLimitError(
+      throw errors.tooManyRequests(
         limit === 0
           ? 'Sessions are turned off on this server (--max-sessions 0)'
           : `${limit} ${limit === 1 ? 'session is' : 'sessions are'} live, the most this server keeps; end one with DELETE /_emulator/sessions/{id} ` +

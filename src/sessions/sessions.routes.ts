@@ -8,7 +8,7 @@ import { noRoute } from '../http/error-handling.js';
 import { CONTROL_PLANE } from '../emulator/emulator.auth.js';
 import { createSessionBody, endedSessionsSchema, endSessionsQuery, sessionListQuery, sessionListSchema, sessionParams, sessionSchema } from './sessions.schema.js';
 import { openSession, sessionOptionsOf, sessionOrThrow, sessionView } from './sessions.service.js';
-import { SESSION_PATH, SessionLimitError, type Session, type SessionRegistry } from './sessions.registry.js';
+import { SESSION_PATH, type Session, type SessionRegistry } from './sessions.registry.js';
 import { startScenario } from './sessions.scenario.js';
 
 // docs/sessions.md: the root sandbox's control plane creates, lists and ends sessions. A session's own control
@@ -41,15 +41,10 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
       },
       async (request, reply) => {
         const { scenario, ...options } = await sessionOptionsOf(root, request.body);
-        try {
-          const session: Session = openSession(registry, options);
-          // docs/sessions.md#scenarios: the scenario's `given` is built before the answer; a failure ends the session
-          if (scenario) await startScenario(app, registry, session, SESSION_PATH + session.id, scenario);
-          return reply.status(201).send(sessionView(registry, session, originOf(root, request)));
-        } catch (error) {
-          if (error instanceof SessionLimitError) reply.header('retry-after', String(error.retryAfterSeconds));
-          throw error;
-        }
+        const session: Session = openSession(registry, options);
+        // docs/sessions.md#scenarios: the scenario's `given` is built before the answer; a failure ends the session
+        if (scenario) await startScenario(app, registry, session, SESSION_PATH + session.id, scenario);
+        return reply.status(201).send(sessionView(registry, session, originOf(root, request)));
       },
     );
 

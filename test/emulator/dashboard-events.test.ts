@@ -149,6 +149,7 @@ t.test(`at most ${MAX_STREAMS} streams per sandbox; a closed one frees its place
   t.ok(streams.every((stream) => stream.status === 200), `${MAX_STREAMS} open`);
   const refused = await openStream(`${base}/_emulator/ui/events`);
   t.equal(refused.status, 429, 'one more is refused');
+  t.equal(refused.headers.get('retry-after'), '1', 'with a Retry-After (docs/errors.md#retry-after)');
   streams.pop()!.close();
   // the server sees the close on its next write or at once from the socket; give it a moment
   let again: Stream | null = null;

@@ -21,6 +21,7 @@ t.test('one check runs, 16 wait, the next upload is a 429; all of the waiting on
 
   const response = await fetch(`${server.url}/_emulator/snapshots/refused`, { method: 'PUT', body: new Uint8Array(file), headers: { 'content-type': 'application/octet-stream' } });
   t.equal(response.status, 429);
+  t.equal(response.headers.get('retry-after'), '1', 'with a Retry-After (docs/errors.md#retry-after)');
   t.match(await response.json(), { errorCode: 'TOO_MANY_REQUESTS', message: '16 snapshot files are already waiting to be checked; send this one again in a moment' });
   t.equal((await call(`${server.url}/_emulator/snapshots/refused`)).status, 404, 'nothing stored under the refused name');
   t.equal((await call(`${server.url}/_emulator/health`)).status, 200, 'the server answers meanwhile');

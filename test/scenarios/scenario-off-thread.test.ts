@@ -90,7 +90,20 @@ t.test('reads wait their turn: one per spare core runs, 64 wait, one more is a 4
     () => null,
     (caught: unknown) => caught,
   );
-  t.match(refused, { statusCode: 429, errorCode: 'TOO_MANY_REQUESTS', message: '64 scenario files are already waiting to be read; send this one again in a moment' });
+  t.match(refused, {
+    statusCode: 429,
+    errorCode: 'TOO_MANY_REQUESTS',
+    message: '64 scenario files are already waiting to be read; send this one again in a moment',
+    retryAfterSeconds: 1, // the error handler's Retry-After (docs/errors.md#retry-after)
+  });
+  // the same refusal over HTTP: a session sent with a scenario while the queue is full
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const overHttp = await sandbox.app.inject({ method: 'POST', url: '/_emulator/sessions', payload: { scenario: story(1) } });
+  t.equal(overHttp.statusCode, 429);
+  t.equal(overHttp.headers['retry-after'], '1');
+  t.match(json(overHttp), { errorCode: 'TOO_MANY_REQUESTS' });
+  t.same(json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/sessions' })).data, [], 'no session left behind');
   for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
   t.equal(SCENARIO_READS.waiting, 64, 'still waiting, turns of the event loop later, while the running ones are held');
   Atomics.store(hold, 0, 1);

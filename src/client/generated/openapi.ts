@@ -7085,6 +7085,8 @@ export interface operations {
             /** @description Default Response */
             429: {
                 headers: {
+                    /** @description Seconds to wait before opening a stream again (1; a stream must close first) */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7870,6 +7872,8 @@ export interface operations {
             /** @description Default Response */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the file again (1: a check ends within seconds) */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9120,7 +9124,7 @@ export interface operations {
             /** @description Default Response */
             429: {
                 headers: {
-                    /** @description Seconds until a session slot can be expected (from how long ended sessions lived; 5 before any ended) */
+                    /** @description Seconds until a session slot can be expected (from how long ended sessions lived; 5 before any ended), or 1 when sent scenarios wait to be read */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
