@@ -26,6 +26,8 @@ const TX = `${ROOT}.CdtTrfTxInf`;
 const MEMO_LIMIT = 140;
 /** The json payload's messageId bound (payouts.schema.ts), for GrpHdr/MsgId too. */
 const MESSAGE_ID_LIMIT = 128;
+/** The json payload's `reference` bound (payouts.schema.ts): both become the payment's externalId. */
+const EXTERNAL_ID_LIMIT = 140;
 const DECIMAL = /^\d+(\.\d+)?$/;
 
 type XmlNode = Record<string, unknown>;
@@ -348,9 +350,13 @@ function partyIdOf(tx: unknown, kind: 'OrgId' | 'PrvtId'): string | undefined {
 }
 
 /** PmtId/EndToEndId; NOTPROVIDED is how the ISO 20022 rulebooks write "none" (docs/decisions.md#pacs008-mapping). */
+/** PmtId/EndToEndId, kept as `externalId`: bounded as the json payload's `reference` is (docs/payouts.md#the-pacs008-payload-iso-20022). */
 function endToEndIdOf(tx: unknown): string | null {
   const id = textOf(at(tx, 'PmtId.EndToEndId', TX));
-  return id === undefined || id === 'NOTPROVIDED' ? null : id;
+  if (id === undefined || id === 'NOTPROVIDED') return null;
+  const length = Array.from(id).length;
+  if (length > EXTERNAL_ID_LIMIT) invalid(`${TX}.PmtId.EndToEndId`, `${TX}.PmtId.EndToEndId is ${length} characters; it may be at most ${EXTERNAL_ID_LIMIT}`);
+  return id;
 }
 
 const PREDEFINED_ENTITIES: ReadonlyMap<string, string> = new Map([['amp', '&'], ['lt', '<'], ['gt', '>'], ['quot', '"'], ['apos', "'"]]);

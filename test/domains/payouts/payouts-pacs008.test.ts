@@ -165,6 +165,15 @@ t.test('envelopes, headers, prefixes, versions', async (t) => {
   t.notOk((await accepted(t, sandbox, none, 'no remittance')).transaction.debitMemo, 'no RmtInf: no debitMemo');
 });
 
+t.test('an EndToEndId of 140 characters, the json reference\'s bound, is kept whole as the externalId', async (t) => {
+  const sandbox = await funded();
+  t.teardown(sandbox.close);
+  // docs/payouts.md#the-pacs008-payload-iso-20022: counted in characters, so 140 of a two-unit character pass
+  const id = '\u{1F4B8}'.repeat(140);
+  const { transaction } = await accepted(t, sandbox, edit(FEDNOW, ['<EndToEndId>ACME-FN-0004</EndToEndId>', `<EndToEndId>${id}</EndToEndId>`]), 'a 140-character EndToEndId');
+  t.equal(transaction.externalId, id);
+});
+
 t.test('character references are read as the characters they name, in one pass with the named entities', async (t) => {
   const sandbox = await funded();
   t.teardown(sandbox.close);
@@ -268,6 +277,7 @@ const REFUSALS: Refusal[] = [
   { name: 'two debtor account ids', xml: edit(FEDNOW, ['<Othr><Id>acct_acme_usd</Id></Othr>', '<Othr><Id>acct_acme_usd</Id><Id>acct_jane_usd</Id></Othr>']), type: 'InvalidValue', fieldRef: `${TX}.DbtrAcct.Id.Othr.Id` },
   { name: 'two group headers', xml: edit(FEDNOW, [/<GrpHdr>[\s\S]*<\/GrpHdr>/, (FEDNOW.match(/<GrpHdr>[\s\S]*<\/GrpHdr>/)![0]).repeat(2)]), type: 'InvalidValue', fieldRef: GROUP },
   { name: 'two AppHdr', xml: edit(FEDWIRE, [/<AppHdr[\s\S]*<\/AppHdr>/, (FEDWIRE.match(/<AppHdr[\s\S]*<\/AppHdr>/)![0]).repeat(2)]), type: 'InvalidValue', fieldRef: 'AppHdr' },
+  { name: 'EndToEndId of 141 characters', xml: edit(FEDNOW, ['<EndToEndId>ACME-FN-0004</EndToEndId>', `<EndToEndId>${'E'.repeat(141)}</EndToEndId>`]), type: 'InvalidValue', fieldRef: `${TX}.PmtId.EndToEndId`, message: /141 characters; it may be at most 140/ },
   { name: 'MsgId of 129 characters', xml: edit(FEDNOW, ['<MsgId>20260301021000021SBXFN0000004</MsgId>', `<MsgId>${'M'.repeat(129)}</MsgId>`]), type: 'InvalidValue', fieldRef: `${GROUP}.MsgId`, message: /at most 128/ },
   // a quoted "<!--" made the raw scan skip to a later "-->": the decoder refuses what reaches a value all the same
   { name: 'a NUL reference behind a quoted comment opener', xml: edit(FEDNOW, ['<MsgId>20260301021000021SBXFN0000004</MsgId>', '<MsgId x="<!--">A&#0;B<Q y="-->"/></MsgId>']), type: 'InvalidFormat', fieldRef: 'body', message: /&#0; names no XML character/ },
