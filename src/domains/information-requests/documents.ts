@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { errors, type ErrorCode, type ValidationError } from '../../core/errors.js';
+import { compactBase64, decodedBase64Length, isPaddedBase64 } from '../../lib/base64.js';
 
 // Document entries (docs/decisions.md#documents-metadata-only): `{ fileName, contentType: "application/pdf",
 // contentBase64 }`, checked for real by opening the file with pdfjs-dist (a full PDF parser, not a search for "%PDF"):
@@ -30,7 +31,6 @@ export interface DecodedDocument {
 }
 
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
  * Check the shape of a document value and decode it (synchronous, before any PDF parsing). `ref` is the
@@ -62,11 +62,10 @@ export function decodeDocumentValue(value: unknown, ref: string): { document?: D
   } else if (typeof contentBase64 !== 'string') {
     add('InvalidFormat', `${ref}.contentBase64`, 'must be a Base64 string');
   } else {
-    // Line breaks of wrapped Base64 (GNU `base64` wraps at 76 columns) are tolerated.
-    const compact = /\s/.test(contentBase64) ? contentBase64.replace(/\s+/g, '') : contentBase64;
-    const padding = compact.endsWith('==') ? 2 : compact.endsWith('=') ? 1 : 0;
-    const decodedLength = Math.floor((compact.length * 3) / 4) - padding;
-    if (compact.length % 4 !== 0 || !BASE64.test(compact)) {
+    // docs/onboarding.md#requirements-and-value-formats: wrapped Base64 (GNU `base64` wraps at 76 columns) is tolerated
+    const compact = compactBase64(contentBase64);
+    const decodedLength = decodedBase64Length(compact);
+    if (!isPaddedBase64(compact)) {
       add('InvalidFormat', `${ref}.contentBase64`, 'must be standard padded Base64 (RFC 4648 alphabet A-Z a-z 0-9 + / with = padding)');
     } else if (decodedLength > MAX_DOCUMENT_BYTES) {
       add('InvalidValue', `${ref}.contentBase64`, `decodes to ${decodedLength} bytes; a document may be at most 10 MiB (${MAX_DOCUMENT_BYTES} bytes)`);

@@ -3,6 +3,7 @@ import { prepared } from '../../db/connection.js';
 import { precisionOf, type AppContext } from '../../context.js';
 import { errors, ServiceError } from '../../core/errors.js';
 import { jsonBoundMessage, jsonBoundPassed } from '../../lib/json-bounds.js';
+import { compactBase64, isPaddedBase64 } from '../../lib/base64.js';
 import { parseOrThrow } from '../../http/validation-errors.js';
 import { requireOwnAccount } from '../accounts/accounts.service.js';
 import type { Caller } from '../../core/caller.js';
@@ -35,7 +36,6 @@ import { payoutJsonPayload, type PayoutFormat, type PayoutOrder, type PayoutSubm
 
 const IDEMPOTENCY_SCOPE = 'payout';
 const MIN_BODY_CHARACTERS = 20; // interface 4.12: "a length bound of 20"; the emulator reads it as a minimum
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 export interface PayoutSubmission {
   format: PayoutFormat;
@@ -46,7 +46,7 @@ export interface PayoutSubmission {
 
 /** Base64 -> UTF-8 text; any failure is 400 InvalidFormat on `body` (docs/decisions.md#payout-body). */
 function decodeBody(body: string | undefined): string {
-  const compact = (body ?? '').replace(/\s+/g, '');
+  const compact = compactBase64(body ?? ''); // docs/payouts.md: wrapped `base64` output works as it is
   if (compact.length === 0) {
     const message = 'The body is required: the payout message as one Base64 string (Content-Type: text/plain)';
     throw errors.invalid(message, [{ type: 'MissingRequestBody', fieldRef: 'body', message }]);
@@ -54,11 +54,11 @@ function decodeBody(body: string | undefined): string {
   if (compact.length < MIN_BODY_CHARACTERS) {
     throw errors.field('InvalidFormat', 'body', `The body must be at least ${MIN_BODY_CHARACTERS} Base64 characters; got ${compact.length}`);
   }
-  if (!BASE64.test(compact) || compact.length % 4 !== 0) {
+  if (!isPaddedBase64(compact)) {
     throw errors.field(
       'InvalidFormat',
       'body',
-      'The body is not valid Base64: use the standard alphabet (A-Z a-z 0-9 + /) with = padding to a multiple of 4 characters; line breaks are ignored',
+      'The body is not valid Base64: use the standard alphabet (A-Z a-z 0-9 + /) with = padding to a multiple of 4 characters; spaces, tabs and line breaks are ignored',
     );
   }
   try {

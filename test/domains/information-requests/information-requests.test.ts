@@ -283,6 +283,7 @@ t.test('documents are read with a PDF parser', async (t) => {
     ['no file name', { contentType: 'application/pdf', contentBase64: onePage.toString('base64') }, 'MissingValue', 'entries.0.value.fileName'],
     ['a path as file name', documentValue(onePage, '../etc/passwd.pdf'), 'InvalidFormat', 'entries.0.value.fileName'],
     ['not Base64', { ...documentValue(onePage), contentBase64: 'not base64!!' }, 'InvalidFormat', 'entries.0.value.contentBase64'],
+    ['a no-break space inside', { ...documentValue(onePage), contentBase64: onePage.toString('base64').replace(/^(.{8})/, '$1\u00a0') }, 'InvalidFormat', 'entries.0.value.contentBase64'],
     ['no content', { ...documentValue(onePage), contentBase64: '' }, 'MissingValue', 'entries.0.value.contentBase64'],
     ['an extra field', { ...documentValue(onePage), url: 'https://example.com/x.pdf' }, 'InvalidValue', 'entries.0.value.url'],
   ];
@@ -293,8 +294,8 @@ t.test('documents are read with a PDF parser', async (t) => {
     t.notOk('errorCode' in json(response), `${label}: no errorCode`);
   }
 
-  // Wrapped Base64 (GNU base64 output) is accepted.
-  const wrapped = onePage.toString('base64').replace(/(.{76})/g, '$1\n');
+  // Wrapped Base64 (GNU base64 output) is accepted, and so are ASCII spaces and tabs (docs/onboarding.md).
+  const wrapped = onePage.toString('base64').replace(/(.{76})/g, '$1\n').replace(/^(.{8})/, '$1 \t\r\n');
   t.equal((await put({ ...documentValue(onePage), contentBase64: wrapped })).statusCode, 200, 'line-wrapped Base64');
   t.equal(requirement(json(await getDetail(sandbox, user.as, user.requestId)), 'identityDocument').entry.value.sizeBytes, onePage.length);
 });

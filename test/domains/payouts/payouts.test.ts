@@ -88,8 +88,8 @@ t.test('pacs.008: the two sample files succeed', async (t) => {
     creditParty: { beneficiary: { business: { id: 'ben_globex' } } },
   });
 
-  // base64 as the command-line tool writes it: wrapped at 76 characters
-  const wrapped = base64(EUR_SEPA_XML).replace(/(.{76})/g, '$1\n');
+  // base64 as the command-line tool writes it, wrapped at 76 characters (CRLF here), with spaces and a tab as well
+  const wrapped = base64(EUR_SEPA_XML).replace(/(.{76})/g, '$1\r\n').replace(/^(.{8})/, '$1 \t ');
   const eur = await postPayout(sandbox, { format: 'pacs008', body: wrapped });
   t.equal(eur.statusCode, 202, eur.body);
   const eurAccepted = json(eur);
@@ -210,6 +210,7 @@ t.test('body rules: Base64 garbage, short, not UTF-8, not JSON, missing fields',
   const cases: Array<{ name: string; body?: string; format?: string; type: string; fieldRef: string }> = [
     { name: 'no body', body: undefined, type: 'MissingRequestBody', fieldRef: 'body' },
     { name: 'Base64 garbage', body: '!!!! this is not base64 at all !!!!', type: 'InvalidFormat', fieldRef: 'body' },
+    { name: 'a no-break space inside (only ASCII spaces, tabs and line breaks are ignored)', body: jsonPayout().replace(/^(.{8})/, '$1\u00a0'), type: 'InvalidFormat', fieldRef: 'body' },
     { name: 'bad padding', body: 'eyJlbnRpdHlJZCI6ImFjY3RfYWNtZV91c2QifQ=', type: 'InvalidFormat', fieldRef: 'body' },
     { name: 'under 20 characters', body: base64('{"a":1}'), type: 'InvalidFormat', fieldRef: 'body' },
     { name: 'not UTF-8', body: base64(Buffer.from([0xff, 0xfe, 0xfd, 0x80, 0x81, 0x82, 0xc3, 0x28, 0xa0, 0xa1, 0xe2, 0x28, 0xa1, 0xf0, 0x28, 0x8c])), type: 'InvalidFormat', fieldRef: 'body' },
