@@ -72,16 +72,37 @@ function localName(name: string): string {
   return colon >= 0 && !name.startsWith('@') ? name.slice(colon + 1) : name;
 }
 
-/** Drop namespace prefixes from element names (attributes keep theirs: xmlns declarations are read first). */
-function stripPrefixes(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(stripPrefixes);
-  if (value === null || typeof value !== 'object') return value;
+/** Elements whose content may be in any namespace (docs/payouts.md#refusals). */
+const OPEN_CONTENT: ReadonlySet<string> = new Set(['Envlp', 'Sgntr']);
+
+/**
+ * Drop namespace prefixes from the element names below `node` (attributes keep theirs: xmlns declarations are read
+ * first), once each element is known to be in `namespace`, its message's own: one in another namespace is not the
+ * pacs.008 element of that name, and is refused on its path rather than read as one (docs/payouts.md#refusals).
+ * Below the two elements whose content ISO 20022 leaves open, a Document's `SplmtryData/Envlp` and an AppHdr's `Sgntr`
+ * (an XML signature), nothing is checked. `path` is the node's own.
+ */
+function stripPrefixes(node: unknown, scope: Scope, namespace: string | undefined, path: string): unknown {
+  if (node === null || typeof node !== 'object') return node;
   const out: XmlNode = {};
-  for (const [key, child] of Object.entries(value as XmlNode)) {
+  for (const [key, value] of Object.entries(node as XmlNode)) {
     const name = localName(key);
-    const stripped = stripPrefixes(child);
+    if (!isElementKey(key)) {
+      out[name] = value;
+      continue;
+    }
+    const ref = path === '' ? name : `${path}.${name}`;
+    const stripped = asList(value).map((element) => {
+      const inner = scopeOf(element, scope);
+      const own = inner.get(prefixOf(key)) || undefined; // xmlns="" takes the default namespace away
+      if (namespace !== undefined && own !== namespace) {
+        invalid(ref, `${ref} is in ${own === undefined ? 'no namespace' : `the namespace "${own}"`}; the elements of this message are in its own, "${namespace}"`);
+      }
+      return stripPrefixes(element, inner, OPEN_CONTENT.has(name) ? undefined : namespace, ref);
+    });
+    const kept = Array.isArray(value) ? stripped : stripped[0];
     // `<a:Id>` next to `<b:Id>` is two Id elements: both are kept, so a repeated element is seen (docs/payouts.md#refusals)
-    out[name] = Object.hasOwn(out, name) ? [...asList(out[name]), ...asList(stripped)] : stripped;
+    out[name] = Object.hasOwn(out, name) ? [...asList(out[name]), ...asList(kept)] : kept;
   }
   return out;
 }
@@ -181,7 +202,8 @@ function locateDocument(parsed: XmlNode): Located {
   const rootNode = parsed[rootKey];
   const rootScope = scopeOf(rootNode, new Map());
   if (localName(rootKey) === 'Document') {
-    return { document: stripPrefixes(rootNode), documentNamespace: rootScope.get(prefixOf(rootKey)) };
+    const documentNamespace = rootScope.get(prefixOf(rootKey));
+    return { document: stripPrefixes(rootNode, rootScope, documentNamespace, ''), documentNamespace };
   }
 
   // Breadth first, so the shallowest Document wins; the wrapper's own name does not matter
@@ -202,10 +224,14 @@ function locateDocument(parsed: XmlNode): Located {
         }
         const documentNode = documents[0];
         const headerNode = child(node, headerKey, 'AppHdr');
+        const documentScope = scopeOf(documentNode, scope);
+        const headerScope = scopeOf(headerNode, scope);
+        const documentNamespace = documentScope.get(prefixOf(documentKey));
+        const headerNamespace = headerScope.get(prefixOf(headerKey));
         return {
-          document: stripPrefixes(documentNode),
-          documentNamespace: scopeOf(documentNode, scope).get(prefixOf(documentKey)),
-          header: { node: stripPrefixes(headerNode), namespace: scopeOf(headerNode, scope).get(prefixOf(headerKey)) },
+          document: stripPrefixes(documentNode, documentScope, documentNamespace, ''),
+          documentNamespace,
+          header: { node: stripPrefixes(headerNode, headerScope, headerNamespace, 'AppHdr'), namespace: headerNamespace },
         };
       }
       for (const key of keys) {

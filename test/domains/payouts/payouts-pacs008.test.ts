@@ -165,6 +165,18 @@ t.test('envelopes, headers, prefixes, versions', async (t) => {
   t.notOk((await accepted(t, sandbox, none, 'no remittance')).transaction.debitMemo, 'no RmtInf: no debitMemo');
 });
 
+t.test('open content (SplmtryData/Envlp, an AppHdr signature) may be in any namespace; a prefix bound to the message\'s own is read', async (t) => {
+  const sandbox = await funded();
+  t.teardown(sandbox.close);
+  // docs/payouts.md#refusals: ISO 20022 leaves these two elements' content open
+  const supplementary = edit(FEDNOW, ['</CdtTrfTxInf>', '<SplmtryData><Envlp><b:Note xmlns:b="urn:example:bank"><b:Ref>7</b:Ref></b:Note></Envlp></SplmtryData></CdtTrfTxInf>']);
+  t.equal((await accepted(t, sandbox, supplementary, 'SplmtryData with a bank\'s own elements')).transaction.creditCurrency, 'USD');
+  const signed = edit(FEDWIRE, ['</CreDt>', '</CreDt><Sgntr><ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:SignedInfo/></ds:Signature></Sgntr>']);
+  t.equal((await accepted(t, sandbox, signed, 'an AppHdr with an XML signature')).transaction.debitAmount !== undefined, true);
+  const prefixed = edit(FEDNOW, ['<IntrBkSttlmAmt Ccy="USD">640.00</IntrBkSttlmAmt>', '<p:IntrBkSttlmAmt xmlns:p="urn:iso:std:iso:20022:tech:xsd:pacs.008.001.13" Ccy="USD">640.00</p:IntrBkSttlmAmt>']);
+  t.match((await accepted(t, sandbox, prefixed, 'a prefix bound to the Document\'s namespace')).transaction, { creditAmount: '640.00' });
+});
+
 t.test('an EndToEndId of 140 characters, the json reference\'s bound, is kept whole as the externalId', async (t) => {
   const sandbox = await funded();
   t.teardown(sandbox.close);
@@ -277,6 +289,11 @@ const REFUSALS: Refusal[] = [
   { name: 'two debtor account ids', xml: edit(FEDNOW, ['<Othr><Id>acct_acme_usd</Id></Othr>', '<Othr><Id>acct_acme_usd</Id><Id>acct_jane_usd</Id></Othr>']), type: 'InvalidValue', fieldRef: `${TX}.DbtrAcct.Id.Othr.Id` },
   { name: 'two group headers', xml: edit(FEDNOW, [/<GrpHdr>[\s\S]*<\/GrpHdr>/, (FEDNOW.match(/<GrpHdr>[\s\S]*<\/GrpHdr>/)![0]).repeat(2)]), type: 'InvalidValue', fieldRef: GROUP },
   { name: 'two AppHdr', xml: edit(FEDWIRE, [/<AppHdr[\s\S]*<\/AppHdr>/, (FEDWIRE.match(/<AppHdr[\s\S]*<\/AppHdr>/)![0]).repeat(2)]), type: 'InvalidValue', fieldRef: 'AppHdr' },
+  // an element of another namespace is not the pacs.008 element of that name (docs/payouts.md#refusals)
+  { name: 'the transfer in a foreign default namespace', xml: edit(FEDNOW, ['<FIToFICstmrCdtTrf>', '<FIToFICstmrCdtTrf xmlns="urn:evil">']), type: 'InvalidValue', fieldRef: 'FIToFICstmrCdtTrf', message: /is in the namespace "urn:evil"; the elements of this message are in its own, "urn:iso:std:iso:20022:tech:xsd:pacs\.008\.001\.13"/ },
+  { name: 'an amount under a foreign prefix', xml: edit(FEDNOW, ['<IntrBkSttlmAmt Ccy="USD">640.00</IntrBkSttlmAmt>', '<x:IntrBkSttlmAmt xmlns:x="urn:other" Ccy="USD">640.00</x:IntrBkSttlmAmt>']), type: 'InvalidValue', fieldRef: `${TX}.IntrBkSttlmAmt` },
+  { name: 'an element in no namespace', xml: edit(FEDNOW, ['<MsgId>20260301021000021SBXFN0000004</MsgId>', '<MsgId xmlns="">20260301021000021SBXFN0000004</MsgId>']), type: 'InvalidValue', fieldRef: `${GROUP}.MsgId`, message: /is in no namespace/ },
+  { name: 'an AppHdr element in the Document\'s namespace', xml: edit(FEDWIRE, ['<BizSvc>TEST</BizSvc>', '<BizSvc xmlns="urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08">TEST</BizSvc>']), type: 'InvalidValue', fieldRef: 'AppHdr.BizSvc' },
   { name: 'EndToEndId of 141 characters', xml: edit(FEDNOW, ['<EndToEndId>ACME-FN-0004</EndToEndId>', `<EndToEndId>${'E'.repeat(141)}</EndToEndId>`]), type: 'InvalidValue', fieldRef: `${TX}.PmtId.EndToEndId`, message: /141 characters; it may be at most 140/ },
   { name: 'MsgId of 129 characters', xml: edit(FEDNOW, ['<MsgId>20260301021000021SBXFN0000004</MsgId>', `<MsgId>${'M'.repeat(129)}</MsgId>`]), type: 'InvalidValue', fieldRef: `${GROUP}.MsgId`, message: /at most 128/ },
   // a quoted "<!--" made the raw scan skip to a later "-->": the decoder refuses what reaches a value all the same
