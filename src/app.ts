@@ -16,6 +16,7 @@ import { finishDocument, type RouteNotes } from './http/openapi-document.js';
 import { registerRouteCatalog } from './http/route-catalog.js';
 import { registerDocs } from './http/docs.js';
 import { redactUrl } from './http/redact.js';
+import { registerWebPageGuard } from './http/web-page-guard.js';
 import { bindSandbox } from './http/request-sandbox.js';
 import { journalRoutes, registerJournal } from './emulator/journal.service.js';
 import { endUiEvents } from './emulator/dashboard.events.js';
@@ -94,7 +95,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   app.setSerializerCompiler(serializerCompiler);
   registerRouteCatalog(app);
   registerErrorHandling(app);
-  // first of all hooks: a session path whose session does not exist is a 404 before anything else runs
+  // first of all hooks: a request from a web page that may not drive the sandbox is refused (docs/robustness.md#web-pages),
+  // then a session path whose session does not exist is a 404 before anything else runs
+  registerWebPageGuard(app, ctx.config);
   if (sessions) app.addHook('onRequest', sessions.onRequest);
   registerBodyParsers(app);
 

@@ -132,7 +132,7 @@ const HELP = `service-sandbox: local emulator of the payments and accounts API
 Usage:
   service-sandbox [serve] [--port 4010] [--host 127.0.0.1] [--db :memory:|FILE] [--fixtures FILE]
                   [--seed TEXT] [--clock realtime|ISO-INSTANT] [--webhook-url URL] [--log-level LEVEL]
-                  [--admin-token TOKEN] [--journal-size N] [--webhook-timeout-ms MS] [--read-cache on|off]
+                  [--admin-token TOKEN] [--allowed-hosts NAMES] [--journal-size N] [--webhook-timeout-ms MS] [--read-cache on|off]
                   [--snapshot FILE] [--scenarios DIR] [--max-sessions N] [--session-idle-timeout SECONDS]
   service-sandbox sign METHOD TARGET [--body TEXT | --body-file FILE] [--key API_KEY] [--secret SECRET]
                   [--program PRG] [--user USR] [--fixtures FILE] [--format curl|json]
@@ -155,7 +155,7 @@ Usage:
                   exit 0 all passed, 1 a step failed, 2 bad arguments or a bad file (docs/cli.md#run)
 
 Every flag also reads an environment variable (PORT, HOST, DB_PATH, FIXTURES, SEED, CLOCK, WEBHOOK_URL,
-LOG_LEVEL, ADMIN_TOKEN, JOURNAL_SIZE, WEBHOOK_TIMEOUT_MS, READ_CACHE, SNAPSHOT, SCENARIOS, MAX_SESSIONS,
+LOG_LEVEL, ADMIN_TOKEN, ALLOWED_HOSTS, JOURNAL_SIZE, WEBHOOK_TIMEOUT_MS, READ_CACHE, SNAPSHOT, SCENARIOS, MAX_SESSIONS,
 SESSION_IDLE_TIMEOUT, SESSION_POOL). See docs/configuration.md.
 `;
 

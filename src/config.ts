@@ -24,6 +24,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 /** The seed of ids when `--seed` is not given (docs/configuration.md). */
 export const DEFAULT_SEED = 'service-sandbox';
 
+const ALLOWED_HOSTS_ACCEPTS = 'accepts a comma-separated list of host names (a leading dot takes every name under it; * takes any)';
+
 export const configSchema = z.object({
   port: z.coerce
     .number({ error: 'accepts an integer port 0-65535' })
@@ -56,6 +58,18 @@ export const configSchema = z.object({
     .optional(),
   logLevel: z.enum(LOG_LEVELS, { error: `accepts one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   adminToken: z.string().min(1, 'accepts a non-empty token').optional(),
+  // docs/robustness.md#web-pages: host names requests may name beyond IP addresses, localhost and single-label names
+  // (a list given as text is split; a parsed config, re-read for a session, passes as the list it is)
+  allowedHosts: z
+    .preprocess(
+      (value) => {
+        if (typeof value !== 'string') return value;
+        const entries = value.split(',').map((entry) => entry.trim().toLowerCase()).filter((entry) => entry !== '');
+        return entries.length > 0 ? entries : value;
+      },
+      z.array(z.string().regex(/^(?:\*|\.?[a-z0-9-]+(?:\.[a-z0-9-]+)*)$/, ALLOWED_HOSTS_ACCEPTS), { error: ALLOWED_HOSTS_ACCEPTS }),
+    )
+    .default([]),
   journalSize: z.coerce
     .number({ error: 'accepts an integer 0-100000' })
     .int('accepts an integer 0-100000')
@@ -146,6 +160,7 @@ export const OPTIONS = [
   { flag: '--webhook-url', env: 'WEBHOOK_URL', key: 'webhookUrl' },
   { flag: '--log-level', env: 'LOG_LEVEL', key: 'logLevel' },
   { flag: '--admin-token', env: 'ADMIN_TOKEN', key: 'adminToken' },
+  { flag: '--allowed-hosts', env: 'ALLOWED_HOSTS', key: 'allowedHosts' },
   { flag: '--journal-size', env: 'JOURNAL_SIZE', key: 'journalSize' },
   { flag: '--webhook-timeout-ms', env: 'WEBHOOK_TIMEOUT_MS', key: 'webhookTimeoutMs' },
   { flag: '--read-cache', env: 'READ_CACHE', key: 'readCache' },

@@ -21,6 +21,7 @@ t.test('defaults', async (t) => {
     // no seed: ids follow DEFAULT_SEED, sessions a seed of the start's own (docs/sessions.md#ids)
     // no clock: a database file resumes its stored clock, a new one starts in real time (clockStart below)
     logLevel: 'info',
+    allowedHosts: [], // beyond IP addresses, localhost and single-label names (docs/robustness.md#web-pages)
     journalSize: 1000,
     webhookTimeoutMs: 10000,
     readCache: 'on',
@@ -41,6 +42,7 @@ const GOOD: Record<(typeof OPTIONS)[number]['key'], [string, unknown]> = {
   webhookUrl: ['http://127.0.0.1:9999/hooks', 'http://127.0.0.1:9999/hooks'],
   logLevel: ['debug', 'debug'],
   adminToken: ['let-me-in', 'let-me-in'],
+  allowedHosts: ['Sandbox.Example.com, .corp.test,*', ['sandbox.example.com', '.corp.test', '*']],
   journalSize: ['50', 50],
   webhookTimeoutMs: ['2500', 2500],
   readCache: ['off', 'off'],
@@ -79,6 +81,7 @@ const BAD: Record<(typeof OPTIONS)[number]['key'], string[]> = {
   webhookUrl: ['ftp://example.com/x', 'not a url', 'http//missing-colon'],
   logLevel: ['loud', 'INFO '],
   adminToken: [''],
+  allowedHosts: ['', ',', 'http://example.com', 'a b', 'example.com:4010'],
   journalSize: ['-1', 'many', '100001'],
   webhookTimeoutMs: ['0', '1.5', '600001'],
   readCache: ['no', 'OFF', 'true'],
@@ -92,9 +95,9 @@ t.test('every option as a flag, as --flag=value and as an environment variable',
   t.equal(OPTIONS.length, Object.keys(GOOD).length, 'the test covers every option');
   for (const option of OPTIONS) {
     const [raw, expected] = GOOD[option.key];
-    t.equal(parseConfig([option.flag, raw], {})[option.key], expected, `${option.flag} ${raw}`);
-    t.equal(parseConfig([`${option.flag}=${raw}`], {})[option.key], expected, `${option.flag}=${raw}`);
-    t.equal(parseConfig([], { [option.env]: raw })[option.key], expected, `${option.env}=${raw}`);
+    t.same(parseConfig([option.flag, raw], {})[option.key], expected, `${option.flag} ${raw}`);
+    t.same(parseConfig([`${option.flag}=${raw}`], {})[option.key], expected, `${option.flag}=${raw}`);
+    t.same(parseConfig([], { [option.env]: raw })[option.key], expected, `${option.env}=${raw}`);
   }
 });
 

@@ -19,14 +19,15 @@ export const CHROMIUM_ARGS = [
   '--disable-quic',
 ];
 
-export async function launchChromium(): Promise<Browser> {
+/** `extraArgs`: more of Chromium's flags (a host resolver rule, say). */
+export async function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(
       `Chromium is missing at ${CHROMIUM_PATH}: the dashboard browser tests need it. ` +
         'Install it with `apt-get update && apt-get install -y chromium` (.ci/run does this), or set CHROMIUM_PATH.',
     );
   }
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
   // Playwright's 30 s defaults (navigation, waits) are a bet on the machine's speed: a loaded 2-core CI machine running
   // several Chromiums can take longer to load a page. Every context (newPage makes one) gets a generous bound instead.
   const newContext = browser.newContext.bind(browser);
