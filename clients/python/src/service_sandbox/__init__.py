@@ -7,7 +7,7 @@ from .client import DEFAULT_URL, START_CLOCK, Response, Server, Session, Version
 from .errors import ForwardingError, NotSettledError, SandboxError, SandboxHTTPError, WebhookVerificationError
 from .forwarding import WebhookForwarder
 from .process import sandbox_cli, start_server, stop_process
-from .receiver import WebhookReceiver
+from .receiver import WebhookReceiver, read_request_body
 from .signing import (
     WEBHOOK_REASONS,
     WEBHOOK_TOLERANCE_MS,
@@ -46,6 +46,7 @@ __all__ = [
     "models",
     "payout_headers",
     "raw_body",
+    "read_request_body",
     "sandbox_cli",
     "sign",
     "signature_headers",
