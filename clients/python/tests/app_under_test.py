@@ -7,7 +7,7 @@ import json
 import threading
 from typing import Any, Dict, List, Set
 
-from service_sandbox import verify_webhook
+from service_sandbox import read_request_body, verify_webhook
 
 
 class PaymentsApp:
@@ -21,8 +21,12 @@ class PaymentsApp:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                status = app.receive(self.headers, raw, self.path)
+                try:
+                    raw = read_request_body(self)  # by Content-Length or chunked
+                except ValueError:
+                    status = 400
+                else:
+                    status = app.receive(self.headers, raw, self.path)
                 self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()

@@ -198,3 +198,27 @@ def test_genuine_deliveries_are_kept_once_and_repeats_acknowledged(receiver):
     assert len(receiver.deliveries) == 3 and receiver.rejected == []
     assert receiver.summary() == [("transaction_status_updated", "txn_1", "COMPLETED")] * 2
     assert len(receiver.for_transaction("txn_1")) == 2
+
+
+def test_an_apps_own_handler_reads_a_chunked_delivery_with_read_request_body():
+    """docs/clients.md#python's app reads its body with read_request_body: a chunked delivery (no Content-Length)
+    is verified and kept, a Content-Length that is not a number is a 400 (int(headers["Content-Length"]) raised)."""
+    from app_under_test import PaymentsApp
+
+    app = PaymentsApp(SECRET)
+    try:
+        port = int(app.webhook_url.split(":")[2].split("/")[0])
+        body = b'{"transaction":{"id":"txn_9","status":"PENDING"},"metadata":{"eventId":"evt_app"}}'
+        headers = list(signed(body, path="/hooks/service").items())
+
+        def send(data: bytes) -> Optional[int]:
+            with socket.create_connection(("127.0.0.1", port), timeout=BOUND_S) as sock:
+                sock.sendall(data)
+                answer = b"".join(iter(lambda: sock.recv(65536), b""))
+            return int(answer.split(b" ", 2)[1]) if answer else None
+
+        assert send(raw_request("POST", headers + [("Transfer-Encoding", "chunked")], chunked(body), path="/hooks/service")) == 200
+        assert app.statuses("txn_9") == ["PENDING"] and app.refused == []
+        assert send(raw_request("POST", headers + [("Content-Length", "-1")], body, path="/hooks/service")) == 400
+    finally:
+        app.close()
