@@ -15,6 +15,7 @@ class PaymentsApp:
         self.secret = webhook_secret
         self.events: List[Dict[str, Any]] = []
         self.refused: List[str] = []
+        self.paths: List[str] = []  # the request target of every delivery, as it arrived
         self._seen: Set[str] = set()
         self._lock = threading.Lock()
         app = self
@@ -42,6 +43,7 @@ class PaymentsApp:
     def receive(self, headers: Any, raw: bytes, path: str) -> int:
         result = verify_webhook(headers, raw, self.secret, path=path)
         with self._lock:
+            self.paths.append(path)
             if not result:
                 self.refused.append(str(result.reason))
                 return 401
