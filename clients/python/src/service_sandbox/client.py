@@ -312,6 +312,12 @@ class Server:
         answer = self.control("DELETE", "/sessions" + _query({"label": label}))
         return cast(List[str], _expect(answer, 200, f"ending label {label}").get("ended", []))
 
+    def end_session(self, session_id: str) -> bool:
+        """DELETE /_emulator/sessions/{id}: whether it ended it (False: it was gone already)."""
+        answer = self.control("DELETE", f"/sessions/{urllib.parse.quote(session_id, safe='')}")
+        _expect(answer, (204, 404), f"ending session {session_id}")
+        return answer.status == 204
+
     def sessions(self) -> List[models.Session]:
         return cast(List[models.Session], _expect(self.control("GET", "/sessions"), 200, "listing sessions")["data"])
 
