@@ -7,7 +7,7 @@ import json
 import threading
 from typing import Any, Dict, List, Set
 
-from service_sandbox import verify_webhook
+from service_sandbox import read_request_body, verify_webhook
 
 
 class PaymentsApp:
@@ -15,14 +15,19 @@ class PaymentsApp:
         self.secret = webhook_secret
         self.events: List[Dict[str, Any]] = []
         self.refused: List[str] = []
+        self.paths: List[str] = []  # the request target of every delivery, as it arrived
         self._seen: Set[str] = set()
         self._lock = threading.Lock()
         app = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                status = app.receive(self.headers, raw, self.path)
+                try:
+                    raw = read_request_body(self)  # by Content-Length or chunked
+                except ValueError:
+                    status = 400
+                else:
+                    status = app.receive(self.headers, raw, self.path)
                 self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -38,6 +43,7 @@ class PaymentsApp:
     def receive(self, headers: Any, raw: bytes, path: str) -> int:
         result = verify_webhook(headers, raw, self.secret, path=path)
         with self._lock:
+            self.paths.append(path)
             if not result:
                 self.refused.append(str(result.reason))
                 return 401

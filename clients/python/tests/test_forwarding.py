@@ -141,3 +141,84 @@ def test_the_admin_token_goes_with_the_stream_and_the_results():
                 app.close()
     finally:
         stop_process(process.pid)
+
+
+def test_a_non_ascii_app_path_is_sent_percent_encoded_and_delivered(sandbox):
+    """The app URL's path and query are sent as fetch and the emulator's direct delivery send them (the app sees
+    /uni/caf%C3%A9); the attempt thread raised UnicodeEncodeError, reported nothing, and the emulator retried forever."""
+    app = PaymentsApp(sandbox.credentials["webhook"]["secret"], path="/uni/café?v=ñ")
+    try:
+        sandbox.forward_webhooks(app.webhook_url)
+        txn = deposit(sandbox)
+        sandbox.advance(1000)
+        sandbox.settle()
+        assert app.statuses(txn) == ["PENDING", "COMPLETED"] and app.refused == []
+        assert set(app.paths) == {"/uni/caf%C3%A9?v=%C3%B1"}
+        assert [d["status"] for d in sandbox.deliveries(transactionId=txn)] == ["DELIVERED", "DELIVERED"]
+    finally:
+        app.close()
+
+
+class FakeRelay:
+    """A stand-in for the emulator's relay over real HTTP: its event stream hands the forwarder one attempt of our
+    making (one the emulator never sends), and it keeps the result the forwarder reports."""
+
+    def __init__(self, attempt):
+        import http.server
+        import json
+        import threading
+
+        self.results = []
+        self.reported = threading.Event()
+        self.done = threading.Event()
+        relay = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                self.wfile.write(b'event: ready\ndata: {"listenerId": "lst_fake"}\n\n')
+                self.wfile.write(b"event: attempt\ndata: " + json.dumps(attempt).encode() + b"\n\n")
+                self.wfile.flush()
+                relay.done.wait(60)  # the stream stays open until the test is over
+
+            def do_POST(self):
+                relay.results.append((self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
+                self.send_response(204)
+                self.end_headers()
+                relay.reported.set()
+
+            def log_message(self, format, *args):
+                pass
+
+        self.http = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.http.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.done.set()
+        self.http.shutdown()
+        self.http.server_close()
+
+
+def test_an_attempt_that_fails_in_any_way_is_reported_as_its_error():
+    """A header value with a line break makes http.client raise ValueError, not OSError: the attempt is reported
+    with that error (the emulator then records a failed attempt and retries), never left unanswered."""
+    from service_sandbox import WebhookForwarder
+
+    app = PaymentsApp("whsec_sandbox_secret")
+    attempt = {"attemptId": "att_1", "listenerId": "lst_fake", "url": app.webhook_url, "timeoutMs": 10_000, "headers": {"X-Service-Api-Key": "wk\r\nInjected: yes"}, "body": "{}"}
+    relay = FakeRelay(attempt)
+    try:
+        with WebhookForwarder(relay.url, app.webhook_url).start():
+            assert relay.reported.wait(60), "no result was reported for the attempt"
+        [(path, result)] = relay.results
+        assert path == "/_emulator/webhooks/listen/lst_fake/results"
+        assert result["attemptId"] == "att_1" and result["status"] is None
+        assert result["error"].startswith("ValueError: ") and "header" in result["error"]
+        assert app.paths == []  # nothing reached the app
+    finally:
+        relay.close()
+        app.close()

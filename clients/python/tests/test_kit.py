@@ -1,6 +1,7 @@
 """The kit's own behaviour (docs/clients.md#python): its exception root, misuse as TypeError/ValueError, the
 version it carries and the once-per-server warning when the server's differs."""
 
+import http.client
 import http.server
 import json
 import re
@@ -16,7 +17,7 @@ from service_sandbox import NotSettledError, SandboxError, SandboxHTTPError, Ser
 
 def test_the_exceptions_share_a_root_of_their_own():
     assert issubclass(SandboxError, Exception) and not issubclass(SandboxError, AssertionError)
-    for error in (SandboxHTTPError, NotSettledError, WebhookVerificationError, service_sandbox.ForwardingError):
+    for error in (SandboxHTTPError, NotSettledError, WebhookVerificationError, service_sandbox.ForwardingError, service_sandbox.SandboxConnectionError, service_sandbox.SandboxTargetError):
         assert issubclass(error, SandboxError)
 
 
@@ -115,3 +116,78 @@ def test_a_session_starts_from_a_scenario_by_name_or_from_a_file(sandbox_server,
     assert raised.value.status == 400 and "scenario:" in raised.value.message
     with pytest.raises(ValueError):
         sandbox_server.create_session(scenario="demo", scenario_file=str(story))
+
+
+# --- the target sent is the target signed (docs/clients.md#python, docs/authentication.md) ------------------------
+
+
+def test_a_non_ascii_query_is_sent_percent_encoded_as_signed(sandbox):
+    answer = sandbox.get("/v1/transactions?pageSize=2&foo=Zoë日本")  # raised UnicodeEncodeError
+    assert answer.status != 401, answer  # the server's validation may refuse foo, never the signature
+    journal = [entry for entry in sandbox.requests() if entry["path"] == "/v1/transactions"]
+    assert [entry["query"] for entry in journal] == ["pageSize=2&foo=Zo%C3%AB%E6%97%A5%E6%9C%AC"]
+    assert sandbox.get("/v1/transactions?pageSize=2&note=a b").status != 401  # a space too (%20)
+
+
+def test_an_empty_query_is_left_out_of_both_the_request_and_the_signature(sandbox):
+    from service_sandbox import signature_headers
+
+    assert sandbox.get("/v1/transactions?").status == 200  # 401: it was signed with the "?" and sent without
+    key = sandbox.credentials["single"]
+    headers = sandbox.signature_headers("GET", "/v1/transactions?")
+    expected = signature_headers(key["apiKey"], key["secret"], sandbox.credentials["programmeId"], "GET", f"{sandbox.prefix}/v1/transactions", now_ms=int(headers["X-Service-Timestamp"]))
+    assert headers == expected
+
+
+def test_a_target_that_cannot_be_sent_is_the_kits_own_error(sandbox):
+    from service_sandbox import SandboxTargetError
+
+    with pytest.raises(SandboxTargetError) as raised:
+        sandbox.get("/v1/transactions?note=\ud800")  # a lone surrogate: no UTF-8 for it
+    assert isinstance(raised.value, SandboxError) and isinstance(raised.value, ValueError)
+    assert [entry for entry in sandbox.requests() if entry["path"] == "/v1/transactions"] == []  # nothing was sent
+
+
+# --- transport failures are SandboxErrors (docs/clients.md#python) ------------------------------------------------
+
+
+def test_a_server_that_is_not_there_is_a_sandbox_connection_error():
+    import socket
+
+    from service_sandbox import SandboxConnectionError
+
+    with socket.socket() as bound:  # bound, never listening: every connection to it is refused
+        bound.bind(("127.0.0.1", 0))
+        server = Server(f"http://127.0.0.1:{bound.getsockname()[1]}")
+        with pytest.raises(SandboxConnectionError) as raised:
+            server.sessions()
+        assert not server.healthy()
+    assert isinstance(raised.value, SandboxError) and isinstance(raised.value.__cause__, ConnectionRefusedError)
+    assert "connection refused" in str(raised.value) and server.url in str(raised.value)
+
+
+def test_a_server_that_never_answers_is_a_sandbox_connection_error_after_the_timeout():
+    import socket
+    import urllib.request
+
+    from service_sandbox import SandboxConnectionError, http_send
+
+    with socket.socket() as silent:  # accepts connections (the backlog) and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/_emulator/clock"
+        with pytest.raises(SandboxConnectionError) as raised:
+            http_send(urllib.request.Request(url), timeout_ms=200)
+    assert isinstance(raised.value.__cause__, socket.timeout) and "no answer within 200 ms" in str(raised.value)
+
+
+def test_a_post_whose_connection_drops_is_a_sandbox_connection_error_and_is_not_sent_again(sandbox):
+    from service_sandbox import SandboxConnectionError
+
+    sandbox.add_fault({"type": "drop"}, match={"method": "POST", "path": "/v1/sandbox/accounts/*/deposits"}, times=1)
+    with pytest.raises(SandboxConnectionError) as raised:
+        sandbox.post("/v1/sandbox/accounts/acct_acme_usd/deposits", {"depositInstructionId": "di_acme_usd_ach", "amount": "5.00"})
+    assert isinstance(raised.value.__cause__, (ConnectionError, http.client.HTTPException)), repr(raised.value.__cause__)
+    assert "a POST is not sent again" in str(raised.value)
+    posts = [entry for entry in sandbox.requests() if entry["method"] == "POST" and entry["path"].endswith("/deposits")]
+    assert len(posts) == 1, posts

@@ -66,3 +66,65 @@ def test_control_plane_targets_are_not_signed_and_carry_the_admin_token_as_beare
     plane = VECTORS["controlPlane"]
     assert Server("http://127.0.0.1:9", admin_token=plane["adminToken"])._headers() == plane["headers"]
     assert all(not is_payout_target(target) for target in plane["targets"])
+
+
+# --- whole-string checks (docs/clients.md#receivers-one-rule-set, rule 6) -------------------------------------------
+
+NOW = 1_772_366_400_000  # 2026-03-01T12:00:00.000Z
+SECRET = "whsec_sandbox_secret"
+BODY = b'{"metadata":{"eventId":"evt_1"}}'
+
+
+def _signed(timestamp: str, path: str = "/webhooks") -> Dict[str, str]:
+    from service_sandbox import sign
+
+    return {"X-Service-Api-Key": "wk_sandbox", "X-Service-Timestamp": timestamp, "X-Service-Signature": sign(SECRET, "wk_sandbox", timestamp, "POST", path, BODY)}
+
+
+def test_a_timestamp_beyond_python_s_int_limit_is_malformed_not_an_exception() -> None:
+    headers = _signed("1" * 5000)  # int() of 4,300 digits or more raises ValueError
+    result = verify_webhook(headers, BODY, SECRET, now_ms=NOW)
+    assert (result.valid, result.reason) == (False, "MALFORMED_TIMESTAMP")
+    assert len(result.detail) < 200  # the detail quotes the start of it, not 5,000 digits
+
+
+def test_a_timestamp_of_more_than_16_digits_is_malformed_even_when_signed_and_in_tolerance() -> None:
+    assert verify_webhook(_signed(str(NOW)), BODY, SECRET, now_ms=NOW).valid  # the same instant, 13 digits: genuine
+    for padded in ("0000" + str(NOW), "0" * 3 + str(NOW)):  # 17 and 16 digits, both signed as sent
+        result = verify_webhook(_signed(padded), BODY, SECRET, now_ms=NOW)
+        assert (result.valid, result.reason) == ((False, "MALFORMED_TIMESTAMP") if len(padded) > 16 else (True, None)), padded
+
+
+def test_nothing_may_follow_the_timestamp_or_the_signature_not_even_a_line_break() -> None:
+    headers = _signed(str(NOW))
+    with_newline = dict(headers, **{"X-Service-Signature": headers["X-Service-Signature"] + "\n"})
+    assert verify_webhook(with_newline, BODY, SECRET, now_ms=NOW).reason == "MALFORMED_SIGNATURE"
+    with_newline = _signed(str(NOW) + "\n")
+    assert verify_webhook(with_newline, BODY, SECRET, now_ms=NOW).reason == "MALFORMED_TIMESTAMP"
+    for odd in ("+" + str(NOW), "-" + str(NOW), str(NOW) + ".0", "١٧٧٢٣٦٦٤٠٠٠٠٠"):  # a sign, a decimal, Arabic-Indic digits
+        assert verify_webhook(_signed(odd), BODY, SECRET, now_ms=NOW).reason == "MALFORMED_TIMESTAMP", odd
+
+
+def test_parsed_http_headers_are_trimmed_and_a_repeated_one_is_joined() -> None:
+    """http.server's headers (an email.message.Message) are read as Node reads them (rule 3), so an app that
+    passes self.headers gets the receivers' verdicts."""
+    from email.message import Message
+
+    from service_sandbox.signing import http_header
+
+    def parsed(pairs: List[Any]) -> Message:
+        message = Message()
+        for name, value in pairs:
+            message[name] = value
+        return message
+
+    genuine = _signed(str(NOW))
+    spaced = parsed([(name, f" \t{value}\t ") for name, value in genuine.items()])
+    assert http_header(spaced, "x-service-timestamp") == str(NOW)
+    assert verify_webhook(spaced, BODY, SECRET, now_ms=NOW).valid
+    twice = parsed(list(genuine.items()) + [("X-Service-Timestamp", str(NOW))])
+    assert http_header(twice, "X-Service-Timestamp") == f"{NOW}, {NOW}"
+    assert verify_webhook(twice, BODY, SECRET, now_ms=NOW).reason == "MALFORMED_TIMESTAMP"
+    twice = parsed(list(genuine.items()) + [("X-Service-Signature", genuine["X-Service-Signature"])])
+    assert verify_webhook(twice, BODY, SECRET, now_ms=NOW).reason == "MALFORMED_SIGNATURE"
+    assert http_header(parsed([]), "X-Service-Signature") is None

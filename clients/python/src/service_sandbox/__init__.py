@@ -4,10 +4,10 @@ and a pytest plugin, standard library only (docs/clients.md#python)."""
 from . import models
 from ._version import __version__
 from .client import DEFAULT_URL, START_CLOCK, Response, Server, Session, VersionMismatchWarning, check_model, http_send, raw_body
-from .errors import ForwardingError, NotSettledError, SandboxError, SandboxHTTPError, WebhookVerificationError
+from .errors import ForwardingError, NotSettledError, SandboxConnectionError, SandboxError, SandboxHTTPError, SandboxTargetError, WebhookVerificationError
 from .forwarding import WebhookForwarder
 from .process import sandbox_cli, start_server, stop_process
-from .receiver import WebhookReceiver
+from .receiver import WebhookReceiver, read_request_body
 from .signing import (
     WEBHOOK_REASONS,
     WEBHOOK_TOLERANCE_MS,
@@ -29,8 +29,10 @@ __all__ = [
     "ForwardingError",
     "NotSettledError",
     "Response",
+    "SandboxConnectionError",
     "SandboxError",
     "SandboxHTTPError",
+    "SandboxTargetError",
     "Server",
     "Session",
     "VersionMismatchWarning",
@@ -46,6 +48,7 @@ __all__ = [
     "models",
     "payout_headers",
     "raw_body",
+    "read_request_body",
     "sandbox_cli",
     "sign",
     "signature_headers",

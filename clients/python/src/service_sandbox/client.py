@@ -9,6 +9,7 @@ import http.client
 import json
 import os
 import select
+import socket
 import sys
 import threading
 import time
@@ -23,7 +24,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Typ
 
 from . import models
 from ._version import __version__
-from .errors import NotSettledError, SandboxError, SandboxHTTPError
+from ._target import request_target, split_url
+from .errors import NotSettledError, SandboxConnectionError, SandboxError, SandboxHTTPError
 from .forwarding import WebhookForwarder
 from .receiver import WebhookReceiver
 from .signing import signature_headers
@@ -120,9 +122,41 @@ def _through_proxy(url: urllib.parse.SplitResult) -> bool:
     return url.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(url.hostname or "")
 
 
+def _connection_failure(error: BaseException, method: str, url: str, timeout_ms: int) -> SandboxConnectionError:
+    """What a transport failure means for the caller, as the kit's own error (docs/clients.md#python)."""
+    if isinstance(error, ConnectionRefusedError):
+        what = "nothing answers there (connection refused): is the emulator running at this URL (SANDBOX_URL)?"
+    elif isinstance(error, (socket.timeout, TimeoutError)):
+        what = f"no answer within {timeout_ms} ms (timeout)"
+    elif isinstance(error, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, http.client.IncompleteRead)):
+        what = "the connection closed before the answer came"
+        if method not in _IDEMPOTENT:
+            what += f"; a {method} is not sent again (it may have acted on the server)"
+    else:
+        what = "the request failed"
+    return SandboxConnectionError(f"{method} {url}: {what} ({type(error).__name__}: {error})")
+
+
 def http_send(request: urllib.request.Request, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Response:
     """Sends request on this thread's kept-alive connection to its origin (docs/clients.md#connections); an error
-    status is returned as a Response. Through urllib (a new connection each time) when a proxy applies to the URL."""
+    status is returned as a Response. Through urllib (a new connection each time) when a proxy applies to the URL.
+    The target sent is request_target's: non-ASCII percent-encoded, an empty query left out, as it is signed.
+    SandboxConnectionError when the server cannot be reached or the connection fails before the answer,
+    SandboxTargetError when the URL cannot be sent."""
+    method = request.get_method()
+    url = urllib.parse.urlsplit(request.full_url)
+    if url.scheme in ("http", "https"):
+        origin, target = split_url(request.full_url)
+        request.full_url = origin + target  # what urllib sends too, through a proxy
+    try:
+        return _http_send(request, method, timeout_ms)
+    except SandboxError:
+        raise
+    except (OSError, http.client.HTTPException) as error:
+        raise _connection_failure(error, method, request.full_url, timeout_ms) from error
+
+
+def _http_send(request: urllib.request.Request, method: str, timeout_ms: int) -> Response:
     url = urllib.parse.urlsplit(request.full_url)
     if url.scheme not in ("http", "https") or _through_proxy(url):
         try:
@@ -130,8 +164,10 @@ def http_send(request: urllib.request.Request, timeout_ms: int = DEFAULT_TIMEOUT
                 return Response(answer.status, answer.headers, answer.read())
         except urllib.error.HTTPError as error:
             return Response(error.code, error.headers, error.read())
-    target = (url.path or "/") + (f"?{url.query}" if url.query else "")
-    method = request.get_method()
+        except urllib.error.URLError as error:
+            # urllib wraps the socket's error; the caller is told about that one
+            raise (error.reason if isinstance(error.reason, OSError) else error) from error
+    target = request_target(request.full_url)
     headers = dict(request.header_items())
     while True:
         connection, reused = _connection(url, timeout_ms / 1000)
@@ -276,6 +312,12 @@ class Server:
         answer = self.control("DELETE", "/sessions" + _query({"label": label}))
         return cast(List[str], _expect(answer, 200, f"ending label {label}").get("ended", []))
 
+    def end_session(self, session_id: str) -> bool:
+        """DELETE /_emulator/sessions/{id}: whether it ended it (False: it was gone already)."""
+        answer = self.control("DELETE", f"/sessions/{urllib.parse.quote(session_id, safe='')}")
+        _expect(answer, (204, 404), f"ending session {session_id}")
+        return answer.status == 204
+
     def sessions(self) -> List[models.Session]:
         return cast(List[models.Session], _expect(self.control("GET", "/sessions"), 200, "listing sessions")["data"])
 
@@ -335,7 +377,7 @@ class Session:
         """The signing headers for base_url + path (payout variant under /v1/payout-origination/), for tests
         that alter them before ``send``."""
         credentials = self._key(user, key)
-        target = urllib.request.Request(self.base_url + path).selector  # the target as urllib sends it
+        target = request_target(self.base_url + path)  # the target as http_send sends it
         return signature_headers(credentials["apiKey"], credentials["secret"], self.credentials["programmeId"], method, target, raw_body(body) or b"", user_id=user)
 
     def send(self, method: str, path: str, body: Body = None, headers: Optional[Mapping[str, str]] = None, content_type: str = "application/json") -> Response:

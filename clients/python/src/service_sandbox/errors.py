@@ -56,3 +56,16 @@ class WebhookVerificationError(SandboxError):
 class ForwardingError(SandboxError):
     """The emulator refused webhook forwarding (an unknown or ended session, a wrong admin token), or the stream
     did not become ready (docs/webhooks.md#listen)."""
+
+
+class SandboxConnectionError(SandboxError, ConnectionError):
+    """The emulator could not be reached, or the connection failed before its answer came: refused, reset, closed
+    without an answer, no answer in time. The original error (ConnectionRefusedError, TimeoutError,
+    http.client.RemoteDisconnected, ...) is its ``__cause__``. A ConnectionError too, so code that catches OSError
+    still catches it. A POST that failed this way may have acted on the server: the kit never sends it again
+    (docs/clients.md#connections)."""
+
+
+class SandboxTargetError(SandboxError, ValueError):
+    """A URL or path the kit cannot send (a lone surrogate in it, a host that is not ASCII): nothing was sent. A
+    ValueError too, as other misuse of the kit's API."""

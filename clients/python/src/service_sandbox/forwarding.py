@@ -22,6 +22,7 @@ import urllib.parse
 from types import TracebackType
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Type, Union
 
+from ._target import request_target
 from .errors import ForwardingError
 
 log = logging.getLogger("service_sandbox")
@@ -102,6 +103,9 @@ class WebhookForwarder:
         self._changed = threading.Condition()
         self._stopping = threading.Event()
         self._conn: Optional[Connection] = None
+        # The stream's socket: http.client lets go of it (conn.sock is None) once an answer that ends with the
+        # connection (Connection: close, HTTP/1.0) has begun, but stop() must still be able to wake the reader.
+        self._sock: Optional[socket.socket] = None
         self._thread = threading.Thread(target=self._run, name=f"service-sandbox-forward {app_url}", daemon=True)
 
     # --- life cycle ------------------------------------------------------------------------------------
@@ -128,10 +132,11 @@ class WebhookForwarder:
         for the thread. Idempotent."""
         self._stopping.set()
         with self._changed:
-            conn = self._conn
-        if conn is not None and conn.sock is not None:
+            conn, sock = self._conn, self._sock
+        sock = sock or (conn.sock if conn is not None else None)
+        if sock is not None:
             try:  # wakes the thread blocked on the stream
-                conn.sock.shutdown(socket.SHUT_RDWR)
+                sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
@@ -193,6 +198,7 @@ class WebhookForwarder:
         finally:
             with self._changed:
                 self._conn = None
+                self._sock = None
                 self._changed.notify_all()
 
     def _fail(self, error: BaseException) -> None:
@@ -217,9 +223,11 @@ class WebhookForwarder:
         with self._changed:
             if self._stopping.is_set():
                 return "stop"
-            self._conn = conn
+            self._conn, self._sock = conn, None
         try:
             conn.request("GET", f"{self._base.path.rstrip('/')}/_emulator/webhooks/listen/stream?{query}", headers=self._headers({"Accept": "text/event-stream"}))
+            with self._changed:
+                self._sock = conn.sock
             if self._stopping.is_set():  # stop() ran before the socket existed: it could not wake us
                 return "stop"
             answer = conn.getresponse()
@@ -275,15 +283,21 @@ class WebhookForwarder:
 
     def _forward(self, attempt: Dict[str, Any]) -> None:
         started = time.perf_counter()
-        timeout_ms = int(attempt.get("timeoutMs") or 10_000)
+        timeout = attempt.get("timeoutMs")
+        timeout_ms = int(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0 else 10_000
         status: Optional[int] = None
         response_body: Optional[str] = None
         error: Optional[str] = None
-        target = urllib.parse.urlsplit(str(attempt.get("url") or self.app_url))
-        body = str(attempt.get("body") or "").encode("utf-8")
-        conn = _connection(target, timeout_ms / 1000)
+        conn: Optional[Connection] = None
+        # Every failure of the attempt is its error, reported below: a thread that died unreported left the emulator
+        # waiting for its timeout and retrying the same failure forever.
         try:
-            conn.putrequest("POST", (target.path or "/") + (f"?{target.query}" if target.query else ""), skip_accept_encoding=True)
+            app_url = str(attempt.get("url") or self.app_url)
+            body = str(attempt.get("body") or "").encode("utf-8")
+            # the path as fetch and the emulator's direct delivery send it: non-ASCII percent-encoded (/caf%C3%A9)
+            target = request_target(app_url)
+            conn = _connection(urllib.parse.urlsplit(app_url), timeout_ms / 1000)
+            conn.putrequest("POST", target, skip_accept_encoding=True)
             for name, value in dict(attempt.get("headers") or {}).items():
                 if name.lower() not in ("content-length", "host"):
                     conn.putheader(name, str(value))
@@ -295,10 +309,11 @@ class WebhookForwarder:
             response_body = text or None
         except socket.timeout:
             error = f"no answer within {timeout_ms} ms (timeout)"
-        except (OSError, http.client.HTTPException) as failure:
+        except Exception as failure:  # OSError, HTTPException, a header value with a line break (ValueError), ...
             error = f"{type(failure).__name__}: {failure}"
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
         latency_ms = round((time.perf_counter() - started) * 1000, 1)
         with self._changed:
             self.forwarded += 1

@@ -2,8 +2,10 @@
 
 One server for the whole run, xdist workers included: the first fixture that needs it, in whichever process,
 finds the configured URL (when its health check answers) or starts ``service-sandbox`` under a file lock in the
-run's folder, and every other process reads what it wrote. Nothing starts unless a test asks for a fixture. At the
-end, the controller ends every session with the run's label and stops the server if the run started it.
+run's folder, and every other process reads what it wrote. Nothing starts unless a test asks for a fixture. Every
+process notes the id of each session its ``sandbox_server`` creates in the run's folder; at the end, the controller
+ends those still live (what a crashed test or worker left) and stops the server if the run started it. Another run's
+sessions are never ended, even when both runs share a label (docs/clients.md#python).
 
 Settings (the first given wins): the command line (``--sandbox-url``, ``--sandbox-cli``, ``--sandbox-admin-token``,
 ``--sandbox-label``), the environment (SANDBOX_URL, SANDBOX_CLI, SANDBOX_ADMIN_TOKEN, SANDBOX_LABEL), the ini file
@@ -32,7 +34,7 @@ import pytest
 
 from .client import DEFAULT_URL, Server, Session
 from .forwarding import WebhookForwarder
-from .process import release_shared_server, shared_server
+from .process import note_session, release_shared_server, shared_server
 from .receiver import WebhookReceiver
 
 _RUN_DIR = "service_sandbox_run_dir"
@@ -121,7 +123,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         return
     state.owner = False
     try:
-        left = release_shared_server(state.run_dir, state.label, state.admin_token)
+        left = release_shared_server(state.run_dir, state.admin_token)
         if left:
             print(f"\nservice-sandbox: ended sessions the run left behind: {left}", file=sys.stderr)
     finally:
@@ -153,15 +155,31 @@ def sandbox_label(pytestconfig: pytest.Config) -> str:
     return _state(pytestconfig).label
 
 
+class RunServer(Server):
+    """The run's Server: the id of every session it creates is noted in the run's folder as soon as the emulator
+    answers, so the end of the run ends exactly the sessions this run made (a worker that crashed included), never
+    another run's under the same label."""
+
+    def __init__(self, url: str, admin_token: Optional[str], run_dir: str) -> None:
+        super().__init__(url, admin_token)
+        self.run_dir = run_dir
+
+    def create_session(self, *args: Any, **kwargs: Any) -> Session:
+        session = super().create_session(*args, **kwargs)
+        note_session(self.run_dir, session.id)
+        return session
+
+
 @pytest.fixture(scope="session")
 def sandbox_server(pytestconfig: pytest.Config) -> Server:
     """The run's one server (the configured URL, else started once for every worker)."""
     state = _state(pytestconfig)
     if state.server is None:
         try:
-            state.server = shared_server(state.run_dir, state.url, state.cli, state.admin_token)
+            shared = shared_server(state.run_dir, state.url, state.cli, state.admin_token)
         except Exception as error:
             pytest.exit(f"service-sandbox: {error}", returncode=1)
+        state.server = RunServer(shared.url, shared.admin_token, state.run_dir)
     return state.server
 
 

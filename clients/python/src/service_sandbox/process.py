@@ -171,9 +171,34 @@ def _write_state(path: str, state: Dict[str, Any]) -> None:
     os.replace(path + ".tmp", path)
 
 
-def release_shared_server(run_dir: str, label: Optional[str] = None, admin_token: Optional[str] = None) -> List[str]:
-    """At the end of the run: ends the label's sessions (what a crashed test left) and stops the server if it
-    was started for the run. The ids ended, or [] when no server was used."""
+#: Each process of a run notes the id of every session it creates in a file of its own in the run's folder
+#: (``sessions-{pid}.txt``), so the end of the run can end exactly those, a crashed worker's included.
+SESSIONS_FILE_PREFIX = "sessions-"
+
+
+def note_session(run_dir: str, session_id: str) -> None:
+    """Notes that this run created ``session_id`` (appended to this process's file in run_dir)."""
+    os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, f"{SESSIONS_FILE_PREFIX}{os.getpid()}.txt"), "a") as out:
+        out.write(session_id + "\n")
+
+
+def noted_sessions(run_dir: str) -> List[str]:
+    """Every session id any process of the run noted, in the order each process noted them."""
+    noted: List[str] = []
+    if not os.path.isdir(run_dir):
+        return noted
+    for name in sorted(os.listdir(run_dir)):
+        if name.startswith(SESSIONS_FILE_PREFIX) and name.endswith(".txt"):
+            with open(os.path.join(run_dir, name)) as notes:
+                noted.extend(line.strip() for line in notes if line.strip())
+    return noted
+
+
+def release_shared_server(run_dir: str, admin_token: Optional[str] = None) -> List[str]:
+    """At the end of the run: ends the sessions the run created that are still live (what a crashed test or worker
+    left; another run's sessions are left alone, even under the same label) and stops the server if it was started
+    for the run. The ids ended, or [] when no server was used."""
     state_path = os.path.join(run_dir, "server.json")
     if not os.path.exists(state_path):
         return []
@@ -182,8 +207,11 @@ def release_shared_server(run_dir: str, label: Optional[str] = None, admin_token
     ended: List[str] = []
     server = Server(known["url"], admin_token)
     try:
-        if label and server.healthy(timeout_ms=10_000):
-            ended = server.end_label(label)
+        noted = set(noted_sessions(run_dir))
+        if noted and server.healthy(timeout_ms=10_000):
+            for session in server.sessions():
+                if session["id"] in noted and server.end_session(session["id"]):
+                    ended.append(session["id"])
     finally:
         for pid in known.get("pids", []):
             stop_process(pid)

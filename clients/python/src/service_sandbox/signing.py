@@ -36,7 +36,11 @@ Part = Union[str, bytes, bytearray, int, None]
 #: Request headers as any mapping, or http.server's / http.client's (an email.message.Message).
 Headers = Union[Mapping[str, str], Message]
 _SESSION_PREFIX = re.compile(r"^/_sessions/[^/]+(?=/)")
-_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
+# Whole-string matches: Python's `$` also matches before a final line break, and int() of 4,300 digits or more
+# raises; the reference accepts 1 to 16 ASCII digits and exactly 64 hex digits, nothing after either
+# (docs/clients.md#receivers-one-rule-set).
+_TIMESTAMP = re.compile(r"[0-9]{1,16}")
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 def _bytes(part: Part) -> bytes:
@@ -119,6 +123,8 @@ class WebhookVerification:
 
 
 def _header(headers: Headers, name: str) -> Optional[str]:
+    if isinstance(headers, Message):
+        return http_header(headers, name)
     value: Optional[str] = headers.get(name)
     if value is None:
         lower = name.lower()
@@ -126,26 +132,39 @@ def _header(headers: Headers, name: str) -> Optional[str]:
     return value
 
 
+def http_header(headers: Message, name: str) -> Optional[str]:
+    """A header of a parsed HTTP request (http.server's ``self.headers``) as Node reads it: each value without the
+    spaces and tabs around it, a header sent twice as its values joined with ", " (so a repeated X-Service-Timestamp
+    or X-Service-Signature is malformed, not its first copy taken); None when absent
+    (docs/clients.md#receivers-one-rule-set)."""
+    values = headers.get_all(name)
+    if not values:
+        return None
+    return ", ".join(str(value).strip(" \t") for value in values)
+
+
 def verify_webhook(headers: Headers, raw_body: Union[bytes, str], secret: str, *, path: str = "/webhooks", api_key: Optional[str] = None, tolerance_ms: int = WEBHOOK_TOLERANCE_MS, now_ms: Optional[int] = None) -> WebhookVerification:
     """Checks a delivery (docs/webhooks.md#what-a-delivery-looks-like), in this order: the three headers are
-    there, the timestamp is epoch milliseconds, within ``tolerance_ms`` of the receiver's clock (both ways,
-    inclusive), the signature is 64 hex digits, and it is the HMAC of apiKey + timestamp + POST + path + raw body.
+    there, the timestamp is epoch milliseconds (1 to 16 ASCII digits, nothing after them), within ``tolerance_ms``
+    of the receiver's clock (both ways, inclusive), the signature is exactly 64 hex digits, and it is the HMAC of
+    apiKey + timestamp + POST + path + raw body.
 
-    headers: any mapping (case-insensitive ones such as http.server's, or a dict with any casing); raw_body: the
-    bytes as received, before any JSON parsing; path: the path of the webhook URL (a query string is ignored);
-    api_key: when given, a delivery signed for another key is a SIGNATURE_MISMATCH."""
+    headers: any mapping (a dict with any casing, its values taken as given), or http.server's ``self.headers``
+    (read as ``http_header`` reads them: values trimmed, a repeated header joined with ", "); raw_body: the bytes
+    as received, before any JSON parsing; path: the path of the webhook URL (a query string is ignored); api_key:
+    when given, a delivery signed for another key is a SIGNATURE_MISMATCH."""
     key = _header(headers, "X-Service-Api-Key")
     timestamp = _header(headers, "X-Service-Timestamp")
     signature = _header(headers, "X-Service-Signature")
     missing = [name for name, value in (("X-Service-Api-Key", key), ("X-Service-Timestamp", timestamp), ("X-Service-Signature", signature)) if not value]
     if missing or key is None or timestamp is None or signature is None:
         return WebhookVerification(False, MISSING_HEADER, f"missing {', '.join(missing)}")
-    if not timestamp.isascii() or not timestamp.isdigit():
-        return WebhookVerification(False, MALFORMED_TIMESTAMP, f"timestamp {timestamp!r} is not epoch milliseconds")
+    if not _TIMESTAMP.fullmatch(timestamp):
+        return WebhookVerification(False, MALFORMED_TIMESTAMP, f"timestamp {timestamp[:40]!r}{'...' if len(timestamp) > 40 else ''} is not 1 to 16 digits of epoch milliseconds")
     now = now_ms if now_ms is not None else _now_ms()
     if abs(now - int(timestamp)) > tolerance_ms:
         return WebhookVerification(False, TIMESTAMP_OUT_OF_TOLERANCE, f"timestamp {timestamp} is more than {tolerance_ms} ms from now ({now})")
-    if not _HEX64.match(signature):
+    if not _HEX64.fullmatch(signature):
         return WebhookVerification(False, MALFORMED_SIGNATURE, "the signature is not 64 hex digits")
     if api_key is not None and key != api_key:
         return WebhookVerification(False, SIGNATURE_MISMATCH, f"signed with key {key!r}, expected {api_key!r}")
