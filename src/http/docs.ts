@@ -12,6 +12,13 @@ const PREFIX = '/docs';
 // Hop-by-hop and length headers are the main app's to set.
 const NOT_FORWARDED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date']);
 
+const FRAMING_HEADERS = {
+  'content-security-policy': "frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
 export function registerDocs(app: FastifyInstance): void {
   let ui: Promise<FastifyInstance> | undefined;
   const build = async (): Promise<FastifyInstance> => {
@@ -45,6 +52,8 @@ export function registerDocs(app: FastifyInstance): void {
     for (const [name, value] of Object.entries(answer.headers)) {
       if (value !== undefined && !NOT_FORWARDED.has(name)) reply.header(name, value);
     }
+    // docs/robustness.md#web-pages: no page may frame Swagger UI, whose "Try it out" drives the control plane
+    reply.headers(FRAMING_HEADERS);
     return reply.code(answer.statusCode).send(answer.rawPayload.length > 0 ? answer.rawPayload : undefined);
   };
 

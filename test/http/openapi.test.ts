@@ -111,6 +111,10 @@ t.test('/docs serves Swagger UI', async (t) => {
   t.equal(page.statusCode, 200);
   t.match(page.headers['content-type'], /text\/html/);
   t.match(page.body, /Swagger UI/);
+  // docs/robustness.md#web-pages: no page may frame it
+  for (const answer of [page, await sandbox.app.inject({ method: 'GET', url: '/docs/static/swagger-ui.css' })]) {
+    t.match(answer.headers, { 'content-security-policy': "frame-ancestors 'none'", 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff' });
+  }
   const spec = await sandbox.app.inject({ method: 'GET', url: '/docs/json' });
   t.equal(spec.statusCode, 200);
   t.equal(json(spec).openapi, '3.1.0', 'the UI loads the same document');
