@@ -121,7 +121,12 @@ export function check(found: boolean, actual: unknown, expected: unknown, regex:
     case 'equals':
       return deepEqual(actual, argument) ? null : `expected ${show(argument)}, found ${show(actual)}`;
     case 'matches': {
-      const subject = typeof actual === 'string' ? actual : JSON.stringify(actual);
+      // docs/scenarios.md#matchers: a text or a number, never a whole object or list, whose JSON text would match a
+      // word in any field of any item
+      if (typeof actual !== 'string' && typeof actual !== 'number' && typeof actual !== 'boolean') {
+        return `matches takes a text or a number, found ${actual === null ? 'null' : Array.isArray(actual) ? 'a list' : 'an object'} (${show(actual)}): give the dotted path to one field, such as data.0.status`;
+      }
+      const subject = String(actual);
       const result = regex.test(String(argument), subject);
       if (result === 'timeout') return `the pattern /${String(argument)}/ took longer than ${REGEX_BUDGET_MS} ms on ${show(actual)}: simplify it`;
       if (result === 'budget') return `the step's matches patterns took longer than ${REGEX_BUDGET_MS} ms together (the time ran out at /${String(argument)}/ on ${show(actual)}): simplify them or spread them over steps`;

@@ -30,3 +30,14 @@ t.test('check names the pattern that ran out the time, and the step whose patter
   );
   t.equal(check(true, 'txn_1', { equals: 'txn_1' }, step), null, 'other matchers take no time from the budget');
 });
+
+t.test('matches takes a text or a number; a whole object or list fails, so a word in another item cannot pass it', async (t) => {
+  // docs/scenarios.md#matchers
+  const runner = new RegexRunner();
+  t.equal(check(true, 1250, { matches: '^12' }, runner), null, 'a number, as text');
+  t.equal(check(true, true, { matches: '^true$' }, runner), null, 'a boolean, as text');
+  const list = [{ type: 'ACH', status: 'ACTIVE' }, { type: 'WIRE', status: 'COMPLETED' }];
+  t.equal(check(true, list, { matches: 'COMPLETED' }, runner), `matches takes a text or a number, found a list (${JSON.stringify(list)}): give the dotted path to one field, such as data.0.status`);
+  t.match(check(true, { status: 'COMPLETED' }, { matches: 'COMPLETED' }, runner), /^matches takes a text or a number, found an object/);
+  t.match(check(true, null, { matches: 'null' }, runner), /^matches takes a text or a number, found null/);
+});
