@@ -12,7 +12,7 @@ import { MAX_FAULT_RULES, type CreateFaultRuleInput, type FaultEffect, type Faul
 interface RuleState {
   view: FaultRule;
   random: SeededRandom;
-  pathPattern: RegExp | null;
+  pathPattern: PathPattern | null;
 }
 
 interface FaultBook {
@@ -168,14 +168,69 @@ function matches(rule: RuleState, facts: RequestFacts): boolean {
   return true;
 }
 
-/** "/v1/intents/*\/commit" -> ^/v1/intents/[^/]+/commit/?$ ; "**" spans segments. Trailing slashes are ignored, as the router ignores them. */
-export function pathPattern(pattern: string): RegExp {
-  const body = pattern
-    .replace(/\/+$/, '')
-    .split(/(\*\*|\*)/)
-    .map((part) => (part === '**' ? '.*' : part === '*' ? '[^/]+' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
-    .join('');
-  return new RegExp(`^${body}/?$`);
+/** A compiled `match.path`: whether a path matches it. */
+export interface PathPattern {
+  test(path: string): boolean;
+}
+
+// The steps of a compiled pattern: a character, exactly one character but "/", then any run of characters but "/"
+// (the rest of a "*", which takes one or more), any run of characters at all ("**").
+const ONE_NOT_SLASH = -1;
+const RUN_NOT_SLASH = -2;
+const RUN_ANY = -3;
+
+/**
+ * docs/faults.md#fault-rules: "/v1/intents/*\/commit" matches "/v1/intents/int_1/commit"; `*` takes one or more
+ * characters of one segment, `**` any run of segments. Trailing slashes are ignored, as the router ignores them.
+ *
+ * Matched by walking every state of the pattern at once over the path's characters (a Thompson simulation), so the
+ * time is at most the pattern's length times the path's, whatever the pattern: a regular expression built from it
+ * backtracked without end on a run of `**` before a character the path lacks, and held the event loop for good.
+ */
+export function pathPattern(pattern: string): PathPattern {
+  const steps: number[] = [];
+  for (const part of pattern.replace(/\/+$/, '').split(/(\*\*|\*)/)) {
+    if (part === '**') {
+      if (steps.at(-1) !== RUN_ANY) steps.push(RUN_ANY); // a run of them is one
+    } else if (part === '*') steps.push(ONE_NOT_SLASH, RUN_NOT_SLASH);
+    else for (let index = 0; index < part.length; index += 1) steps.push(part.charCodeAt(index));
+  }
+  const accept = steps.length;
+  const runs = (state: number) => state < accept && (steps[state] === RUN_NOT_SLASH || steps[state] === RUN_ANY);
+  const matches = (path: string): boolean => {
+    let current = new Int32Array(accept + 1);
+    let next = new Int32Array(accept + 1);
+    const seen = new Int32Array(accept + 1).fill(-1);
+    let currentCount = 0;
+    // a state and every state a run lets it skip to, once per position
+    const add = (list: Int32Array, count: number, state: number, position: number): number => {
+      let at = state;
+      while (seen[at] !== position) {
+        seen[at] = position;
+        list[count++] = at;
+        if (!runs(at)) break;
+        at += 1;
+      }
+      return count;
+    };
+    currentCount = add(current, 0, 0, 0);
+    for (let position = 0; position < path.length && currentCount > 0; position += 1) {
+      const code = path.charCodeAt(position);
+      let nextCount = 0;
+      for (let index = 0; index < currentCount; index += 1) {
+        const state = current[index]!;
+        if (state === accept) continue;
+        const step = steps[state]!;
+        if (step === RUN_ANY || (step === RUN_NOT_SLASH && code !== 47)) nextCount = add(next, nextCount, state, position + 1);
+        else if (step === code || (step === ONE_NOT_SLASH && code !== 47)) nextCount = add(next, nextCount, state + 1, position + 1);
+      }
+      [current, next] = [next, current];
+      currentCount = nextCount;
+    }
+    for (let index = 0; index < currentCount; index += 1) if (current[index] === accept) return true;
+    return false;
+  };
+  return { test: (path) => matches(path) || (path.endsWith('/') && matches(path.slice(0, -1))) };
 }
 
 function bodyHas(body: unknown, fields: Record<string, unknown>): boolean {
