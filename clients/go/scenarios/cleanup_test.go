@@ -1,7 +1,9 @@
 package scenarios_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"service-sandbox.dev/go/sandbox"
 	"service-sandbox.dev/go/sandboxtest"
@@ -11,7 +13,8 @@ import (
 // never a live session of another run with the same label (docs/clients.md#go).
 func TestTheEndOfRunCleanUpLeavesAnotherRunsSessionsWithTheSameLabel(t *testing.T) {
 	t.Parallel()
-	label := sandboxtest.Label() + "-cleanup"
+	// This test's own label, even in runs that share SANDBOX_LABEL.
+	label := fmt.Sprintf("%s-cleanup-%d", sandboxtest.Label(), time.Now().UnixNano())
 	otherRun := sandbox.NewServer(sandboxtest.Server().BaseURL) // another test binary, same server, same label
 	otherRun.AdminToken = sandboxtest.Server().AdminToken
 	theirs, err := otherRun.CreateSession(ctx, sandbox.SessionOptions{Label: label})

@@ -44,7 +44,7 @@ class TargetsAndCleanupTest {
   /** Another run with the same label, in another process (here: sessions this Emulator did not create), keeps its sessions. */
   @Test
   void the_end_of_run_clean_up_leaves_another_runs_sessions_with_the_same_label(Emulator shared) {
-    String label = Emulator.runLabel() + "-cleanup";
+    String label = Emulator.runLabel() + "-cleanup-" + java.util.UUID.randomUUID(); // this test's own, even in runs that share SANDBOX_LABEL
     Emulator ours = Emulator.connect(shared.url()); // this run's server object, as the extension holds it
     String theirs = shared.control("POST", "/sessions", Map.of("label", label)).ok().string("id"); // not made by `ours`
     try {
