@@ -32,8 +32,15 @@ var ErrForwardingStopped = errors.New("the emulator stopped webhook forwarding")
 // server did not answer (a reset ends the stream; the server may be restarting).
 var ForwardReconnectDelay = time.Second
 
-// answerBytesReported is how much of the app's answer goes back to the emulator (the delivery log keeps 2 KiB).
-const answerBytesReported = 4096
+// answerBytesReported is how much of the app's answer is read and goes back to the emulator: what the delivery
+// log keeps (2 KiB). The rest is never read: the connection is closed.
+const answerBytesReported = 2048
+
+// answerBodyWait is the longest the forwarder waits for the first answerBytesReported bytes of the body once the
+// status has come (and never more than half the time the attempt has left, so the report reaches the emulator
+// before its own timeout): direct delivery acknowledges on the status and only logs the body, so an app that
+// answers 200 and then stalls is DELIVERED through forwarding too (docs/webhooks.md#delivery-rules).
+var answerBodyWait = time.Second
 
 // Forwarder relays one sandbox's webhooks to an app. Stop it with Stop (or by cancelling the context it was
 // started with); Done and Err tell when and why it ended by itself.
@@ -63,9 +70,7 @@ func (c *Client) ForwardWebhooks(ctx context.Context, forwardTo string) (*Forwar
 		return nil, fmt.Errorf("forwarding to %q: accepts an http:// or https:// URL, such as http://127.0.0.1:3000/webhooks", forwardTo)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.DisableCompression = true // the app gets the emulator's headers, not an Accept-Encoding of ours
-	f := &Forwarder{client: c, forwardTo: forwardTo, cancel: cancel, done: make(chan struct{}), sendTo: &http.Client{Transport: transport}}
+	f := &Forwarder{client: c, forwardTo: forwardTo, cancel: cancel, done: make(chan struct{}), sendTo: newAppClient()}
 	stream, listenerID, err := f.connect(ctx)
 	if err != nil {
 		cancel()
@@ -321,8 +326,20 @@ type forwardedAttempt struct {
 	TimeoutMs int64             `json:"timeoutMs"`
 }
 
+// newAppClient is the client attempts go to the app with. It does not follow redirects: a 3xx is the app's
+// answer, a failed attempt, as with direct delivery (docs/webhooks.md#delivery-rules).
+func newAppClient() *http.Client {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.DisableCompression = true // the app gets the emulator's headers, not an Accept-Encoding of ours
+	return &http.Client{
+		Transport:     transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
 // send posts the attempt to the app as it is: its URL (the forward-to URL, with the query the emulator sent it
-// with, if any), its headers and its bytes.
+// with, if any), its headers and its bytes. The result is the status, and at most answerBytesReported bytes of
+// the body read within answerBodyWait: direct delivery's outcome for the same answer (src/lib/http-post.ts).
 func (f *Forwarder) send(ctx context.Context, attempt forwardedAttempt) ListenAttemptResult {
 	started := time.Now()
 	result := ListenAttemptResult{AttemptID: attempt.AttemptID}
@@ -330,7 +347,8 @@ func (f *Forwarder) send(ctx context.Context, attempt forwardedAttempt) ListenAt
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	deadline := started.Add(timeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	failed := func(err error) ListenAttemptResult {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -363,14 +381,20 @@ func (f *Forwarder) send(ctx context.Context, attempt forwardedAttempt) ListenAt
 	if err != nil {
 		return failed(err)
 	}
-	defer res.Body.Close()
-	answer, _ := io.ReadAll(io.LimitReader(res.Body, answerBytesReported))
-	io.Copy(io.Discard, res.Body)
 	result.Status = Ptr(int64(res.StatusCode))
+	result.LatencyMs = latency(started) // to the status line, as direct delivery measures it
+	wait := time.Until(deadline) / 2
+	if wait > answerBodyWait {
+		wait = answerBodyWait
+	}
+	// Cancelling the request ends a read of its body at once; cut short or not, the status stands.
+	stopReading := time.AfterFunc(wait, cancel)
+	answer, _ := io.ReadAll(io.LimitReader(res.Body, answerBytesReported))
+	stopReading.Stop()
+	res.Body.Close() // unread bytes are left unread: the connection is closed, not drained
 	if len(answer) > 0 {
 		result.ResponseBody = Ptr(strings.ToValidUTF8(string(answer), "\uFFFD"))
 	}
-	result.LatencyMs = latency(started)
 	return result
 }
 

@@ -186,3 +186,90 @@ func TestForwardWebhooksGivesUpOnAStreamThatIsNeverReady(t *testing.T) {
 		t.Errorf("the error: %v", err)
 	}
 }
+
+// sendTo posts one attempt to url the way a forwarder does, with a generous attempt timeout: the cases below end
+// long before it, or the test fails (it never waits for it to pass).
+func sendTo(t *testing.T, url string) ListenAttemptResult {
+	t.Helper()
+	f := &Forwarder{forwardTo: url, sendTo: newAppClient()}
+	return f.send(context.Background(), forwardedAttempt{AttemptID: "att_1", URL: url, Body: `{}`, TimeoutMs: 600_000})
+}
+
+// A redirect is the app's answer, a failed attempt, as with direct delivery (docs/webhooks.md#delivery-rules):
+// the forwarder does not follow it.
+func TestForwarderReportsARedirectAsTheAppsAnswer(t *testing.T) {
+	followed := make(chan string, 4)
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch req.URL.Path {
+		case "/r302":
+			http.Redirect(w, req, "/ok", http.StatusFound)
+		case "/r307":
+			http.Redirect(w, req, "/ok", http.StatusTemporaryRedirect)
+		default:
+			followed <- req.Method + " " + req.URL.Path
+		}
+	}))
+	defer app.Close()
+	for path, want := range map[string]float64{"/r302": 302, "/r307": 307} {
+		result := sendTo(t, app.URL+path)
+		if result.Status == nil || float64(*result.Status) != want || result.Error != nil {
+			t.Errorf("%s: status %v, error %v", path, result.Status, result.Error)
+		}
+	}
+	select {
+	case got := <-followed:
+		t.Errorf("the redirect was followed: %s", got)
+	default:
+	}
+}
+
+// An app that answers 200 and then stalls (a Content-Length it never completes, or a chunked body that never
+// ends) is DELIVERED, as with direct delivery: the status is reported with what of the body came. (A forwarder
+// that waits for the whole body never returns here, and the test fails by go test's timeout.)
+func TestForwarderReportsTheStatusOfAnAnswerWhoseBodyStalls(t *testing.T) {
+	wait := answerBodyWait
+	answerBodyWait = 20 * time.Millisecond
+	defer func() { answerBodyWait = wait }()
+	release := make(chan struct{})
+	defer close(release)
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/length" {
+			w.Header().Set("Content-Length", "1000")
+		}
+		io.WriteString(w, "0123456789")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-req.Context().Done():
+		}
+	}))
+	defer app.Close()
+	for _, path := range []string{"/length", "/chunked"} {
+		result := sendTo(t, app.URL+path)
+		if result.Status == nil || *result.Status != 200 || result.Error != nil || result.ResponseBody != nil && !strings.HasPrefix("0123456789", *result.ResponseBody) {
+			t.Errorf("%s: status %v, body %v, error %v", path, result.Status, result.ResponseBody, result.Error)
+		}
+	}
+}
+
+// Of a large answer only the first 2 KiB are read, then the connection is closed: the app cannot write the rest.
+func TestForwarderReadsAtMost2KiBOfTheAnswer(t *testing.T) {
+	writeErr := make(chan error, 1)
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(256<<20))
+		chunk := []byte(strings.Repeat("x", 1<<16))
+		var err error
+		for written := 0; written < 256<<20 && err == nil; written += len(chunk) {
+			_, err = w.Write(chunk)
+		}
+		writeErr <- err
+	}))
+	defer app.Close()
+	result := sendTo(t, app.URL+"/big")
+	if result.Status == nil || *result.Status != 200 || result.ResponseBody == nil || len(*result.ResponseBody) != 2048 {
+		t.Errorf("status %v, error %v", result.Status, result.Error)
+	}
+	if err := <-writeErr; err == nil {
+		t.Error("the app wrote all 256 MiB: the forwarder read the whole answer")
+	}
+}

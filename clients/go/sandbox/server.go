@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,6 +23,9 @@ type Server struct {
 	*Client
 	// LimitWait is how long CreateSession keeps asking while the server's session limit is reached (429).
 	LimitWait time.Duration
+
+	mu   sync.Mutex
+	live map[string]bool // the sessions CreateSession made that were not ended through this Server
 }
 
 // NewServer is the emulator at url (e.g. DefaultURL).
@@ -137,6 +142,12 @@ func (s *Server) CreateSession(ctx context.Context, opts SessionOptions) (*Sandb
 		json.Unmarshal(res.Body, &answer.Session)
 		client := NewClient(answer.BaseURL, answer.Credentials)
 		client.AdminToken, client.HTTP, client.Timeout = s.AdminToken, s.HTTP, s.Timeout
+		s.mu.Lock()
+		if s.live == nil {
+			s.live = map[string]bool{}
+		}
+		s.live[answer.ID] = true
+		s.mu.Unlock()
 		return &Sandbox{Client: client, Session: answer.Session, ID: answer.ID, server: s}, nil
 	}
 }
@@ -153,7 +164,46 @@ func (s *Server) EndSession(ctx context.Context, id string) error {
 	if res.Status != http.StatusNoContent && res.Status != http.StatusNotFound {
 		return fmt.Errorf("DELETE session %s: %s", id, res)
 	}
+	s.forget(id)
 	return nil
+}
+
+func (s *Server) forget(ids ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		delete(s.live, id)
+	}
+}
+
+// EndRemaining ends the sessions this Server created (CreateSession) and has not ended since (End, EndSession,
+// EndLabel), and returns the ids of those that were still live. It is the end-of-run clean-up of
+// sandboxtest.Main: unlike EndLabel it never touches a session of another process, even one with the same label
+// (two CI shards of one job, say: docs/clients.md#go).
+func (s *Server) EndRemaining(ctx context.Context) ([]string, error) {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.live))
+	for id := range s.live {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	sort.Strings(ids)
+	var ended []string
+	for _, id := range ids {
+		res, err := s.Control(ctx, "DELETE", "/sessions/"+url.PathEscape(id), nil)
+		if err != nil {
+			return ended, err
+		}
+		switch res.Status {
+		case http.StatusNoContent:
+			ended = append(ended, id)
+		case http.StatusNotFound: // it idled out, or was ended from elsewhere
+		default:
+			return ended, fmt.Errorf("DELETE session %s: %s", id, res)
+		}
+		s.forget(id)
+	}
+	return ended, nil
 }
 
 // EndLabel ends every session with the label (docs/sessions.md#labels) and returns their ids.
@@ -166,6 +216,7 @@ func (s *Server) EndLabel(ctx context.Context, label string) ([]string, error) {
 	if err := res.Expect(http.StatusOK, &answer); err != nil {
 		return nil, err
 	}
+	s.forget(answer.Ended...)
 	return answer.Ended, nil
 }
 

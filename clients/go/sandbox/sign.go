@@ -124,19 +124,33 @@ func (e *VerifyError) Error() string {
 // Is makes errors.Is(err, ErrInvalidWebhook) true.
 func (e *VerifyError) Is(target error) bool { return target == ErrInvalidWebhook }
 
+// ExactTimestamp, as a WebhookVerifier's Tolerance, accepts only a timestamp equal to the receiver's clock to the
+// millisecond: the zero value of Tolerance is the 5-minute default, so "no tolerance" needs a value of its own
+// (any negative Tolerance means the same; docs/clients.md#go-forwarding).
+const ExactTimestamp time.Duration = -1
+
 // WebhookVerifier checks deliveries signed with one webhook key.
 type WebhookVerifier struct {
-	Key       Key
-	Tolerance time.Duration    // 0: WebhookTolerance
+	Key Key
+	// Tolerance is how far the timestamp may be from Now, both ways, inclusive: 0 (the zero value) is
+	// WebhookTolerance, 5 minutes; ExactTimestamp (or any negative value) accepts only the same millisecond.
+	Tolerance time.Duration
 	Now       func() time.Time // nil: time.Now (deliveries carry the real clock, even when a sandbox's is frozen)
 }
 
-// Verify checks a delivery as docs/webhooks.md#what-a-delivery-looks-like says: the three headers are there,
+// headerValue is a header as a Node receiver reads it (docs/clients.md#receivers-one-rule-set): a header sent
+// twice is its values joined with ", " (so it no longer parses), the spaces and tabs around it dropped.
+func headerValue(header http.Header, name string) string {
+	return strings.Trim(strings.Join(header.Values(name), ", "), " \t")
+}
+
+// Verify checks a delivery as docs/webhooks.md#what-a-delivery-looks-like says: the three headers are there (a
+// header sent twice is its values joined with ", ", as Node reads it, and so malformed),
 // the timestamp is epoch milliseconds within the tolerance of now, the signature is the hex HMAC-SHA256 (keyed
 // with the webhook secret; either case) of apiKey + timestamp + "POST" + path (its query, if any, dropped) + the
 // raw body, with the webhook key's apiKey. The comparison is constant time. nil, or a *VerifyError.
 func (v WebhookVerifier) Verify(header http.Header, path string, rawBody []byte) error {
-	apiKey, timestamp, signature := header.Get("X-Service-Api-Key"), header.Get("X-Service-Timestamp"), header.Get("X-Service-Signature")
+	apiKey, timestamp, signature := headerValue(header, "X-Service-Api-Key"), headerValue(header, "X-Service-Timestamp"), headerValue(header, "X-Service-Signature")
 	if apiKey == "" || timestamp == "" || signature == "" {
 		return &VerifyError{ReasonMissingHeader, "X-Service-Api-Key, X-Service-Timestamp and X-Service-Signature are required"}
 	}
@@ -149,8 +163,10 @@ func (v WebhookVerifier) Verify(header http.Header, path string, rawBody []byte)
 		now = v.Now
 	}
 	tolerance := v.Tolerance
-	if tolerance <= 0 {
+	if tolerance == 0 {
 		tolerance = WebhookTolerance
+	} else if tolerance < 0 {
+		tolerance = 0 // ExactTimestamp
 	}
 	if d := now().UnixMilli() - sent; d > tolerance.Milliseconds() || -d > tolerance.Milliseconds() {
 		return &VerifyError{ReasonTimestampOutOfTolerance, fmt.Sprintf("sent %d ms from now; the tolerance is %d ms", d, tolerance.Milliseconds())}
@@ -171,14 +187,30 @@ func (v WebhookVerifier) Verify(header http.Header, path string, rawBody []byte)
 	return nil
 }
 
-// VerifyRequest reads an incoming delivery's body and verifies it against the request's path. It returns the
-// raw body (parse it only after it verified) and nil, or a *VerifyError (or the read's error).
+// VerifyRequest reads an incoming delivery's body and verifies it against the request's path as sent: the
+// emulator signs the path it posts to, percent-encoding and all (/hooks/caf%C3%A9), so the decoded URL.Path
+// would not match (docs/clients.md#go-forwarding). It returns the raw body (parse it only after it verified) and
+// nil, or a *VerifyError (or the read's error).
 func (v WebhookVerifier) VerifyRequest(req *http.Request) ([]byte, error) {
 	raw, err := io.ReadAll(req.Body)
 	if err != nil {
 		return nil, err
 	}
-	return raw, v.Verify(req.Header, req.URL.Path, raw)
+	return raw, v.Verify(req.Header, pathAsSent(req), raw)
+}
+
+// pathAsSent is the path of the request line as it came (RequestURI, which a handler behind http.StripPrefix
+// still has whole), or URL.EscapedPath() for a request that has none (one built in a test, or a proxy's
+// absolute-form target).
+func pathAsSent(req *http.Request) string {
+	if strings.HasPrefix(req.RequestURI, "/") {
+		path := req.RequestURI
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		return path
+	}
+	return req.URL.EscapedPath()
 }
 
 // VerifyWebhook is WebhookVerifier{Key: key}.Verify at the instant now: nil, or a *VerifyError whose Reason

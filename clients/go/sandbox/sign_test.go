@@ -4,10 +4,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -155,5 +158,92 @@ func TestControlPlaneRequestsCarryTheAdminTokenAndNoSignature(t *testing.T) {
 	}
 	if req.Header.Get("X-Service-Signature") != "" || req.Header.Get("X-Admin-Token") != "" {
 		t.Errorf("headers %v", req.Header)
+	}
+}
+
+// VerifyRequest checks the path as it was sent: the emulator signs /hooks/caf%C3%A9, not the decoded
+// /hooks/café of URL.Path (docs/clients.md#go-forwarding). Over a real server, with the request line as sent.
+func TestVerifyRequestChecksThePathAsSent(t *testing.T) {
+	key := Key{"wk_sandbox", "whsec_sandbox_secret"}
+	verdicts := make(chan error, 1)
+	app := httptest.NewServer(http.StripPrefix("/app", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, err := WebhookVerifier{Key: key}.VerifyRequest(req)
+		verdicts <- err
+	})))
+	defer app.Close()
+	for _, path := range []string{"/app/hooks/caf%C3%A9", "/app/hooks/a%20b", "/app/hooks/%61", "/app/hooks/a%2Fb", "/app/hooks/plain"} {
+		ts := fmt.Sprint(time.Now().UnixMilli())
+		body := `{"metadata":{"eventId":"evt_1"}}`
+		req, err := http.NewRequest("POST", app.URL+path+"?token=x", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := req.URL.RequestURI(); got != path+"?token=x" {
+			t.Fatalf("the client would send %s, not %s", got, path)
+		}
+		req.Header.Set("X-Service-Api-Key", key.APIKey)
+		req.Header.Set("X-Service-Timestamp", ts)
+		req.Header.Set("X-Service-Signature", Sign(key.Secret, key.APIKey+ts+"POST"+path+body))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if err := <-verdicts; err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+}
+
+// Tolerance's zero value is the 5-minute default; ExactTimestamp accepts only the same millisecond.
+func TestWebhookVerifierTolerance(t *testing.T) {
+	key := Key{"wk_sandbox", "whsec_sandbox_secret"}
+	now := time.UnixMilli(1772366400123)
+	signedAt := func(ms int64) http.Header {
+		ts := fmt.Sprint(ms)
+		h := http.Header{}
+		h.Set("X-Service-Api-Key", key.APIKey)
+		h.Set("X-Service-Timestamp", ts)
+		h.Set("X-Service-Signature", Sign(key.Secret, key.APIKey+ts+"POST/webhooks{}"))
+		return h
+	}
+	for _, c := range []struct {
+		tolerance time.Duration
+		offsetMs  int64
+		valid     bool
+	}{
+		{0, 300_000, true}, {0, -300_000, true}, {0, 300_001, false},
+		{ExactTimestamp, 0, true}, {ExactTimestamp, 1, false}, {ExactTimestamp, -1, false},
+		{-time.Hour, 0, true}, {-time.Hour, 1, false},
+		{time.Second, 1000, true}, {time.Second, -1001, false},
+	} {
+		err := WebhookVerifier{Key: key, Tolerance: c.tolerance, Now: func() time.Time { return now }}.Verify(signedAt(now.UnixMilli()+c.offsetMs), "/webhooks", []byte("{}"))
+		var refused *VerifyError
+		if c.valid && err != nil || !c.valid && (!errors.As(err, &refused) || refused.Reason != ReasonTimestampOutOfTolerance) {
+			t.Errorf("tolerance %v, %+d ms: %v", c.tolerance, c.offsetMs, err)
+		}
+	}
+}
+
+// A header sent twice is its values joined with ", " (as Node reads it), so it is malformed; spaces and tabs
+// around a value are dropped (docs/clients.md#receivers-one-rule-set).
+func TestVerifyJoinsARepeatedHeaderAndTrimsValues(t *testing.T) {
+	key := Key{"wk_sandbox", "whsec_sandbox_secret"}
+	now := time.UnixMilli(1772366400123)
+	ts := fmt.Sprint(now.UnixMilli())
+	sig := Sign(key.Secret, key.APIKey+ts+"POST/webhooks{}")
+	for _, c := range []struct {
+		header http.Header
+		reason WebhookReason
+	}{
+		{http.Header{"X-Service-Api-Key": {key.APIKey}, "X-Service-Timestamp": {ts, ts}, "X-Service-Signature": {sig}}, ReasonMalformedTimestamp},
+		{http.Header{"X-Service-Api-Key": {key.APIKey}, "X-Service-Timestamp": {ts}, "X-Service-Signature": {sig, sig}}, ReasonMalformedSignature},
+		{http.Header{"X-Service-Api-Key": {" " + key.APIKey + "\t"}, "X-Service-Timestamp": {"\t" + ts + " "}, "X-Service-Signature": {" " + sig}}, ""},
+	} {
+		err := VerifyWebhook(key, c.header, "/webhooks", []byte("{}"), now)
+		var refused *VerifyError
+		if c.reason == "" && err != nil || c.reason != "" && (!errors.As(err, &refused) || refused.Reason != c.reason) {
+			t.Errorf("%v: %v, want %q", c.header, err, c.reason)
+		}
 	}
 }

@@ -53,8 +53,9 @@ func URL() string {
 
 // Main runs a package's tests against one emulator: the one at SANDBOX_URL when GET /_emulator/health answers
 // there, else one it starts with the CLI (see CLI; --port on a free port) and stops after the tests. When the
-// tests are done it ends whatever is left of the run's label (DELETE /_emulator/sessions?label=...), so a test
-// that crashed before its cleanup leaves nothing behind. Use it from TestMain:
+// tests are done it ends the sessions this test binary created (through Server()) that are still live
+// (sandbox.Server.EndRemaining), so a test that crashed before its cleanup leaves nothing behind, and it never
+// ends another process's sessions: two runs with the same SANDBOX_LABEL at once are safe. Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
 func Main(m *testing.M) int {
@@ -72,8 +73,8 @@ func Main(m *testing.M) int {
 	server = s
 	serverMu.Unlock()
 	code := m.Run()
-	if ended, err := s.EndLabel(context.Background(), Label()); err != nil || len(ended) > 0 {
-		fmt.Fprintf(os.Stderr, "ended sessions the run left behind: %v %v\n", ended, err)
+	if ended, err := s.EndRemaining(context.Background()); err != nil || len(ended) > 0 {
+		fmt.Fprintf(os.Stderr, "ended the sessions this run created and left open: %v %v\n", ended, err)
 	}
 	return code
 }

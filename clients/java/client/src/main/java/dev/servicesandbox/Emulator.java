@@ -14,7 +14,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -38,13 +40,25 @@ public final class Emulator implements AutoCloseable {
   private static final String RUN_LABEL = labelOfRun();
   private static Emulator shared;
 
+  /** How long {@link #healthy} waits for the health check's answer. */
+  private static final Duration HEALTH_TIMEOUT = Duration.ofSeconds(2);
+
   private final String url;
+  private final Duration timeout;
+  /** The sessions made through this object (or a {@link #withTimeout} copy) and not ended yet: what {@link #endRemaining} ends. */
+  private final Set<String> live;
   private final AtomicBoolean versionChecked = new AtomicBoolean();
   private volatile Process process; // the server this object started, if any
 
-  private Emulator(String url, Process process) {
+  private Emulator(String url, Process process, Duration timeout) {
+    this(url, process, timeout, ConcurrentHashMap.newKeySet());
+  }
+
+  private Emulator(String url, Process process, Duration timeout, Set<String> live) {
     this.url = url.replaceAll("/+$", "");
     this.process = process;
+    this.timeout = java.util.Objects.requireNonNull(timeout, "timeout");
+    this.live = live;
   }
 
   /**
@@ -54,12 +68,34 @@ public final class Emulator implements AutoCloseable {
    * @return the server
    */
   public static Emulator connect(String url) {
-    return new Emulator(url, null);
+    return new Emulator(url, null, Sandbox.DEFAULT_TIMEOUT);
+  }
+
+  /**
+   * The same server whose calls (and its sessions' calls) wait at most {@code timeout} for an answer, instead of
+   * {@link Sandbox#DEFAULT_TIMEOUT}. It does not own a server this object started ({@link #close()} on it does nothing);
+   * the sessions it creates count as this object's for {@link #endRemaining()}.
+   *
+   * @param timeout the longest wait for one answer (a settle waits its own time on top)
+   * @return the server with that timeout
+   */
+  public Emulator withTimeout(Duration timeout) {
+    return new Emulator(url, null, timeout, live);
+  }
+
+  /**
+   * How long one call waits for its answer.
+   *
+   * @return {@link Sandbox#DEFAULT_TIMEOUT} unless {@link #withTimeout} said otherwise
+   */
+  public Duration timeout() {
+    return timeout;
   }
 
   /**
    * The server of this JVM, looked up once: the first caller waits for it, the others find it ready. At JVM exit the
-   * run's sessions are ended by label ({@link #runLabel()}) and a server started here is stopped.
+   * sessions created through it and left open are ended ({@link #endRemaining()}; another run's sessions, even with the
+   * same label, are left alone) and a server started here is stopped.
    *
    * @return the server
    */
@@ -69,7 +105,7 @@ public final class Emulator implements AutoCloseable {
       Emulator it = shared;
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         try {
-          it.endSessions(RUN_LABEL);
+          it.endRemaining();
         } catch (RuntimeException e) {
           // the server is gone already: nothing left to end
         } finally {
@@ -89,7 +125,7 @@ public final class Emulator implements AutoCloseable {
   public static Emulator findOrStart() {
     String configured = System.getenv("SANDBOX_URL");
     String url = configured == null || configured.isBlank() ? DEFAULT_URL : configured.replaceAll("/+$", "");
-    return healthy(url) ? new Emulator(url, null) : start(url);
+    return healthy(url) ? new Emulator(url, null, Sandbox.DEFAULT_TIMEOUT) : start(url);
   }
 
   /**
@@ -169,7 +205,9 @@ public final class Emulator implements AutoCloseable {
       Response res = control("POST", "/sessions", options.toJson());
       if (res.status() == 201) {
         Object doc = res.json();
-        return new Session(this, (String) Json.get(doc, "id"), (String) Json.get(doc, "baseUrl"), Credentials.from(Json.get(doc, "credentials")), doc);
+        Session session = new Session(this, (String) Json.get(doc, "id"), (String) Json.get(doc, "baseUrl"), Credentials.from(Json.get(doc, "credentials")), doc);
+        live.add(session.id());
+        return session;
       }
       if (res.status() == 429 && System.nanoTime() < deadline) {
         long seconds = res.headers().firstValueAsLong("Retry-After").orElse(1);
@@ -211,7 +249,32 @@ public final class Emulator implements AutoCloseable {
     Response res = control("DELETE", "/sessions?label=" + URLEncoder.encode(label, StandardCharsets.UTF_8), null).ok();
     List<String> ended = new ArrayList<>();
     if (res.get("ended") instanceof List<?> list) for (Object id : list) ended.add(String.valueOf(id));
+    ended.forEach(this::forget);
     return ended;
+  }
+
+  /**
+   * Ends the sessions this object created ({@link #createSession}, on it or a {@link #withTimeout} copy) that are still
+   * open (not closed, not ended by label): the end-of-run clean-up of {@link #shared()} and the JUnit extension. Unlike
+   * {@link #endSessions(String)} it never ends a session of another process, even one with the same label (two CI
+   * shards of one job, say: docs/clients.md#java).
+   *
+   * @return the ids it ended (a session that had idled out is not among them)
+   */
+  public List<String> endRemaining() {
+    List<String> ended = new ArrayList<>();
+    for (String id : List.copyOf(live)) {
+      Response res = control("DELETE", "/sessions/" + Session.encode(id), null);
+      if (res.status() != 204 && res.status() != 404) throw new ApiException(res);
+      if (res.status() == 204) ended.add(id);
+      forget(id);
+    }
+    return ended;
+  }
+
+  /** The session is no longer this object's to end. */
+  void forget(String sessionId) {
+    live.remove(sessionId);
   }
 
   /**
@@ -228,7 +291,7 @@ public final class Emulator implements AutoCloseable {
     Map<String, String> headers = new LinkedHashMap<>();
     Http.admin(headers);
     if (body != null) headers.put("Content-Type", body instanceof byte[] ? "application/octet-stream" : "application/json");
-    return Http.send(method, URI.create(url + "/_emulator" + path), Http.bytes(body), headers);
+    return Http.send(method, URI.create(url + "/_emulator" + path), Http.bytes(body), headers, timeout);
   }
 
   /**
@@ -261,22 +324,22 @@ public final class Emulator implements AutoCloseable {
    * @return e.g. {@code 0.2.0}
    */
   public String serverVersion() {
-    return Http.send("GET", URI.create(url + "/_emulator/health"), null, Map.of()).ok().string("version");
+    return Http.send("GET", URI.create(url + "/_emulator/health"), null, Map.of(), timeout).ok().string("version");
   }
 
   private void checkVersion() {
-    if (versionChecked.compareAndSet(false, true)) VersionCheck.check(url);
+    if (versionChecked.compareAndSet(false, true)) VersionCheck.check(url, timeout);
   }
 
   /**
-   * Whether {@code GET /_emulator/health} answers 200.
+   * Whether {@code GET /_emulator/health} answers 200 within 2 s.
    *
    * @param url the server's URL
    * @return true when it answers
    */
   public static boolean healthy(String url) {
     try {
-      return Http.send("GET", URI.create(url + "/_emulator/health"), null, Map.of()).status() == 200;
+      return Http.send("GET", URI.create(url + "/_emulator/health"), null, Map.of(), HEALTH_TIMEOUT).status() == 200;
     } catch (SandboxException e) {
       return false;
     }
@@ -301,7 +364,7 @@ public final class Emulator implements AutoCloseable {
     } catch (IOException e) {
       throw new SandboxException("nothing answers at " + triedUrl + "/_emulator/health and `" + shown + "` cannot start (set SANDBOX_CLI): " + e, e);
     }
-    Emulator emulator = new Emulator("http://127.0.0.1:" + port, process);
+    Emulator emulator = new Emulator("http://127.0.0.1:" + port, process, Sandbox.DEFAULT_TIMEOUT);
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
     while (!healthy(emulator.url)) {
       if (!process.isAlive() || System.nanoTime() > deadline) {

@@ -17,19 +17,26 @@ final class Http {
       .connectTimeout(Duration.ofSeconds(5))
       .build();
 
-  /** Longer than the longest settle the kit asks for, so a wait on the server ends before the client gives up. */
-  static final Duration TIMEOUT = Duration.ofSeconds(90);
-
   private Http() {}
 
-  /** Sends a request with the method, the headers as given and the body (null: none). */
+  /** Sends a request with the method, the headers as given and the body (null: none), within {@link Sandbox#DEFAULT_TIMEOUT}. */
   static Response send(String method, URI uri, byte[] body, Map<String, String> headers) {
-    HttpRequest.Builder req = HttpRequest.newBuilder(uri).timeout(TIMEOUT);
+    return send(method, uri, body, headers, Sandbox.DEFAULT_TIMEOUT);
+  }
+
+  /**
+   * Sends a request; {@code timeout} bounds the wait for its answer, so a server that accepts and never answers
+   * fails the call instead of hanging the test (docs/clients.md#java-version-and-defaults).
+   */
+  static Response send(String method, URI uri, byte[] body, Map<String, String> headers, Duration timeout) {
+    HttpRequest.Builder req = HttpRequest.newBuilder(uri).timeout(timeout);
     headers.forEach(req::header);
     req.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
     try {
       HttpResponse<byte[]> res = CLIENT.send(req.build(), HttpResponse.BodyHandlers.ofByteArray());
       return new Response(res.statusCode(), res.body(), res.headers());
+    } catch (java.net.http.HttpTimeoutException e) {
+      throw new SandboxException(method + " " + uri + ": no answer within " + timeout.toMillis() + " ms (the kit's timeout: Emulator.withTimeout, SandboxClient.withTimeout)", e);
     } catch (IOException e) {
       throw new SandboxException(method + " " + uri + ": " + e, e);
     } catch (InterruptedException e) {

@@ -3,6 +3,7 @@ package dev.servicesandbox;
 import dev.servicesandbox.model.PayoutJsonPayload;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -26,6 +27,7 @@ public final class SandboxClient {
   private final String programmeId;
   private final Key key;
   private final String userId;
+  private final Duration timeout;
 
   /**
    * A client of the interface under {@code baseUrl}.
@@ -36,10 +38,35 @@ public final class SandboxClient {
    * @param userId sent as X-Service-User-Id (a MULTI_USER key acting for a user); null for none
    */
   public SandboxClient(String baseUrl, String programmeId, Key key, String userId) {
+    this(baseUrl, programmeId, key, userId, Sandbox.DEFAULT_TIMEOUT);
+  }
+
+  private SandboxClient(String baseUrl, String programmeId, Key key, String userId, Duration timeout) {
     this.baseUrl = baseUrl.replaceAll("/+$", "");
     this.programmeId = Objects.requireNonNull(programmeId, "programmeId");
     this.key = Objects.requireNonNull(key, "key");
     this.userId = userId;
+    this.timeout = Objects.requireNonNull(timeout, "timeout");
+  }
+
+  /**
+   * The same client, waiting at most {@code timeout} for each answer instead of {@link Sandbox#DEFAULT_TIMEOUT}
+   * (a session's clients take the {@link Emulator#timeout()} of their server).
+   *
+   * @param timeout the longest wait for one answer
+   * @return a new client
+   */
+  public SandboxClient withTimeout(Duration timeout) {
+    return new SandboxClient(baseUrl, programmeId, key, userId, timeout);
+  }
+
+  /**
+   * How long one call waits for its answer.
+   *
+   * @return the timeout
+   */
+  public Duration timeout() {
+    return timeout;
   }
 
   /**
@@ -67,7 +94,7 @@ public final class SandboxClient {
    * @return a new client
    */
   public SandboxClient withKey(Key other) {
-    return new SandboxClient(baseUrl, programmeId, other, null);
+    return new SandboxClient(baseUrl, programmeId, other, null, timeout);
   }
 
   /**
@@ -77,7 +104,7 @@ public final class SandboxClient {
    * @return a new client
    */
   public SandboxClient forUser(String user) {
-    return new SandboxClient(baseUrl, programmeId, key, user);
+    return new SandboxClient(baseUrl, programmeId, key, user, timeout);
   }
 
   /**
@@ -124,7 +151,7 @@ public final class SandboxClient {
 
   /**
    * A signed call. {@code path} is relative to the base URL and may carry a query ({@code /v1/accounts?pageSize=5}):
-   * it is signed exactly as sent. A body that is a String or byte[] goes as it is, anything else as JSON;
+   * it is signed exactly as sent (non-ASCII characters percent-encoded as UTF-8, an empty {@code ?} left out). A body that is a String or byte[] goes as it is, anything else as JSON;
    * {@code extraHeaders} (e.g. {@code Idempotency-Key}) are sent unsigned, as the server expects.
    *
    * @param method the HTTP method
@@ -134,12 +161,12 @@ public final class SandboxClient {
    * @return the answer, whatever its status
    */
   public Response request(String method, String path, Object body, Map<String, String> extraHeaders) {
-    URI uri = URI.create(baseUrl + path);
+    URI uri = uri(path);
     byte[] bytes = Http.bytes(body);
     Map<String, String> headers = new LinkedHashMap<>(Signer.headers(key, programmeId, userId, method, Signer.target(uri), bytes, Instant.now()));
     if (bytes != null) headers.put("Content-Type", Signer.isPayout(Signer.target(uri)) ? "text/plain" : "application/json");
     headers.putAll(extraHeaders);
-    return Http.send(method.toUpperCase(), uri, bytes, headers);
+    return Http.send(method.toUpperCase(), uri, bytes, headers, timeout);
   }
 
   /**
@@ -200,6 +227,22 @@ public final class SandboxClient {
    * @return the answer, whatever its status
    */
   public Response send(String method, String path, Object body, Map<String, String> headers) {
-    return Http.send(method.toUpperCase(), URI.create(baseUrl + path), Http.bytes(body), headers);
+    return Http.send(method.toUpperCase(), uri(path), Http.bytes(body), headers, timeout);
+  }
+
+  /**
+   * The URI a call goes to, in the ASCII form {@code java.net.http} sends (non-ASCII characters percent-encoded), so
+   * the target signed ({@link Signer#target}) is the target sent.
+   *
+   * @param path the path and query
+   * @return the URI
+   * @throws SandboxException for a path and query that are no URI (a space, {@code %zz})
+   */
+  private URI uri(String path) {
+    try {
+      return URI.create(URI.create(baseUrl + path).toASCIIString());
+    } catch (IllegalArgumentException e) {
+      throw new SandboxException("not a request target: " + path + " (" + e.getMessage() + "): percent-encode it, e.g. with URLEncoder", e);
+    }
   }
 }

@@ -105,7 +105,8 @@ public final class Session implements AutoCloseable {
    * @return the client
    */
   public SandboxClient client() {
-    return new SandboxClient(baseUrl, credentials.programmeId(), Objects.requireNonNull(credentials.single(), "the session's fixtures have no SINGLE_USER key"), null);
+    return new SandboxClient(baseUrl, credentials.programmeId(), Objects.requireNonNull(credentials.single(), "the session's fixtures have no SINGLE_USER key"), null)
+        .withTimeout(emulator.timeout());
   }
 
   /**
@@ -124,7 +125,8 @@ public final class Session implements AutoCloseable {
    * @return the client
    */
   public SandboxClient programme() {
-    return new SandboxClient(baseUrl, credentials.programmeId(), Objects.requireNonNull(credentials.multi(), "the session's fixtures have no MULTI_USER key"), null);
+    return new SandboxClient(baseUrl, credentials.programmeId(), Objects.requireNonNull(credentials.multi(), "the session's fixtures have no MULTI_USER key"), null)
+        .withTimeout(emulator.timeout());
   }
 
   /**
@@ -137,10 +139,14 @@ public final class Session implements AutoCloseable {
    * @return the answer, whatever its status
    */
   public Response control(String method, String path, Object body) {
+    return control(method, path, body, emulator.timeout());
+  }
+
+  private Response control(String method, String path, Object body, Duration timeout) {
     Map<String, String> headers = new LinkedHashMap<>();
     Http.admin(headers);
     if (body != null) headers.put("Content-Type", body instanceof byte[] ? "application/octet-stream" : "application/json");
-    return Http.send(method, URI.create(baseUrl + "/_emulator" + path), Http.bytes(body), headers);
+    return Http.send(method, URI.create(baseUrl + "/_emulator" + path), Http.bytes(body), headers, timeout);
   }
 
   private record ClockAdvance(long advanceMs) {}
@@ -176,7 +182,9 @@ public final class Session implements AutoCloseable {
    * @throws NotSettledException when it did not settle within {@link #SETTLE_TIMEOUT}
    */
   public SettleReport settle() {
-    SettleReport report = control("POST", "/settle", new SettleRequest(SETTLE_TIMEOUT.toMillis())).ok().as(SettleReport::from);
+    // the server waits up to SETTLE_TIMEOUT, then answers: the call's own timeout comes on top
+    SettleReport report = control("POST", "/settle", new SettleRequest(SETTLE_TIMEOUT.toMillis()), SETTLE_TIMEOUT.plus(emulator.timeout()))
+        .ok().as(SettleReport::from);
     if (!Boolean.TRUE.equals(report.settled())) throw new NotSettledException(report);
     return report;
   }
@@ -355,6 +363,7 @@ public final class Session implements AutoCloseable {
       stopping.forEach(WebhookForwarder::close); // first: the session's end then finds no listener to close
       Response res = emulator.control("DELETE", "/sessions/" + encode(id), null);
       if (res.status() != 204 && res.status() != 404) throw new ApiException(res);
+      emulator.forget(id);
     } finally {
       synchronized (this) {
         if (webhooks != null) webhooks.close();

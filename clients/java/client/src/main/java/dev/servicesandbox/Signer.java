@@ -76,13 +76,18 @@ public final class Signer {
   }
 
   /**
-   * The request target the server checks: the raw path as sent plus {@code ?query} as sent.
+   * The request target as {@code java.net.http} sends it, which is what the server checks: the raw path (or
+   * {@code /}) and {@code ?query}, non-ASCII characters percent-encoded as UTF-8 ({@link URI#toASCIIString()}), and
+   * an empty query left out as the client leaves it out ({@code /v1/transactions?} goes as {@code /v1/transactions}).
    *
    * @param uri the request's URI
    * @return the target, e.g. {@code /v1/accounts?pageSize=5}
    */
   public static String target(URI uri) {
-    return uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
+    URI sent = URI.create(uri.toASCIIString());
+    String path = sent.getRawPath() == null || sent.getRawPath().isEmpty() ? "/" : sent.getRawPath();
+    String query = sent.getRawQuery();
+    return query == null || query.isEmpty() ? path : path + "?" + query;
   }
 
   /**

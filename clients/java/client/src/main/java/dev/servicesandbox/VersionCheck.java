@@ -20,13 +20,15 @@ final class VersionCheck {
   /**
    * Checks the server at {@code url} unless done already.
    *
+   * @param url the server's URL
+   * @param timeout how long to wait for its health answer
    * @return the server's version, or null when known already or not readable
    */
-  static String check(String url) {
+  static String check(String url, java.time.Duration timeout) {
     if (!CHECKED.add(url)) return null;
     String version;
     try {
-      Response health = Http.send("GET", URI.create(url + "/_emulator/health"), null, Map.of());
+      Response health = Http.send("GET", URI.create(url + "/_emulator/health"), null, Map.of(), timeout);
       if (health.status() != 200) return null;
       version = health.string("version");
     } catch (SandboxException | ClassCastException e) {

@@ -36,7 +36,7 @@ public record Webhook(String eventId, String eventType, String rawBody, Object b
    * @return {@code transaction.id}
    */
   public String transactionId() {
-    return (String) get("transaction", "id");
+    return get("transaction", "id") instanceof String id ? id : null;
   }
 
   /**
@@ -45,6 +45,6 @@ public record Webhook(String eventId, String eventType, String rawBody, Object b
    * @return {@code transaction.status}
    */
   public String status() {
-    return (String) get("transaction", "status");
+    return get("transaction", "status") instanceof String status ? status : null;
   }
 }

@@ -1,22 +1,33 @@
 package dev.servicesandbox;
 
 import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.URI;
+import java.net.ProtocolException;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Webhook forwarding in-process, the protocol of {@code service-sandbox listen} spoken by the kit itself
@@ -38,8 +49,11 @@ public final class WebhookForwarder implements AutoCloseable {
   /** How long to wait before connecting again after a connection failed. */
   static final long RETRY_MS = 1000;
 
-  /** The first bytes of the app's answer reported back (the delivery log keeps less). */
-  static final int ANSWER_BYTES_REPORTED = 4096;
+  /** The first bytes of the app's answer read and reported back: what the delivery log keeps (2 KiB). */
+  static final int ANSWER_BYTES_REPORTED = 2048;
+
+  /** The longest wait for those bytes once the status has come (docs/clients.md#java-forwarding). */
+  static final long ANSWER_BODY_WAIT_MS = 1000;
 
   /** Headers java.net.http sets itself and refuses from the caller. */
   private static final Set<String> RESTRICTED = Set.of("connection", "content-length", "expect", "host", "upgrade");
@@ -252,50 +266,138 @@ public final class WebhookForwarder implements AutoCloseable {
     }
   }
 
-  /** The result the emulator records for one attempt (docs/webhooks.md#listen). */
-  private record AttemptResult(String attemptId, Integer status, String responseBody, String error, double latencyMs) {}
-
-  /** Posts one attempt to the app exactly as the emulator would have sent it, and reports the answer. */
+  /**
+   * Posts one attempt to the app exactly as the emulator would have sent it, and reports the answer as direct
+   * delivery records it (src/lib/http-post.ts, docs/webhooks.md#delivery-rules): the status once it comes (a redirect
+   * is not followed: java.net.http's default), with at most {@link #ANSWER_BYTES_REPORTED} bytes of the body read for
+   * at most {@link #ANSWER_BODY_WAIT_MS} (and half the time the attempt has left), then the connection is let go; a
+   * connection closed without an answer, or an answer that is not HTTP, is reported at once as what it is.
+   */
   private void forward(String id, Object attempt) {
     long started = System.nanoTime();
     String attemptId = (String) Json.get(attempt, "attemptId");
     Object target = Json.get(attempt, "url");
-    Object timeout = Json.get(attempt, "timeoutMs");
-    HttpRequest.Builder req = HttpRequest.newBuilder(URI.create(target instanceof String s ? s : appUrl.toString()))
-        .timeout(Duration.ofMillis(timeout instanceof Number n ? Math.max(1, n.longValue()) : 10_000))
-        .POST(HttpRequest.BodyPublishers.ofString(String.valueOf(Json.get(attempt, "body")), StandardCharsets.UTF_8));
-    if (Json.get(attempt, "headers") instanceof Map<?, ?> headers) {
-      headers.forEach((name, value) -> {
-        if (!RESTRICTED.contains(String.valueOf(name).toLowerCase(java.util.Locale.ROOT))) req.header(String.valueOf(name), String.valueOf(value));
-      });
-    }
+    long timeoutMs = Json.get(attempt, "timeoutMs") instanceof Number n ? Math.max(1, n.longValue()) : 10_000;
+    long deadline = started + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     Integer status = null;
     String answer = null;
     String error = null;
+    Double latencyMs = null;
     try {
-      HttpResponse<InputStream> res = Http.CLIENT.send(req.build(), HttpResponse.BodyHandlers.ofInputStream());
-      status = res.statusCode();
-      try (InputStream in = res.body()) {
-        byte[] first = in.readNBytes(ANSWER_BYTES_REPORTED);
-        answer = first.length == 0 ? null : new String(first, StandardCharsets.UTF_8);
+      HttpRequest.Builder req = HttpRequest.newBuilder(URI.create(target instanceof String s ? s : appUrl.toString()))
+          .timeout(Duration.ofMillis(timeoutMs))
+          .POST(HttpRequest.BodyPublishers.ofString(String.valueOf(Json.get(attempt, "body")), StandardCharsets.UTF_8));
+      if (Json.get(attempt, "headers") instanceof Map<?, ?> headers) {
+        headers.forEach((name, value) -> {
+          if (!RESTRICTED.contains(String.valueOf(name).toLowerCase(java.util.Locale.ROOT))) req.header(String.valueOf(name), String.valueOf(value));
+        });
       }
-    } catch (java.net.http.HttpTimeoutException e) {
-      error = "no answer within " + timeout + " ms (timeout)";
-    } catch (IOException e) {
-      error = e.toString();
+      CompletableFuture<Integer> statusLine = new CompletableFuture<>();
+      AnswerPreview preview = new AnswerPreview(ANSWER_BYTES_REPORTED);
+      Http.CLIENT.sendAsync(req.build(), info -> {
+        statusLine.complete(info.statusCode());
+        return preview;
+      }).whenComplete((res, failure) -> {
+        if (failure != null) statusLine.completeExceptionally(failure);
+      });
+      status = statusLine.get(); // the request's timeout bounds the wait (HttpTimeoutException)
+      latencyMs = millisSince(started); // to the status line, as direct delivery measures it
+      long wait = Math.min(ANSWER_BODY_WAIT_MS, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) / 2);
+      byte[] first;
+      try {
+        first = preview.getBody().toCompletableFuture().get(Math.max(0, wait), TimeUnit.MILLISECONDS);
+      } catch (TimeoutException e) { // the body stalls: what came is kept, the status stands
+        first = preview.stop();
+      }
+      answer = first.length == 0 ? null : new String(first, StandardCharsets.UTF_8);
+    } catch (ExecutionException e) {
+      error = describe(e.getCause(), timeoutMs);
+    } catch (IllegalArgumentException e) {
+      error = "not a URL to post to: " + e.getMessage();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       error = "forwarding stopped";
     }
-    double latencyMs = Math.round((System.nanoTime() - started) / 100_000.0) / 10.0;
+    Map<String, Object> result = new LinkedHashMap<>(); // status null, not absent, when the app did not answer
+    result.put("attemptId", attemptId);
+    result.put("status", status);
+    if (answer != null) result.put("responseBody", answer);
+    if (error != null) result.put("error", error);
+    result.put("latencyMs", latencyMs != null ? latencyMs : millisSince(started));
     Map<String, String> headers = new LinkedHashMap<>();
     Http.admin(headers);
     headers.put("Content-Type", "application/json");
     try {
       Http.send("POST", URI.create(base + "/_emulator/webhooks/listen/" + URLEncoder.encode(id, StandardCharsets.UTF_8) + "/results"),
-          Http.bytes(new AttemptResult(attemptId, status, answer, error, latencyMs)), headers);
+          Http.bytes(result), headers);
     } catch (SandboxException e) {
       // the stream dropped meanwhile: the emulator counts the attempt as failed and retries it
+    }
+  }
+
+  private static double millisSince(long started) {
+    return Math.round((System.nanoTime() - started) / 100_000.0) / 10.0;
+  }
+
+  /** Why no status came, in the delivery log's words: a timeout, a connection closed without an answer, not HTTP. */
+  static String describe(Throwable failure, long timeoutMs) {
+    if (failure instanceof HttpTimeoutException) return "no answer within " + timeoutMs + " ms (timeout)";
+    if (failure instanceof ProtocolException) return "the answer is not HTTP (" + failure.getMessage() + ")";
+    if (failure instanceof EOFException || failure instanceof IOException && String.valueOf(failure.getMessage()).contains("received no bytes")) {
+      return "the connection was closed without an answer (" + failure.getMessage() + ")";
+    }
+    return String.valueOf(failure);
+  }
+
+  /** The first bytes of the app's answer: at most {@code limit}, then the subscription (and the connection) is let go. */
+  private static final class AnswerPreview implements HttpResponse.BodySubscriber<byte[]> {
+    private final int limit;
+    private final ByteArrayOutputStream kept = new ByteArrayOutputStream();
+    private final CompletableFuture<byte[]> body = new CompletableFuture<>();
+    private Flow.Subscription subscription;
+
+    AnswerPreview(int limit) {
+      this.limit = limit;
+    }
+
+    @Override
+    public synchronized void onSubscribe(Flow.Subscription s) {
+      subscription = s;
+      if (body.isDone()) s.cancel();
+      else s.request(1);
+    }
+
+    @Override
+    public synchronized void onNext(List<ByteBuffer> items) {
+      if (body.isDone()) return;
+      for (ByteBuffer item : items) {
+        byte[] chunk = new byte[Math.min(item.remaining(), limit - kept.size())];
+        item.get(chunk);
+        kept.write(chunk, 0, chunk.length);
+      }
+      if (kept.size() >= limit) stop();
+      else subscription.request(1);
+    }
+
+    @Override
+    public void onError(Throwable failure) {
+      stop(); // the status already came; a body cut short does not change the outcome
+    }
+
+    @Override
+    public void onComplete() {
+      stop();
+    }
+
+    /** Ends the read: what came so far is the preview. */
+    synchronized byte[] stop() {
+      if (body.complete(kept.toByteArray()) && subscription != null) subscription.cancel();
+      return body.join();
+    }
+
+    @Override
+    public CompletionStage<byte[]> getBody() {
+      return body;
     }
   }
 

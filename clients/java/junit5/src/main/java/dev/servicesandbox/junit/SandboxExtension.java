@@ -13,9 +13,9 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * JUnit 5 extension (docs/clients.md#java): each test that takes a {@link Session} (or a {@link SandboxClient},
  * the session's SINGLE_USER client) gets a fresh labelled session, ended after the test, pass or fail, with any
  * webhook forwarding it started ({@link Session#forwardWebhooks}). The server is {@link Emulator#shared()}: the one
- * at {@code SANDBOX_URL}, or one started with the CLI, once per JVM. At the end of the run every session still
- * carrying the run's label is ended ({@code DELETE /_emulator/sessions?label=}) and a server started here is
- * stopped. Sessions are isolated, so tests may run in parallel ({@code junit.jupiter.execution.parallel.enabled=true}).
+ * at {@code SANDBOX_URL}, or one started with the CLI, once per JVM. At the end of the run the sessions this JVM
+ * created and left open are ended ({@link Emulator#endRemaining()}: never another run's, even with the same label)
+ * and a server started here is stopped. Sessions are isolated, so tests may run in parallel ({@code junit.jupiter.execution.parallel.enabled=true}).
  * A test that takes an {@link Emulator} gets the server, to open more sessions by hand (try-with-resources).
  *
  * <pre>{@code
@@ -35,7 +35,7 @@ public final class SandboxExtension implements AfterEachCallback, ParameterResol
   public SandboxExtension() {}
 
   /**
-   * The run's server, in the root store: closed by JUnit when the whole run ends (it ends the run's label and stops a
+   * The run's server, in the root store: closed by JUnit when the whole run ends (it ends the sessions the run left open and stops a
    * server started here). JUnit 5.9 to 5.12 close a store value that is a {@code CloseableResource}; 5.13 deprecates
    * that interface and closes values that are {@link AutoCloseable} instead (docs/decisions.md#java-junit-store).
    * Being both, it is closed on every version from 5.9, once ({@code close()} is idempotent).
@@ -50,7 +50,7 @@ public final class SandboxExtension implements AfterEachCallback, ParameterResol
       if (closed) return;
       closed = true;
       try {
-        emulator.endSessions(Emulator.runLabel());
+        emulator.endRemaining();
       } finally {
         emulator.close();
       }
