@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { WEBHOOK_EVENT_TYPES } from '../core/webhook-events.js';
 import { targetProblem } from '../lib/request-target.js';
 import { REFERENCE, wholeReference } from './scenario.refs.js';
 
@@ -136,6 +137,8 @@ const requestAction = z
   .describe('A /v1 call, signed like a client signs it (HMAC; the payout variant on /v1/payout-origination/)');
 
 const reference = z.string().min(1).max(256);
+/** docs/scenarios.md#webhooks: a type the service sends, so a typo is an error when the file is read, not a wait that fails. */
+const eventType = z.enum(WEBHOOK_EVENT_TYPES);
 
 const forceAction = z
   .strictObject({
@@ -178,7 +181,7 @@ const controlAction = z
 
 const waitForAction = z
   .strictObject({
-    events: z.array(z.string().min(1).max(64)).min(1).max(50).describe('Webhook event types that must appear in the delivery log, in this order'),
+    events: z.array(eventType).min(1).max(50).describe('Webhook event types that must appear in the delivery log, in this order'),
     transaction: reference.optional().describe('Only events about this transaction'),
   })
   .describe('Settle until the delivery log holds these events in order (fails with what it saw)');
@@ -216,7 +219,7 @@ const balanceExpect = z
 
 const webhooksExpect = z
   .strictObject({
-    events: z.array(z.string().min(1).max(64)).min(1).max(50).describe('Event types seen in the delivery log, in this order (others may come between)'),
+    events: z.array(eventType).min(1).max(50).describe('Event types seen in the delivery log, in this order (others may come between)'),
     transaction: reference.optional().describe('Only events about this transaction'),
   })
   .describe('Webhook events recorded so far (GET /_emulator/webhooks/deliveries)');

@@ -8,7 +8,8 @@ import { INFORMATION_REQUEST_STATUSES } from '../domains/information-requests/in
 import { DECISIONS } from '../domains/information-requests/information-requests.schema.js';
 import { ENTRY_SOURCES, REQUIREMENT_SETS, REQUIREMENT_STATUSES } from '../domains/information-requests/requirements.js';
 import { RELATIONSHIPS } from '../domains/beneficiaries/beneficiaries.schema.js';
-import { CHAOS_KINDS, DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, webhookUrl } from '../domains/webhooks/webhooks.schema.js';
+import { CHAOS_KINDS, DELIVERY_STATUSES, webhookUrl } from '../domains/webhooks/webhooks.schema.js';
+import { WEBHOOK_EVENT_TYPES } from '../core/webhook-events.js';
 import { WALLET_NETWORKS } from '../domains/fees-fx/fees-fx.schema.js';
 import { JOB_STATUSES } from '../scheduler/scheduler.js';
 import { RAIL_STEP_JOB } from '../domains/transactions/transactions.rail.js';

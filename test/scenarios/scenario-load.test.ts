@@ -131,6 +131,13 @@ const BROKEN: Array<{ name: string; text: string; line: number; column: number; 
     message: 'a matcher is an object with exactly one of equals, matches, gt, gte, lt, lte, exists, contains; this one has gt, lt (to compare with such an object, write { equals: {...} })',
   },
   {
+    name: 'a webhook event type with a typo (docs/scenarios.md#actions)',
+    text: 'name: x\nsteps:\n  - waitFor: { events: [transaction_created, transaction_craeted] }\n',
+    line: 3,
+    column: 46,
+    message: 'events must be "transaction_created" or "transaction_status_updated" (found "transaction_craeted")',
+  },
+  {
     name: 'a bad regular expression',
     text: 'name: x\nsteps:\n  - expect: { body: { a: { matches: "(" } } }\n',
     line: 3,

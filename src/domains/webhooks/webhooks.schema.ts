@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { instant } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';
+import { WEBHOOK_EVENT_TYPES } from '../../core/webhook-events.js';
 
 // The control plane's view of webhook deliveries (docs/webhooks.md#delivery-log-and-replay). One schema per resource.
 
@@ -21,7 +22,6 @@ export const chaosEffectSchema = z.object({
 });
 export type ChaosEffect = z.infer<typeof chaosEffectSchema>;
 
-export const WEBHOOK_EVENT_TYPES = ['transaction_created', 'transaction_status_updated'] as const;
 
 /** DUPLICATE: webhook chaos sent a delivered event again (docs/faults.md#duplicate); it changes nothing of the delivery. */
 export const ATTEMPT_KINDS = ['SCHEDULED', 'REPLAY', 'DUPLICATE'] as const;

@@ -4,7 +4,7 @@ import { errors } from '../../core/errors.js';
 import { getTransactionRow, precisionLookup } from '../transactions/transactions.stored.js';
 import { toWebhookTransaction, toTransaction } from '../transactions/transactions.schema.js';
 import { recordEvent } from './outbox.js';
-import { WEBHOOK_EVENT_TYPES } from './webhooks.schema.js';
+import { WEBHOOK_EVENT_TYPES } from '../../core/webhook-events.js';
 
 // `POST /_emulator/webhooks/trigger` (docs/test-kit.md#triggering-a-webhook): re-send the current state of a
 // transaction as an event (the way Stripe's trigger and Plaid's fire_webhook help people test their handlers). It goes
