@@ -137,7 +137,7 @@ const requestAction = z
   .describe('A /v1 call, signed like a client signs it (HMAC; the payout variant on /v1/payout-origination/)');
 
 const reference = z.string().min(1).max(256);
-/** docs/scenarios.md#webhooks: a type the service sends, so a typo is an error when the file is read, not a wait that fails. */
+/** docs/scenarios.md#the-control-plane-actions: a type the service sends, so a typo is an error when the file is read, not a wait that fails. */
 const eventType = z.enum(WEBHOOK_EVENT_TYPES);
 
 const forceAction = z
