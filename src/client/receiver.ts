@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkWebhookSignature, DEFAULT_WEBHOOK_TOLERANCE_MS } from '../webhook-verify.js';
 import type { components } from './generated/openapi.js';
@@ -71,7 +71,66 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
   const rejected: RejectedDelivery[] = [];
   const seen = new Set<string>();
 
-  // docs/clients.md#receivers-one-rule-set: the first rule that applies gives the answer
+  const server = await serveDeliveries({
+    ...options,
+    path,
+    keyFor: (apiKey) => (key && key.apiKey === apiKey ? key : undefined),
+    onRejected: ({ reason, headers, rawBody }) => void rejected.push({ reason, headers, rawBody }),
+    onGenuine: ({ event }) => {
+      if (seen.has(event.metadata.eventId)) duplicates.push(event);
+      else {
+        seen.add(event.metadata.eventId);
+        events.push(event);
+      }
+      return 200; // a duplicate too: 200, as every kit's receiver (docs/clients.md#typescript)
+    },
+  });
+
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+    events,
+    duplicates,
+    rejected,
+    expect: (next) => {
+      key = next;
+    },
+    forTransaction: (transactionId) => events.filter((event) => event.transaction.id === transactionId),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A request judged by the rules: what it was sent to, with, and the bytes of its body. */
+export interface JudgedRequest {
+  /** The request's target as sent (`/webhooks`, `/webhooks?x=1`); empty for a request node:http could not read. */
+  url: string;
+  headers: IncomingHttpHeaders;
+  rawBody: Buffer;
+}
+
+/** What the receivers' server is told (internal: startWebhookReceiver and the test kit's inbox, src/testkit). */
+export interface DeliveryServerOptions {
+  port?: number;
+  /** The path the signature is checked over. */
+  path: string;
+  /** The key of an X-Service-Api-Key the receiver expects, else undefined (rule 5). */
+  keyFor(apiKey: string): WebhookKey | undefined;
+  toleranceMs?: number;
+  idleTimeoutMs?: number;
+  /** A refusal, with its reason, before it is answered (401; 400 for `BAD_REQUEST`). */
+  onRejected(rejection: JudgedRequest & { reason: string }): void;
+  /** A genuine delivery, before it is answered: the 2xx status to answer it with. */
+  onGenuine(delivery: JudgedRequest & { event: WebhookEvent }): number;
+}
+
+/**
+ * An HTTP server on 127.0.0.1 that judges every request by docs/clients.md#receivers-one-rule-set, in its order (the
+ * first rule that applies gives the answer), records it through the callbacks, then answers. Every refusal is an
+ * answer, never a dropped connection; only a connection that sends nothing is closed.
+ */
+export async function serveDeliveries(options: DeliveryServerOptions): Promise<Server> {
   const judge = (method: string | undefined, headers: IncomingHttpHeaders, rawBody: Buffer): { reason: string } | { event: WebhookEvent } => {
     // 1. a POST only
     if (method !== 'POST') return { reason: 'METHOD' };
@@ -87,14 +146,15 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
     // 4. before the key: a request with no headers at all is missing them, not signed with another key
     if (!apiKey || !timestamp || !signature) return { reason: 'MISSING_HEADER' };
     // 5.
-    if (!key || apiKey !== key.apiKey) return { reason: 'UNKNOWN_KEY' };
+    const key = options.keyFor(apiKey);
+    if (!key) return { reason: 'UNKNOWN_KEY' };
     // 6.
     const verdict = checkWebhookSignature({
       apiKey,
       secret: key.secret,
       timestamp,
       signature,
-      path,
+      path: options.path,
       rawBody,
       toleranceMs: options.toleranceMs ?? DEFAULT_WEBHOOK_TOLERANCE_MS,
     });
@@ -116,20 +176,15 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const rawBody = Buffer.concat(chunks);
-      const verdict = judge(request.method, request.headers, rawBody);
+      const judged: JudgedRequest = { url: request.url ?? '', headers: request.headers, rawBody: Buffer.concat(chunks) };
+      const verdict = judge(request.method, judged.headers, judged.rawBody);
       if ('reason' in verdict) {
-        rejected.push({ reason: verdict.reason, headers: request.headers, rawBody });
+        options.onRejected({ ...judged, reason: verdict.reason });
         response.writeHead(401).end();
         return;
       }
-      const { event } = verdict;
-      if (seen.has(event.metadata.eventId)) duplicates.push(event);
-      else {
-        seen.add(event.metadata.eventId);
-        events.push(event);
-      }
-      response.writeHead(200).end(); // a duplicate too: 200, as every kit's receiver (docs/clients.md#typescript)
+      // 8.
+      response.writeHead(options.onGenuine({ ...judged, event: verdict.event })).end();
     });
   });
   // 2. a request node:http cannot read (a Content-Length that is not a number, or is negative; a malformed request
@@ -137,7 +192,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return void socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
-    rejected.push({ reason: 'BAD_REQUEST', headers: {}, rawBody: Buffer.alloc(0) });
+    options.onRejected({ url: '', headers: {}, rawBody: Buffer.alloc(0), reason: 'BAD_REQUEST' });
     socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
   });
   server.timeout = options.idleTimeoutMs ?? IDLE_TIMEOUT_MS; // no 'timeout' listener: node:http destroys the idle socket
@@ -145,19 +200,5 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
-
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
-    events,
-    duplicates,
-    rejected,
-    expect: (next) => {
-      key = next;
-    },
-    forTransaction: (transactionId) => events.filter((event) => event.transaction.id === transactionId),
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return server;
 }

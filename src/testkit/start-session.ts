@@ -88,6 +88,9 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
   if (options.scenario !== undefined && options.scenarioFile !== undefined) throw new Error('startSession: give scenario or scenarioFile, not both');
   const scenario = options.scenarioFile !== undefined ? readFileSync(options.scenarioFile, 'utf8') : options.scenario;
   const inbox = options.webhooks === false ? undefined : await startWebhookInbox();
+  // the fixtures' keys are known now; the session's own once it answers (a delivery before that is refused and retried)
+  const fixtureKeys = (options.fixtures?.programmes ?? []).map((programme) => programme.webhook);
+  inbox?.expect(() => fixtureKeys);
   let session: SessionAnswer;
   try {
     session = (await control(`${server}/_emulator/sessions`, 'POST', {
@@ -109,6 +112,7 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
     multi: session.credentials.multi ?? { apiKey: '', secret: '' },
     webhook: session.credentials.webhook,
   };
+  inbox?.expect(() => [credentials.webhook, ...fixtureKeys]);
   const base = session.baseUrl;
   let closed = false;
   return {
@@ -143,7 +147,9 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
     async clearWebhookChaos() {
       await control(`${base}/_emulator/webhooks/chaos`, 'DELETE');
     },
-    webhooks: inbox ? { received: inbox.received, waitFor: inbox.waitFor, clear: inbox.clear } : { received: () => [], waitFor: () => Promise.reject(new Error('startSession({ webhooks: false }) has no receiver')), clear: () => undefined },
+    webhooks: inbox
+      ? { received: inbox.received, rejected: inbox.rejected, waitFor: inbox.waitFor, clear: inbox.clear }
+      : { received: () => [], rejected: () => [], waitFor: () => Promise.reject(new Error('startSession({ webhooks: false }) has no receiver')), clear: () => undefined },
     async close() {
       if (closed) return;
       closed = true;
