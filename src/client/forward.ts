@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { checkServerVersion } from './version-check.js';
+import { timeoutOf, timeoutSignal } from './timeout.js';
 
 // Webhook forwarding (docs/clients.md#forwarding, docs/webhooks.md#listen): the relay's client, spoken natively over
 // fetch. It holds the sandbox's event stream open (`GET {base}/_emulator/webhooks/listen/stream?forwardTo=URL`), posts
@@ -83,6 +84,11 @@ export interface ForwardWebhooksOptions {
   reconnectDelayMs?: number;
   /** A fetch of your own for the relay's routes (default: the global one). */
   fetch?: typeof fetch;
+  /**
+   * Real ms each of the relay's requests may take (default 60 s, as the client's; `Infinity`: none): the stream's
+   * first answer, each result reported, the checks of a stop. An open stream is not bounded.
+   */
+  timeoutMs?: number;
 }
 
 /** A running forwarder: `stop()`, the `signal` you gave, or `await using` ends it. */
@@ -130,17 +136,27 @@ export async function forwardWebhooks(baseUrl: string, appUrl: string, options: 
     ...extra,
     ...(options.adminToken ? { authorization: `Bearer ${options.adminToken}` } : {}),
   });
-  await checkServerVersion(base, { fetch: send, adminToken: options.adminToken, signal });
+  const timeoutMs = timeoutOf(options.timeoutMs);
+  const health = timeoutSignal(`GET ${base}/_emulator/health`, timeoutMs, signal);
+  await checkServerVersion(base, { fetch: send, adminToken: options.adminToken, signal: health.signal }).finally(health.done);
 
   const connect = async (): Promise<ReadableStream<Uint8Array>> => {
     const url = `${base}/_emulator/webhooks/listen/stream?forwardTo=${encodeURIComponent(appUrl)}`;
     let response: Response;
+    // the stream's first answer is bounded; once it is open, only a stop (or the emulator) ends it
+    const opening = new AbortController();
+    const timer = Number.isFinite(timeoutMs) ? setTimeout(() => opening.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs) : undefined;
     try {
-      response = await send(url, { headers: headers({ accept: 'text/event-stream' }), signal });
+      response = await send(url, { headers: headers({ accept: 'text/event-stream' }), signal: AbortSignal.any([signal, opening.signal]) });
     } catch (error) {
       if (signal.aborted) throw error;
+      if (opening.signal.aborted) {
+        throw new WebhookForwardingError('UNREACHABLE', `cannot reach ${base} (${(opening.signal.reason as Error).message})`, undefined, { cause: error });
+      }
       const code = (error as { cause?: { code?: string } }).cause?.code;
       throw new WebhookForwardingError('UNREACHABLE', `cannot reach ${base} (${code ?? (error as Error).message})`, undefined, { cause: error });
+    } finally {
+      clearTimeout(timer);
     }
     if (response.ok && response.body) return response.body;
     const message = await refusalMessage(response);
@@ -153,16 +169,21 @@ export async function forwardWebhooks(baseUrl: string, appUrl: string, options: 
     throw new WebhookForwardingError(code, `${base} refused the listener: ${response.status} ${message}`, response.status);
   };
 
-  const report = (listenerId: string, attempt: ForwardedAttempt, result: ForwardResult) =>
-    send(`${base}/_emulator/webhooks/listen/${encodeURIComponent(listenerId)}/results`, {
+  const report = (listenerId: string, attempt: ForwardedAttempt, result: ForwardResult) => {
+    const url = `${base}/_emulator/webhooks/listen/${encodeURIComponent(listenerId)}/results`;
+    const bounded = timeoutSignal(`POST ${url}`, timeoutMs, signal);
+    return send(url, {
       method: 'POST',
       headers: headers({ 'content-type': 'application/json' }),
       body: JSON.stringify({ attemptId: attempt.attemptId, ...result }),
-      signal,
-    }).then(
-      (answer) => answer.body?.cancel(),
-      () => undefined, // the stream dropped meanwhile: the emulator counts the attempt as failed
-    );
+      signal: bounded.signal,
+    })
+      .then(
+        (answer) => answer.body?.cancel(),
+        () => undefined, // the stream dropped meanwhile, or no answer in time: the emulator counts the attempt as failed
+      )
+      .finally(bounded.done);
+  };
 
   /** Read one connection's stream: resolves with the end the emulator announced, or null when it should connect again. */
   const run = async (stream: ReadableStream<Uint8Array>, onReady: (listenerId: string) => void): Promise<ForwardingEnd | null> => {
@@ -249,13 +270,16 @@ export async function forwardWebhooks(baseUrl: string, appUrl: string, options: 
    */
   const released = async () => {
     for (let round = 0; round < RELEASE_CHECKS && current !== ''; round++) {
+      const bounded = timeoutSignal(`GET ${base}/_emulator/webhooks/listen`, timeoutMs);
       try {
-        const answer = await send(`${base}/_emulator/webhooks/listen`, { headers: headers() });
+        const answer = await send(`${base}/_emulator/webhooks/listen`, { headers: headers(), signal: bounded.signal });
         if (!answer.ok) return void (await answer.body?.cancel());
         const status = (await answer.json()) as { connected?: boolean; listenerId?: string | null };
         if (!status.connected || status.listenerId !== current) return;
       } catch {
-        return; // the emulator is gone: nothing is forwarded any more
+        return; // the emulator is gone (or does not answer): nothing is forwarded any more
+      } finally {
+        bounded.done();
       }
       await new Promise((resolve) => setTimeout(resolve, RELEASE_CHECK_MS));
     }

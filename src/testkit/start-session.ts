@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULT_SESSION_CLOCK } from '../client/client.js';
+import { DEFAULT_TIMEOUT_MS } from '../client/timeout.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { signedFetcher, startWebhookInbox, type SandboxClient, type SandboxCredentials } from './kit-parts.js';
 import type { FaultRule } from '../faults/fault-rules.schema.js';
@@ -71,7 +72,8 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
     const headers: Record<string, string> = {};
     if (adminToken) headers.Authorization = `Bearer ${adminToken}`;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    // bounded as every call of the client kit (docs/clients.md#timeouts): a server that never answers fails the test
+    const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(DEFAULT_TIMEOUT_MS) });
     const text = await response.text();
     if (!response.ok) {
       let body: unknown = text;
