@@ -11,8 +11,8 @@ import { timeoutOf, timeoutSignal } from './timeout.js';
 // chaos behave as with direct delivery. `service-sandbox listen` (src/cli/listen.command.ts) is this function with a
 // terminal around it: one implementation.
 
-/** The first bytes of the app's answer reported to the emulator (the delivery log keeps less). */
-const ANSWER_BYTES_REPORTED = 4096;
+/** The first bytes of the app's answer read and reported: what the delivery log keeps of a direct attempt's (2 KiB). */
+const ANSWER_BYTES_REPORTED = 2048;
 /** How long to wait before connecting again after the stream dropped or the emulator could not be reached. */
 const DEFAULT_RECONNECT_DELAY_MS = 1000;
 /** How often, and how many times, a stop checks that the emulator has let the stream go (at most about 2 s). */
@@ -336,7 +336,11 @@ function describe(attempt: ForwardedAttempt): { eventType: string | null; eventI
 
 /**
  * POST the attempt to the app with exactly its headers and bytes (node:http adds only Host and Connection; fetch would
- * add its own and could not send the emulator's as they are).
+ * add its own and could not send the emulator's as they are). As direct delivery (src/lib/http-post.ts): the status
+ * decides, and of the body at most its first 2 KiB are read, then the connection is let go, so a large answer costs
+ * nothing and an answer whose body never ends is still the status it sent. The emulator's own timer for the attempt
+ * runs for `timeoutMs` from before it handed the attempt over, so the body is waited for until half of it at most:
+ * the report must reach the emulator before that timer does (docs/clients.md#forwarding).
  */
 function forward(attempt: ForwardedAttempt, signal: AbortSignal): Promise<ForwardResult> {
   const started = performance.now();
@@ -344,29 +348,39 @@ function forward(attempt: ForwardedAttempt, signal: AbortSignal): Promise<Forwar
   const body = Buffer.from(attempt.body, 'utf8');
   return new Promise((resolve) => {
     let settled = false;
+    let statusAt: number | null = null;
+    const timers: NodeJS.Timeout[] = [];
     const finish = (result: Omit<ForwardResult, 'latencyMs'>) => {
       if (settled) return;
       settled = true;
-      resolve({ ...result, latencyMs: Math.round((performance.now() - started) * 10) / 10 });
+      timers.forEach(clearTimeout);
+      outgoing.destroy(); // done with the answer: what else the app sends is not read
+      // the latency is to the status line, as direct delivery measures it
+      resolve({ ...result, latencyMs: Math.round(((statusAt ?? performance.now()) - started) * 10) / 10 });
     };
     const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const outgoing = request(target, { method: 'POST', signal, headers: { ...attempt.headers, 'content-length': String(body.length) } }, (answer) => {
+      statusAt = performance.now();
+      const status = answer.statusCode ?? null;
       const chunks: Buffer[] = [];
       let bytes = 0;
-      answer.on('data', (chunk: Buffer) => {
-        if (bytes < ANSWER_BYTES_REPORTED) chunks.push(chunk);
-        bytes += chunk.length;
-      });
-      answer.on('end', () => {
+      const withBody = () => {
         const text = Buffer.concat(chunks).subarray(0, ANSWER_BYTES_REPORTED).toString('utf8');
-        finish({ status: answer.statusCode ?? null, responseBody: text === '' ? null : text, error: null });
+        finish({ status, responseBody: text === '' ? null : text, error: null });
+      };
+      answer.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        bytes += chunk.length;
+        if (bytes >= ANSWER_BYTES_REPORTED) withBody();
       });
-      answer.on('error', () => finish({ status: answer.statusCode ?? null, responseBody: null, error: null }));
+      answer.on('end', withBody);
+      answer.on('error', withBody); // the status came: a body cut short does not change the outcome
+      answer.on('aborted', withBody);
+      timers.push(setTimeout(withBody, Math.max(0, attempt.timeoutMs / 2 - (statusAt - started))));
     });
-    outgoing.setTimeout(attempt.timeoutMs, () => {
-      outgoing.destroy();
-      finish({ status: null, responseBody: null, error: `no answer within ${attempt.timeoutMs} ms (timeout)` });
-    });
+    timers.push(
+      setTimeout(() => finish({ status: null, responseBody: null, error: `no answer within ${attempt.timeoutMs} ms (timeout)` }), attempt.timeoutMs),
+    );
     outgoing.on('error', (error: NodeJS.ErrnoException) => {
       finish({ status: null, responseBody: null, error: error.code ? `${error.code}: ${error.message}` : error.message });
     });
