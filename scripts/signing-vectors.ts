@@ -111,6 +111,8 @@ interface WebhookCase {
   body: string;
   /** What the sender signed, when it differs from what is checked. */
   signed?: { path?: string; body?: string };
+  /** X-Service-Timestamp as sent and signed, when it is not SENT_MS's digits. */
+  timestamp?: string;
   /** What to change in the genuine headers. */
   headers?: (genuine: Record<string, string>) => Record<string, string>;
   nowMs?: number;
@@ -135,10 +137,15 @@ const webhookCases: WebhookCase[] = [
   { name: 'malformed-signature', why: 'a signature is 64 hex digits (no sha256= prefix on webhooks)', path: '/webhooks', body: BODY, headers: (h) => ({ ...h, 'X-Service-Signature': `sha256=${h['X-Service-Signature']}` }) },
   { name: 'body-changed', why: 'one byte of the body changed after signing', path: '/webhooks', body: BODY.replace('10.00', '10.01'), signed: { body: BODY } },
   { name: 'other-path', why: 'the path the receiver was posted to is signed', path: '/hooks', body: BODY, signed: { path: '/webhooks' } },
+  // the shape is checked before the number: a parser that reads the digits (and so takes leading zeros, or refuses a
+  // long run) gives another verdict (docs/clients.md#receivers-one-rule-set, rule 6)
+  { name: 'timestamp-17-digits', why: 'at most 16 digits: leading zeros do not make a longer timestamp valid (signed as sent)', path: '/webhooks', body: BODY, timestamp: `0000${SENT_MS}` },
+  { name: 'timestamp-5000-digits', why: 'a timestamp far too long is malformed, not an error of the parser (signed as sent)', path: '/webhooks', body: BODY, timestamp: `${'0'.repeat(4987)}${SENT_MS}` },
+  { name: 'signature-trailing-newline', why: 'exactly 64 hex digits with nothing after them, not even a line break', path: '/webhooks', body: BODY, headers: (h) => ({ ...h, 'X-Service-Signature': `${h['X-Service-Signature']}\n` }) },
 ];
 
 const webhooks = webhookCases.map((item) => {
-  const timestamp = String(SENT_MS);
+  const timestamp = item.timestamp ?? String(SENT_MS);
   const signature = signWebhook({ apiKey: WEBHOOK.apiKey, secret: WEBHOOK.secret, timestamp, path: item.signed?.path ?? item.path, rawBody: item.signed?.body ?? item.body });
   const genuine = { 'X-Service-Api-Key': WEBHOOK.apiKey, 'X-Service-Timestamp': timestamp, 'X-Service-Signature': signature };
   const headers = item.headers ? item.headers(genuine) : genuine;

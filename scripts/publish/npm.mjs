@@ -5,7 +5,8 @@
 // published there with a throwaway user; then, in scratch projects in another temporary folder outside the checkout,
 // `npm install @service-sandbox/client@<version>` and a first test (node --test) against a server: the one given with
 // `--server URL`, else the server installed by name (`npm install service-sandbox@<version>`) and started. Prints each
-// install's time. Run by test/kits/npm-install.test.ts in npm test (with --server unless PUBLISH_INSTALL_SERVER=1).
+// install's time; then the kit's `npm pack` tarball installed in another scratch project (the install from a checkout)
+// and the same test there. Run by test/kits/npm-install.test.ts in npm test (with --server unless PUBLISH_INSTALL_SERVER=1).
 //
 //   node scripts/publish/npm.mjs [--server URL] [--keep]
 //
@@ -149,7 +150,8 @@ try {
   if (!existsSync(path.join(ROOT, 'dist', 'service-sandbox.mjs'))) run('npm', ['run', 'build'], ROOT);
   say('built the client package (npm run build:client)');
   const pack = (dir) => path.join(tarballs, run('npm', ['pack', '--ignore-scripts', '--pack-destination', tarballs, '--loglevel=error'], dir).trim().split('\n').pop());
-  for (const tarball of [pack(ROOT), pack(CLIENT)]) {
+  const clientTarball = pack(CLIENT);
+  for (const tarball of [pack(ROOT), clientTarball]) {
     run('npm', ['publish', tarball, '--userconfig', publisherRc, '--registry', registry, '--access', 'public', '--ignore-scripts', '--loglevel=error', '--tag', 'latest'], work);
     say(`published ${path.basename(tarball)}`);
   }
@@ -201,6 +203,16 @@ test('a session: a deposit completes, its webhooks forwarded into the app and ve
 `,
   );
 
+  // 3b. from a checkout, as docs/clients.md#install-from-a-checkout says: the tarball of `npm pack`, installed (a path
+  // to the folder would be a symlink, and the import would not find openapi-fetch); the same first test runs there
+  const fromCheckout = path.join(work, 'app-from-checkout');
+  mkdirSync(fromCheckout);
+  writeFileSync(path.join(fromCheckout, 'package.json'), JSON.stringify({ name: 'scratch-app-from-checkout', private: true, type: 'module' }, null, 2));
+  writeFileSync(path.join(fromCheckout, '.npmrc'), `registry=${registry}\n`);
+  const tarballSeconds = npmInstall(fromCheckout, clientTarball);
+  copyFileSync(path.join(scratch, 'first.test.mjs'), path.join(fromCheckout, 'first.test.mjs'));
+  say(`install the packed tarball ${path.basename(clientTarball)}: ${tarballSeconds.toFixed(1)} s`);
+
   // 4. the server: the one given, else installed by name in a scratch project of its own and started
   let serverUrl = serverArg;
   if (!serverUrl) {
@@ -238,6 +250,9 @@ test('a session: a deposit completes, its webhooks forwarded into the app and ve
   const output = run(process.execPath, ['--test', '--test-reporter=spec', 'first.test.mjs'], scratch, { SANDBOX_URL: serverUrl });
   say(output.trim().split('\n').filter((line) => /✔|✖|pass|fail/.test(line)).join('\n'));
   say(`first test: passed in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const packed = run(process.execPath, ['--test', '--test-reporter=spec', 'first.test.mjs'], fromCheckout, { SANDBOX_URL: serverUrl });
+  say(packed.trim().split('\n').filter((line) => /✔|✖|pass|fail/.test(line)).join('\n'));
+  say('first test with the packed tarball: passed');
   say(`client install time: ${clientSeconds.toFixed(1)} s`);
 } catch (error) {
   process.stderr.write(`publish (npm) failed: ${error.stack ?? error}\n${error.stdout ?? ''}${error.stderr ?? ''}\n`);

@@ -1,8 +1,9 @@
-import createClient, { type Client } from 'openapi-fetch';
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { components, operations, paths } from './generated/openapi.js';
 import { forwardWebhooks, type ForwardWebhooksOptions, type WebhookForwarder } from './forward.js';
 import { DEFAULT_SINGLE_KEY, signedHeaders, signingMiddleware, type SigningKey } from './signing.js';
 import { checkServerVersion } from './version-check.js';
+import { timeoutOf, timeoutSignal } from './timeout.js';
 
 // The typed client of `service-sandbox/client` (docs/clients.md#typescript): openapi-fetch over the types
 // generated from the committed openapi/openapi.json (src/client/generated/openapi.ts), every request signed by
@@ -76,6 +77,11 @@ export interface SandboxClientOptions {
   adminToken?: string;
   /** A fetch of your own (default: the global one). */
   fetch?: typeof fetch;
+  /**
+   * Real ms a call may take before it rejects with a SandboxTimeoutError (default 60 s, DEFAULT_TIMEOUT_MS; `Infinity`:
+   * none). A settle's own wait is added to it; the forwarding stream is not bounded once it is open.
+   */
+  timeoutMs?: number;
   /** The session `baseUrl` belongs to (set by `forSession`). */
   session?: Session;
 }
@@ -154,6 +160,8 @@ export function createSandboxClient(options: SandboxClientOptions): SandboxClien
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const key = options.key ?? DEFAULT_SINGLE_KEY;
   const api = createClient<paths>({ baseUrl, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  // first, so the version check below and the call share one deadline (docs/clients.md#timeouts)
+  api.use(timeoutMiddleware(timeoutOf(options.timeoutMs)));
   // the first request to a server reads its version and warns once when it differs (docs/clients.md#versions)
   api.use({
     onRequest: async ({ request }) => {
@@ -223,6 +231,7 @@ export function createSandboxClient(options: SandboxClientOptions): SandboxClien
         ...forwardOptions,
         ...(options.adminToken ? { adminToken: options.adminToken } : {}),
         ...(options.fetch ? { fetch: options.fetch } : {}),
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
       }),
     saveSnapshot: async (name) => data('POST /_emulator/snapshots', await api.POST('/_emulator/snapshots', { body: { name } })),
     exportSnapshot: async (name) => {
@@ -251,6 +260,31 @@ export function createSandboxClient(options: SandboxClientOptions): SandboxClien
     webhookDeliveries: async (query = {}) =>
       data('GET /_emulator/webhooks/deliveries', await api.GET('/_emulator/webhooks/deliveries', { params: { query } })),
     listenStatus: async () => data('GET /_emulator/webhooks/listen', await api.GET('/_emulator/webhooks/listen')),
+  };
+}
+
+/** The server's own wait in a call, added to the timeout: a settle's `timeoutMs` (default 10 s), docs/control-plane.md#settle. */
+async function serverWaitMs(request: Request, schemaPath: string): Promise<number> {
+  if (!schemaPath.endsWith('/_emulator/settle')) return 0;
+  const body = (await request
+    .clone()
+    .json()
+    .catch(() => ({}))) as { timeoutMs?: unknown };
+  return typeof body.timeoutMs === 'number' ? body.timeoutMs : 10_000;
+}
+
+/**
+ * Bounds every call of `api` but a stream (`parseAs: 'stream'`): the request gets a signal that aborts with a
+ * SandboxTimeoutError after `ms` (plus the server's own wait), or with the caller's signal's reason.
+ */
+function timeoutMiddleware(ms: number): Middleware {
+  return {
+    onRequest: async ({ request, schemaPath, options }) => {
+      if (options.parseAs === 'stream' || !Number.isFinite(ms)) return undefined;
+      const bounded = timeoutSignal(`${request.method} ${request.url}`, ms + (await serverWaitMs(request, schemaPath)), request.signal);
+      // the timer is unref'd and left to run out: the body is read after the middlewares have handed the answer back
+      return new Request(request, { signal: bounded.signal });
+    },
   };
 }
 

@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { checkServerVersion } from './version-check.js';
+import { timeoutOf, timeoutSignal } from './timeout.js';
 
 // Webhook forwarding (docs/clients.md#forwarding, docs/webhooks.md#listen): the relay's client, spoken natively over
 // fetch. It holds the sandbox's event stream open (`GET {base}/_emulator/webhooks/listen/stream?forwardTo=URL`), posts
@@ -10,8 +11,8 @@ import { checkServerVersion } from './version-check.js';
 // chaos behave as with direct delivery. `service-sandbox listen` (src/cli/listen.command.ts) is this function with a
 // terminal around it: one implementation.
 
-/** The first bytes of the app's answer reported to the emulator (the delivery log keeps less). */
-const ANSWER_BYTES_REPORTED = 4096;
+/** The first bytes of the app's answer read and reported: what the delivery log keeps of a direct attempt's (2 KiB). */
+const ANSWER_BYTES_REPORTED = 2048;
 /** How long to wait before connecting again after the stream dropped or the emulator could not be reached. */
 const DEFAULT_RECONNECT_DELAY_MS = 1000;
 /** How often, and how many times, a stop checks that the emulator has let the stream go (at most about 2 s). */
@@ -83,6 +84,11 @@ export interface ForwardWebhooksOptions {
   reconnectDelayMs?: number;
   /** A fetch of your own for the relay's routes (default: the global one). */
   fetch?: typeof fetch;
+  /**
+   * Real ms each of the relay's requests may take (default 60 s, as the client's; `Infinity`: none): the stream's
+   * first answer, each result reported, the checks of a stop. An open stream is not bounded.
+   */
+  timeoutMs?: number;
 }
 
 /** A running forwarder: `stop()`, the `signal` you gave, or `await using` ends it. */
@@ -130,17 +136,27 @@ export async function forwardWebhooks(baseUrl: string, appUrl: string, options: 
     ...extra,
     ...(options.adminToken ? { authorization: `Bearer ${options.adminToken}` } : {}),
   });
-  await checkServerVersion(base, { fetch: send, adminToken: options.adminToken, signal });
+  const timeoutMs = timeoutOf(options.timeoutMs);
+  const health = timeoutSignal(`GET ${base}/_emulator/health`, timeoutMs, signal);
+  await checkServerVersion(base, { fetch: send, adminToken: options.adminToken, signal: health.signal }).finally(health.done);
 
   const connect = async (): Promise<ReadableStream<Uint8Array>> => {
     const url = `${base}/_emulator/webhooks/listen/stream?forwardTo=${encodeURIComponent(appUrl)}`;
     let response: Response;
+    // the stream's first answer is bounded; once it is open, only a stop (or the emulator) ends it
+    const opening = new AbortController();
+    const timer = Number.isFinite(timeoutMs) ? setTimeout(() => opening.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs) : undefined;
     try {
-      response = await send(url, { headers: headers({ accept: 'text/event-stream' }), signal });
+      response = await send(url, { headers: headers({ accept: 'text/event-stream' }), signal: AbortSignal.any([signal, opening.signal]) });
     } catch (error) {
       if (signal.aborted) throw error;
+      if (opening.signal.aborted) {
+        throw new WebhookForwardingError('UNREACHABLE', `cannot reach ${base} (${(opening.signal.reason as Error).message})`, undefined, { cause: error });
+      }
       const code = (error as { cause?: { code?: string } }).cause?.code;
       throw new WebhookForwardingError('UNREACHABLE', `cannot reach ${base} (${code ?? (error as Error).message})`, undefined, { cause: error });
+    } finally {
+      clearTimeout(timer);
     }
     if (response.ok && response.body) return response.body;
     const message = await refusalMessage(response);
@@ -153,16 +169,21 @@ export async function forwardWebhooks(baseUrl: string, appUrl: string, options: 
     throw new WebhookForwardingError(code, `${base} refused the listener: ${response.status} ${message}`, response.status);
   };
 
-  const report = (listenerId: string, attempt: ForwardedAttempt, result: ForwardResult) =>
-    send(`${base}/_emulator/webhooks/listen/${encodeURIComponent(listenerId)}/results`, {
+  const report = (listenerId: string, attempt: ForwardedAttempt, result: ForwardResult) => {
+    const url = `${base}/_emulator/webhooks/listen/${encodeURIComponent(listenerId)}/results`;
+    const bounded = timeoutSignal(`POST ${url}`, timeoutMs, signal);
+    return send(url, {
       method: 'POST',
       headers: headers({ 'content-type': 'application/json' }),
       body: JSON.stringify({ attemptId: attempt.attemptId, ...result }),
-      signal,
-    }).then(
-      (answer) => answer.body?.cancel(),
-      () => undefined, // the stream dropped meanwhile: the emulator counts the attempt as failed
-    );
+      signal: bounded.signal,
+    })
+      .then(
+        (answer) => answer.body?.cancel(),
+        () => undefined, // the stream dropped meanwhile, or no answer in time: the emulator counts the attempt as failed
+      )
+      .finally(bounded.done);
+  };
 
   /** Read one connection's stream: resolves with the end the emulator announced, or null when it should connect again. */
   const run = async (stream: ReadableStream<Uint8Array>, onReady: (listenerId: string) => void): Promise<ForwardingEnd | null> => {
@@ -249,13 +270,16 @@ export async function forwardWebhooks(baseUrl: string, appUrl: string, options: 
    */
   const released = async () => {
     for (let round = 0; round < RELEASE_CHECKS && current !== ''; round++) {
+      const bounded = timeoutSignal(`GET ${base}/_emulator/webhooks/listen`, timeoutMs);
       try {
-        const answer = await send(`${base}/_emulator/webhooks/listen`, { headers: headers() });
+        const answer = await send(`${base}/_emulator/webhooks/listen`, { headers: headers(), signal: bounded.signal });
         if (!answer.ok) return void (await answer.body?.cancel());
         const status = (await answer.json()) as { connected?: boolean; listenerId?: string | null };
         if (!status.connected || status.listenerId !== current) return;
       } catch {
-        return; // the emulator is gone: nothing is forwarded any more
+        return; // the emulator is gone (or does not answer): nothing is forwarded any more
+      } finally {
+        bounded.done();
       }
       await new Promise((resolve) => setTimeout(resolve, RELEASE_CHECK_MS));
     }
@@ -312,7 +336,11 @@ function describe(attempt: ForwardedAttempt): { eventType: string | null; eventI
 
 /**
  * POST the attempt to the app with exactly its headers and bytes (node:http adds only Host and Connection; fetch would
- * add its own and could not send the emulator's as they are).
+ * add its own and could not send the emulator's as they are). As direct delivery (src/lib/http-post.ts): the status
+ * decides, and of the body at most its first 2 KiB are read, then the connection is let go, so a large answer costs
+ * nothing and an answer whose body never ends is still the status it sent. The emulator's own timer for the attempt
+ * runs for `timeoutMs` from before it handed the attempt over, so the body is waited for until half of it at most:
+ * the report must reach the emulator before that timer does (docs/clients.md#forwarding).
  */
 function forward(attempt: ForwardedAttempt, signal: AbortSignal): Promise<ForwardResult> {
   const started = performance.now();
@@ -320,29 +348,39 @@ function forward(attempt: ForwardedAttempt, signal: AbortSignal): Promise<Forwar
   const body = Buffer.from(attempt.body, 'utf8');
   return new Promise((resolve) => {
     let settled = false;
+    let statusAt: number | null = null;
+    const timers: NodeJS.Timeout[] = [];
     const finish = (result: Omit<ForwardResult, 'latencyMs'>) => {
       if (settled) return;
       settled = true;
-      resolve({ ...result, latencyMs: Math.round((performance.now() - started) * 10) / 10 });
+      timers.forEach(clearTimeout);
+      outgoing.destroy(); // done with the answer: what else the app sends is not read
+      // the latency is to the status line, as direct delivery measures it
+      resolve({ ...result, latencyMs: Math.round(((statusAt ?? performance.now()) - started) * 10) / 10 });
     };
     const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const outgoing = request(target, { method: 'POST', signal, headers: { ...attempt.headers, 'content-length': String(body.length) } }, (answer) => {
+      statusAt = performance.now();
+      const status = answer.statusCode ?? null;
       const chunks: Buffer[] = [];
       let bytes = 0;
-      answer.on('data', (chunk: Buffer) => {
-        if (bytes < ANSWER_BYTES_REPORTED) chunks.push(chunk);
-        bytes += chunk.length;
-      });
-      answer.on('end', () => {
+      const withBody = () => {
         const text = Buffer.concat(chunks).subarray(0, ANSWER_BYTES_REPORTED).toString('utf8');
-        finish({ status: answer.statusCode ?? null, responseBody: text === '' ? null : text, error: null });
+        finish({ status, responseBody: text === '' ? null : text, error: null });
+      };
+      answer.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        bytes += chunk.length;
+        if (bytes >= ANSWER_BYTES_REPORTED) withBody();
       });
-      answer.on('error', () => finish({ status: answer.statusCode ?? null, responseBody: null, error: null }));
+      answer.on('end', withBody);
+      answer.on('error', withBody); // the status came: a body cut short does not change the outcome
+      answer.on('aborted', withBody);
+      timers.push(setTimeout(withBody, Math.max(0, attempt.timeoutMs / 2 - (statusAt - started))));
     });
-    outgoing.setTimeout(attempt.timeoutMs, () => {
-      outgoing.destroy();
-      finish({ status: null, responseBody: null, error: `no answer within ${attempt.timeoutMs} ms (timeout)` });
-    });
+    timers.push(
+      setTimeout(() => finish({ status: null, responseBody: null, error: `no answer within ${attempt.timeoutMs} ms (timeout)` }), attempt.timeoutMs),
+    );
     outgoing.on('error', (error: NodeJS.ErrnoException) => {
       finish({ status: null, responseBody: null, error: error.code ? `${error.code}: ${error.message}` : error.message });
     });

@@ -4,6 +4,7 @@
 // can import it without the emulator's dependencies.
 export { VERSION } from '../version.js';
 export { VERSION_WARNING_CODE } from './version-check.js';
+export { DEFAULT_TIMEOUT_MS, SandboxTimeoutError } from './timeout.js';
 export {
   createSandboxClient,
   DEFAULT_SESSION_CLOCK,

@@ -1,11 +1,13 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serveDeliveries, type WebhookKey } from '../client/receiver.js';
 import { isPayoutTarget, signedHeaders } from '../client/signing.js';
 import type { FaultRule, FaultRuleInput } from '../faults/fault-rules.schema.js';
 import type { WebhookChaos, WebhookChaosInput } from '../faults/webhook-chaos.schema.js';
 
 // What the in-process sandbox and the session mode of the test kit share (docs/test-kit.md): the credentials,
-// the signed fetch and the attached webhook receiver.
+// the signed fetch and the attached webhook receiver, which verifies as every kit's receiver does
+// (docs/clients.md#receivers-one-rule-set), so a forged delivery is refused and retried as a real app would make it.
 
 export interface SandboxCredentials {
   programmeId: string;
@@ -14,18 +16,34 @@ export interface SandboxCredentials {
   webhook: { apiKey: string; secret: string };
 }
 
+/** A genuine delivery the attached receiver acknowledged (204). */
 export interface ReceivedWebhook {
+  /** The request's target as sent (`/webhooks`). */
   path: string;
   headers: Record<string, string>;
-  rawBody: string;
+  /** The body's bytes as they came (what the signature covers). */
+  rawBody: Buffer;
   body: { transaction: Record<string, unknown>; metadata: Record<string, unknown> };
+  receivedAt: number;
+}
+
+/** A request the attached receiver refused (401; 400 for `BAD_REQUEST`), and why. */
+export interface RejectedWebhook {
+  /** `METHOD`, `BAD_REQUEST`, `MISSING_HEADER`, `UNKNOWN_KEY`, the verifier's reason (`SIGNATURE_MISMATCH`, ...), `NOT_JSON`. */
+  reason: string;
+  path: string;
+  headers: Record<string, string>;
+  rawBody: Buffer;
   receivedAt: number;
 }
 
 export type SignedFetch = (method: string, path: string, body?: unknown, options?: { user?: string; apiKey?: string; secret?: string }) => Promise<Response>;
 
 export interface WebhookInbox {
+  /** Every genuine delivery, in arrival order (a duplicate or a retry of an event too). */
   received(): ReceivedWebhook[];
+  /** Every refused request, in arrival order: a forged, stale or unsigned delivery is here, never in `received`. */
+  rejected(): RejectedWebhook[];
   waitFor(predicate: (webhook: ReceivedWebhook) => boolean, timeoutMs?: number): Promise<ReceivedWebhook>;
   clear(): void;
 }
@@ -84,19 +102,37 @@ export function signedFetcher(baseUrl: string, credentials: SandboxCredentials):
   };
 }
 
-/** A webhook receiver on a random 127.0.0.1 port, keeping what it gets for the test to read. */
-export async function startWebhookInbox(): Promise<WebhookInbox & { url: string; close(): Promise<void> }> {
+/**
+ * A webhook receiver on a random 127.0.0.1 port, keeping what it gets for the test to read. It verifies each delivery
+ * with the keys given to `expect` (the fixtures' or the session's webhook keys) by the rules of every kit's receiver
+ * (src/client/receiver.ts): a genuine one is answered 204 and kept in `received`, anything else 401 and kept in
+ * `rejected`, so the emulator records a failed attempt and retries it, as with a real app.
+ */
+export async function startWebhookInbox(): Promise<WebhookInbox & { url: string; expect(keys: () => WebhookKey[]): void; close(): Promise<void> }> {
   const received: ReceivedWebhook[] = [];
+  const rejected: RejectedWebhook[] = [];
   const waiters = new Set<() => void>();
-  const server = await listen((webhook) => {
-    received.push(webhook);
-    for (const wake of waiters) wake();
+  let keys: () => WebhookKey[] = () => [];
+  const server = await serveDeliveries({
+    path: '/webhooks',
+    keyFor: (apiKey) => keys().find((key) => key.apiKey === apiKey),
+    onRejected: ({ reason, url, headers, rawBody }) => void rejected.push({ reason, path: url, headers: plain(headers), rawBody, receivedAt: Date.now() }),
+    onGenuine: ({ url, headers, rawBody, event }) => {
+      received.push({ path: url, headers: plain(headers), rawBody, body: event as unknown as ReceivedWebhook['body'], receivedAt: Date.now() });
+      for (const wake of waiters) wake();
+      return 204;
+    },
   });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`,
+    expect: (next) => {
+      keys = next;
+    },
     received: () => [...received],
+    rejected: () => [...rejected],
     clear: () => {
       received.length = 0;
+      rejected.length = 0;
     },
     waitFor(predicate, timeoutMs = 5000) {
       return new Promise((resolve, reject) => {
@@ -109,7 +145,8 @@ export async function startWebhookInbox(): Promise<WebhookInbox & { url: string;
         };
         const timer = setTimeout(() => {
           cleanup();
-          reject(new Error(`no matching webhook within ${timeoutMs} ms (received ${received.length})`));
+          const refused = rejected.length === 0 ? '' : `; refused ${rejected.length}: ${[...new Set(rejected.map((item) => item.reason))].join(', ')}`;
+          reject(new Error(`no matching webhook within ${timeoutMs} ms (received ${received.length}${refused})`));
         }, timeoutMs);
         const cleanup = () => {
           clearTimeout(timer);
@@ -119,31 +156,17 @@ export async function startWebhookInbox(): Promise<WebhookInbox & { url: string;
         check();
       });
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
-function listen(onWebhook: (webhook: ReceivedWebhook) => void): Promise<Server> {
-  const server = createServer((request: IncomingMessage, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const rawBody = Buffer.concat(chunks).toString('utf8');
-      let body: ReceivedWebhook['body'];
-      try {
-        body = JSON.parse(rawBody) as ReceivedWebhook['body'];
-      } catch {
-        response.writeHead(400).end();
-        return;
-      }
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string') headers[name] = value;
-      onWebhook({ path: request.url ?? '/', headers, rawBody, body, receivedAt: Date.now() });
-      response.writeHead(204).end();
-    });
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(server));
-  });
+/** The headers node:http gave, each as one string (a header sent twice is one value joined with ", "). */
+function plain(headers: IncomingHttpHeaders): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  return flat;
 }

@@ -11,7 +11,7 @@ import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import type { AppContext } from '../context.js';
 import { signedFetcher, startWebhookInbox, type SandboxClient, type SandboxCredentials } from './kit-parts.js';
 
-export type { ReceivedWebhook, SandboxCredentials } from './kit-parts.js';
+export type { ReceivedWebhook, RejectedWebhook, SandboxCredentials } from './kit-parts.js';
 
 // The in-process test kit (docs/test-kit.md#in-process-test-kit): one line starts a sandbox on a random port with a
 // webhook receiver attached, for tap, vitest, jest or node:test suites.
@@ -61,6 +61,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     throw error;
   }
   const ctx = server.ctx;
+  // the attached receiver verifies with every programme's webhook key, read afresh (a restore may bring other fixtures)
+  inbox.expect(() => ctx.fixtures.programmes.map((each) => each.webhook));
   const programme = ctx.fixtures.programmes[0]!;
   const single = programme.apiKeys.find((key) => key.integrationType === 'SINGLE_USER');
   const multi = programme.apiKeys.find((key) => key.integrationType === 'MULTI_USER');
@@ -105,7 +107,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     async clearWebhookChaos() {
       clearWebhookChaos(ctx);
     },
-    webhooks: { received: inbox.received, waitFor: inbox.waitFor, clear: inbox.clear },
+    webhooks: { received: inbox.received, rejected: inbox.rejected, waitFor: inbox.waitFor, clear: inbox.clear },
     context: ctx,
     async close() {
       await server.close();

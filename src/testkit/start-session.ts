@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULT_SESSION_CLOCK } from '../client/client.js';
+import { DEFAULT_TIMEOUT_MS } from '../client/timeout.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { signedFetcher, startWebhookInbox, type SandboxClient, type SandboxCredentials } from './kit-parts.js';
 import type { FaultRule } from '../faults/fault-rules.schema.js';
@@ -71,7 +72,8 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
     const headers: Record<string, string> = {};
     if (adminToken) headers.Authorization = `Bearer ${adminToken}`;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    // bounded as every call of the client kit (docs/clients.md#timeouts): a server that never answers fails the test
+    const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(DEFAULT_TIMEOUT_MS) });
     const text = await response.text();
     if (!response.ok) {
       let body: unknown = text;
@@ -88,6 +90,9 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
   if (options.scenario !== undefined && options.scenarioFile !== undefined) throw new Error('startSession: give scenario or scenarioFile, not both');
   const scenario = options.scenarioFile !== undefined ? readFileSync(options.scenarioFile, 'utf8') : options.scenario;
   const inbox = options.webhooks === false ? undefined : await startWebhookInbox();
+  // the fixtures' keys are known now; the session's own once it answers (a delivery before that is refused and retried)
+  const fixtureKeys = (options.fixtures?.programmes ?? []).map((programme) => programme.webhook);
+  inbox?.expect(() => fixtureKeys);
   let session: SessionAnswer;
   try {
     session = (await control(`${server}/_emulator/sessions`, 'POST', {
@@ -109,6 +114,7 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
     multi: session.credentials.multi ?? { apiKey: '', secret: '' },
     webhook: session.credentials.webhook,
   };
+  inbox?.expect(() => [credentials.webhook, ...fixtureKeys]);
   const base = session.baseUrl;
   let closed = false;
   return {
@@ -143,7 +149,9 @@ export async function startSession(options: SessionSandboxOptions = {}): Promise
     async clearWebhookChaos() {
       await control(`${base}/_emulator/webhooks/chaos`, 'DELETE');
     },
-    webhooks: inbox ? { received: inbox.received, waitFor: inbox.waitFor, clear: inbox.clear } : { received: () => [], waitFor: () => Promise.reject(new Error('startSession({ webhooks: false }) has no receiver')), clear: () => undefined },
+    webhooks: inbox
+      ? { received: inbox.received, rejected: inbox.rejected, waitFor: inbox.waitFor, clear: inbox.clear }
+      : { received: () => [], rejected: () => [], waitFor: () => Promise.reject(new Error('startSession({ webhooks: false }) has no receiver')), clear: () => undefined },
     async close() {
       if (closed) return;
       closed = true;

@@ -149,3 +149,50 @@ t.test('on the root sandbox: stopped by an AbortSignal or `await using`; the adm
   aborted.abort(new Error('not now'));
   await t.rejects(root.forwardWebhooks(app.url, { signal: aborted.signal }), /not now/, 'an aborted signal rejects with its reason');
 });
+
+// docs/clients.md#forwarding: as direct delivery (src/lib/http-post.ts), the app's status decides and at most the first
+// 2 KiB of its body are read; the connection is then let go. An app that sends 200 and then stalls, or whose body never
+// ends, is DELIVERED through forwarding as it is when the emulator reaches it directly (it was a timeout, or the whole
+// body was read first).
+t.test("the app's status decides: a body that stalls or never ends is not waited for", async (t) => {
+  const server = await serve(t, { webhookTimeoutMs: 4_000 });
+  const root = createSandboxClient({ baseUrl: server.url });
+  const closed: Array<Promise<void>> = [];
+  const app = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      closed.push(new Promise((resolve) => response.once('close', () => resolve())));
+      if (request.url === '/stall') {
+        response.writeHead(200, { 'content-length': '1000' }).write('ten bytes.'); // and the other 990 never come
+        return;
+      }
+      // an endless body: written as long as the connection is open
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      const more = () => {
+        while (!response.destroyed && response.write('x'.repeat(16 * 1024)));
+        if (!response.destroyed) response.once('drain', more);
+      };
+      more();
+    });
+  });
+  await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (app.closeAllConnections(), app.close(() => resolve()))));
+  const appBase = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
+
+  for (const [path, body] of [
+    ['/stall', 'ten bytes.'],
+    ['/endless', 'x'.repeat(2048)],
+  ] as const) {
+    const sandbox = root.forSession(await root.createSession({ label: 'kit-forwarding-answers' }));
+    const forwarder = await sandbox.forwardWebhooks(`${appBase}${path}`);
+    t.teardown(() => forwarder.stop());
+    await deposit(sandbox, '7.00');
+    await sandbox.settle(); // answers once the app's answer was reported
+    const log = await sandbox.webhookDeliveries();
+    t.match(log.data, [{ status: 'DELIVERED', attempts: [{ responseStatus: 200, responseBody: body, error: null }] }], `${path}: DELIVERED, its first bytes kept`);
+    t.equal(log.data[0]?.attempts.length, 1, `${path}: one attempt`);
+  }
+  await Promise.all(closed); // the app holds both answers open: only the forwarder closing them ends these
+  t.equal(closed.length, 2, 'the forwarder let go of both answers it did not read to the end');
+  await root.endSessions('kit-forwarding-answers');
+});

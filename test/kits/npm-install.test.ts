@@ -55,6 +55,8 @@ t.test('published to verdaccio, installed by name outside the checkout, a first 
   t.match(output, `published service-sandbox-client-${VERSION}.tgz`);
   t.match(output, `install @service-sandbox/client@${VERSION}:`, 'the client installed by name');
   t.match(output, /3 packages: @service-sandbox\/client, openapi-fetch, openapi-typescript-helpers/, 'and nothing of the server came with it');
+  t.match(output, /install the packed tarball service-sandbox-client-[\d.]+\.tgz: /, "the install from a checkout (docs/clients.md#install-from-a-checkout): npm pack's tarball");
+  t.match(output, 'first test with the packed tarball: passed', 'the first test passes with it too');
   t.match(output, `published service-sandbox-${VERSION}.tgz`);
   if (full) t.match(output, `server: the installed service-sandbox@${VERSION}`, 'the server installed by name and started');
   t.match(output, 'first test: passed');

@@ -46,3 +46,19 @@ t.test('the webhook vectors hold for the TypeScript verifier, every reason prese
   }
   t.same([...reasons].sort(), [...vectors.webhookReasons].sort());
 });
+
+t.test('the webhook vectors hold the shapes a parser gets wrong: long or zero-padded timestamps, a trailing line break', async (t) => {
+  // docs/clients.md#receivers-one-rule-set, rule 6: a kit that parses the number, or whose `$` matches before a final
+  // newline, fails these
+  const byName = new Map<string, { headers: Record<string, string>; valid: boolean; reason: string | null }>(vectors.webhooks.map((item: { name: string }) => [item.name, item]));
+  const padded = byName.get('timestamp-17-digits');
+  t.match(padded, { valid: false, reason: 'MALFORMED_TIMESTAMP' });
+  t.match(padded?.headers['X-Service-Timestamp'], /^0+[1-9][0-9]*$/, 'leading zeros');
+  t.equal(padded?.headers['X-Service-Timestamp'].length, 17);
+  const long = byName.get('timestamp-5000-digits');
+  t.match(long, { valid: false, reason: 'MALFORMED_TIMESTAMP' });
+  t.equal(long?.headers['X-Service-Timestamp'].length, 5000);
+  const newline = byName.get('signature-trailing-newline');
+  t.match(newline, { valid: false, reason: 'MALFORMED_SIGNATURE' });
+  t.match(newline?.headers['X-Service-Signature'], /^[0-9a-f]{64}\n$/, '64 hex digits and a line feed');
+});

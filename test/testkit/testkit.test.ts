@@ -181,3 +181,59 @@ t.test('startSession with a scenario: by name, from a file, what its given made'
   t.match(await account.json(), { balances: { available: '500.00' } }, 'funded by the given');
   await t.rejects(startSession({ url: server.url, scenario: 'name: bad\nsteps: []\n', webhooks: false }), /400/, 'a bad scenario is the server\'s 400');
 });
+
+// docs/test-kit.md#in-process-test-kit: the attached receiver verifies as every kit's receiver does
+// (docs/clients.md#receivers-one-rule-set). Under chaos badSignature the forged attempt is refused (401, so the emulator
+// records a failed attempt and retries it) and never matched by waitFor; the genuine retry is. Both kinds of sandbox.
+t.test('the attached receiver refuses a forged delivery (chaos badSignature) and takes the genuine retry', async (t) => {
+  const server = await startServer({ config: { port: 0, host: '127.0.0.1', logLevel: 'silent' } as never });
+  t.teardown(() => server.close());
+  const inProcess = await startSandbox({ clock: '2026-03-02T09:00:00.000Z' });
+  t.teardown(() => inProcess.close());
+  const session = await startSession({ url: server.url, label: 'kit-forged' });
+  t.teardown(() => session.close());
+
+  for (const [name, sandbox] of [['startSandbox', inProcess], ['startSession', session]] as const) {
+    await sandbox.setWebhookChaos({ badSignature: { times: 1 } });
+    const reference = `KIT-FORGED-${name}`;
+    const deposit = await sandbox.signedFetch('POST', '/v1/sandbox/accounts/acct_acme_usd/deposits', { depositInstructionId: 'di_acme_usd_wire', amount: '3.00', reference });
+    t.equal(deposit.status, 202);
+    // settle answers once the first attempt was answered (docs/control-plane.md#settle): the forged one
+    t.equal((await fetch(`${sandbox.url}/_emulator/settle`, { method: 'POST' })).status, 200);
+    t.same(sandbox.webhooks.received(), [], `${name}: the forged delivery is not received`);
+    t.same(
+      sandbox.webhooks.rejected().map((rejected) => [rejected.reason, rejected.path]),
+      [['SIGNATURE_MISMATCH', '/webhooks']],
+      `${name}: it is refused, with the reason`,
+    );
+    t.ok(Buffer.isBuffer(sandbox.webhooks.rejected()[0]?.rawBody), 'the refused body as bytes');
+    const log = (await (await fetch(`${sandbox.url}/_emulator/webhooks/deliveries`)).json()) as {
+      data: Array<{ status: string; attempts: Array<{ responseStatus: number | null; chaos: Array<{ type: string }> }> }>;
+    };
+    t.match(log.data, [{ status: 'RETRYING', attempts: [{ responseStatus: 401, chaos: [{ type: 'badSignature' }] }] }], `${name}: a failed attempt, to be retried`);
+
+    await sandbox.advanceClock(5_000); // the first retry is due 5 s later (docs/webhooks.md#delivery-rules)
+    const genuine = await sandbox.webhooks.waitFor((w) => w.body.transaction.debitReference === reference);
+    t.ok(checkWebhookSignatureForTest(genuine, sandbox.credentials.webhook), `${name}: what waitFor matched is genuine`);
+    t.ok(Buffer.isBuffer(genuine.rawBody), 'rawBody is the bytes as they came');
+    t.equal(genuine.rawBody.toString('utf8'), JSON.stringify(genuine.body), 'the body parsed from those bytes');
+    t.equal(sandbox.webhooks.rejected().length, 1, `${name}: nothing else refused`);
+    await sandbox.reset();
+    t.same([sandbox.webhooks.received(), sandbox.webhooks.rejected()], [[], []], `${name}: reset forgets both lists`);
+  }
+});
+
+t.test("the attached receiver passes the emulator's receiver check (docs/faults.md#receiver-check)", async (t) => {
+  const sandbox = await startSandbox();
+  t.teardown(() => sandbox.close());
+  const answer = await fetch(`${sandbox.url}/_emulator/webhooks/check`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  t.equal(answer.status, 200);
+  const report = (await answer.json()) as { summary: string; cases: Array<{ passed: boolean }> };
+  t.equal(report.cases.length, 8);
+  t.ok(report.cases.every((item) => item.passed), report.summary);
+  t.same(
+    sandbox.webhooks.rejected().map((rejected) => rejected.reason),
+    ['SIGNATURE_MISMATCH', 'SIGNATURE_MISMATCH', 'TIMESTAMP_OUT_OF_TOLERANCE', 'TIMESTAMP_OUT_OF_TOLERANCE', 'UNKNOWN_KEY'],
+    'bad signature, tampered body, stale and future timestamps, another key',
+  );
+});
