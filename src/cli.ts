@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { lookup } from 'node:dns/promises';
 import { setFlagsFromString } from 'node:v8';
-import { ConfigError, parseConfig, type Config } from './config.js';
+import type { AddressInfo } from 'node:net';
+import { ConfigError, DEFAULT_FIXTURES, OPTIONS, parseConfig, type Config } from './config.js';
 import { signCommand } from './cli/sign.command.js';
 
 // `service-sandbox [serve] [flags]` serves the emulator; `service-sandbox sign ...` prints HMAC headers;
@@ -67,6 +68,7 @@ async function main(argv: string[]): Promise<void> {
   // answers without loading the whole app.
   const { startServer } = await import('./server.js');
   const { FixturesError } = await import('./fixtures/fixtures.loader.js');
+  const { DatabaseRefusal } = await import('./db/connection.js');
   let server;
   try {
     server = await startServer({ config });
@@ -76,7 +78,11 @@ async function main(argv: string[]): Promise<void> {
       process.exit(2);
     }
     if (error instanceof FixturesError) {
-      process.stderr.write(`service-sandbox: --fixtures / FIXTURES: ${error.message}\n`);
+      process.stderr.write(`service-sandbox: ${fixturesFailure(error.message, error.seeding, config)}\n`);
+      process.exit(2);
+    }
+    if (error instanceof DatabaseRefusal) {
+      process.stderr.write(`service-sandbox: invalid --db / DB_PATH "${config.db}": cannot use this file: ${error.message}\n`);
       process.exit(2);
     }
     const line = startupFailure(error, config);
@@ -86,7 +92,10 @@ async function main(argv: string[]): Promise<void> {
     }
     throw error;
   }
-  process.stdout.write(`service-sandbox listening on ${server.url} (docs ${server.url}/docs, dashboard ${server.url}/_emulator/ui)\n`);
+  const bound = server.app.server.address() as AddressInfo;
+  process.stdout.write(`${listeningLine(bound, server.url)}\n`);
+  const exposed = exposure(bound, config);
+  if (exposed && !['silent', 'fatal', 'error'].includes(config.logLevel)) process.stderr.write(`service-sandbox: ${exposed}\n`);
   // docs/decisions.md#shutdown: open requests get SHUTDOWN_GRACE_MS, then their connections are closed; a second
   // signal, or a close that still has not finished a few seconds later, exits at once
   let stopping = false;
@@ -116,6 +125,46 @@ async function checkHostResolves(host: string): Promise<void> {
   }
 }
 
+/**
+ * docs/configuration.md#listening-beyond-this-machine: the address the server is bound to. A wildcard (0.0.0.0, ::) is
+ * every interface; the line then also gives the address to use from this machine.
+ */
+function listeningLine(bound: AddressInfo, url: string): string {
+  const links = (base: string) => `docs ${base}/docs, dashboard ${base}/_emulator/ui`;
+  if (bound.address === '0.0.0.0' || bound.address === '::') {
+    const every = bound.address === '::' ? 'every interface, IPv6 and IPv4' : 'every IPv4 interface';
+    const shown = bound.address === '::' ? `[::]` : bound.address;
+    return `service-sandbox listening on http://${shown}:${bound.port} (${every}; from this machine ${url}, ${links(url)})`;
+  }
+  return `service-sandbox listening on ${url} (${links(url)})`;
+}
+
+/** The warning of a server others can reach with no admin token; undefined when it listens on loopback only or has one. */
+function exposure(bound: AddressInfo, config: Config): string | undefined {
+  if (isLoopback(bound.address) || config.adminToken !== undefined) return undefined;
+  return (
+    `warning: listening on ${bound.address} with no admin token: anyone who can reach port ${bound.port} can reset the sandbox, act as its users ` +
+    'and make the server send requests to addresses of their choosing; set ADMIN_TOKEN (or --admin-token) to require a token on the control plane ' +
+    '(docs/configuration.md#listening-beyond-this-machine)'
+  );
+}
+
+function isLoopback(address: string): boolean {
+  return /^127\./.test(address) || address === '::1' || /^::ffff:127\./i.test(address);
+}
+
+/**
+ * A fixtures file that could not be loaded or seeded. The default fixtures, which load, fail only at a `--clock` before
+ * their dates (a date of birth in 1985): then --clock is the flag to name (docs/configuration.md#clock).
+ */
+function fixturesFailure(message: string, seeding: boolean, config: Config): string {
+  const frozenAt = config.clock !== undefined && config.clock !== 'realtime' ? config.clock : undefined;
+  if (seeding && frozenAt !== undefined && config.fixtures === DEFAULT_FIXTURES) {
+    return `invalid --clock / CLOCK "${frozenAt}": the default fixtures cannot be seeded at that instant (${message}); start the clock at a later instant, or give --fixtures of your own`;
+  }
+  return `--fixtures / FIXTURES: ${message}${seeding && frozenAt !== undefined ? ` (seeded at --clock ${frozenAt})` : ''}`;
+}
+
 /** One line naming the flag for the start-up failures a flag's value causes; undefined for anything else. */
 function startupFailure(error: unknown, config: Config): string | undefined {
   const code = String((error as NodeJS.ErrnoException).code ?? '');
@@ -125,6 +174,22 @@ function startupFailure(error: unknown, config: Config): string | undefined {
   if (code === 'EADDRNOTAVAIL') return `invalid --host / HOST "${config.host}": cannot listen, not an address of this machine (${message})`;
   if (code.startsWith('SQLITE_')) return `invalid --db / DB_PATH "${config.db}": cannot open the database (${message})`;
   return undefined;
+}
+
+/** Text broken at ", " so that no line passes 110 characters; the first line has `first` characters left. */
+function wrap(text: string, first: number): string {
+  const lines: string[] = [''];
+  let room = first;
+  for (const word of text.split(' ')) {
+    const line = lines[lines.length - 1]!;
+    if (line && line.length + 1 + word.length > room) {
+      lines.push(word);
+      room = 110;
+    } else {
+      lines[lines.length - 1] = line ? `${line} ${word}` : word;
+    }
+  }
+  return lines.join('\n');
 }
 
 const HELP = `service-sandbox: local emulator of the payments and accounts API
@@ -154,9 +219,8 @@ Usage:
                   baseUrl (with --url); --junit writes a JUnit XML report, --json prints one JSON document;
                   exit 0 all passed, 1 a step failed, 2 bad arguments or a bad file (docs/cli.md#run)
 
-Every flag also reads an environment variable (PORT, HOST, DB_PATH, FIXTURES, SEED, CLOCK, WEBHOOK_URL,
-LOG_LEVEL, ADMIN_TOKEN, ALLOWED_HOSTS, JOURNAL_SIZE, WEBHOOK_TIMEOUT_MS, READ_CACHE, SNAPSHOT, SCENARIOS, MAX_SESSIONS,
-SESSION_IDLE_TIMEOUT, SESSION_POOL). See docs/configuration.md.
+Every flag also reads an environment variable (${wrap(OPTIONS.map((option) => option.env).join(', '), 58)}).
+See docs/configuration.md.
 `;
 
 main(process.argv.slice(2)).catch((error: unknown) => {

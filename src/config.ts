@@ -19,6 +19,12 @@ export const DEFAULT_FIXTURES = path.join(PROJECT_ROOT, 'fixtures', 'default.jso
 /** The scenario files shipped with the package (docs/sessions.md#scenarios), beside `fixtures/`. */
 export const SHIPPED_SCENARIOS = path.join(PROJECT_ROOT, 'scenarios');
 
+/**
+ * The most a fixtures file may hold (docs/configuration.md#fixtures-file-format): `--fixtures` / `FIXTURES`, read at
+ * start-up and by `sign` and `check-receiver` (the default file is 27 KiB).
+ */
+export const FIXTURES_FILE_LIMIT = 64 * 1024 * 1024;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** The seed of ids when `--seed` is not given (docs/configuration.md). */
@@ -174,12 +180,30 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/**
+ * An environment variable's value; undefined when it is not set. Set but empty (`ADMIN_TOKEN=` from a CI secret that
+ * is missing) is refused as the empty flag is (docs/configuration.md): ignoring it would start the server without what
+ * the variable was meant to give it, a control plane open while the job believes it is protected.
+ */
+export function nonEmptyEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  if (value === '') throw new ConfigError(emptyEnvMessage(name));
+  return value;
+}
+
+export function emptyEnvMessage(name: string): string {
+  return `${name} is set but empty: give it a value, or unset it`;
+}
+
+/** The options that take an integer: plain digits only, as the API reads an integer query parameter (no 0x1196, 1e3 or " 4502"). */
+const INTEGER_KEYS = ['port', 'journalSize', 'webhookTimeoutMs', 'maxSessions', 'sessionIdleTimeout'] as const satisfies ReadonlyArray<keyof Config>;
+
 /** Parse argv (without node and script) and the environment into a Config; throws ConfigError with one line. */
 export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
   const raw: Record<string, string> = {};
   for (const option of OPTIONS) {
-    const value = env[option.env];
-    if (value !== undefined && value !== '') raw[option.key] = value;
+    const value = nonEmptyEnv(env, option.env);
+    if (value !== undefined) raw[option.key] = value;
   }
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i]!;
@@ -188,18 +212,24 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
     if (!option) throw new ConfigError(`unknown option ${name}; accepted: ${OPTIONS.map((o) => o.flag).join(', ')}`);
     const value = inline ?? argv[i + 1];
     if (inline === undefined) i += 1;
-    if (value === undefined) throw new ConfigError(`${option.flag} needs a value`);
+    // `--seed --port 4503`: the next flag is not this one's value (a value that starts with -- goes as --seed=--x)
+    if (value === undefined || (inline === undefined && value.startsWith('--'))) throw new ConfigError(`${option.flag} needs a value`);
     raw[option.key] = value;
+  }
+  const invalid = (key: string, message: string) => {
+    const option = OPTIONS.find((candidate) => candidate.key === key);
+    const given = raw[key];
+    return new ConfigError(`invalid ${option ? `${option.flag} / ${option.env}` : key}${given !== undefined ? ` "${given}"` : ''}: ${message}`);
+  };
+  for (const key of INTEGER_KEYS) {
+    const value = raw[key];
+    // the option's own message: its schema refuses a value that is not a number
+    if (value !== undefined && !/^[0-9]+$/.test(value)) throw invalid(key, configSchema.shape[key].safeParse('x').error!.issues[0]!.message);
   }
   const result = configSchema.safeParse(raw);
   if (!result.success) {
     const issue = result.error.issues[0]!;
-    const key = String(issue.path[0]);
-    const option = OPTIONS.find((candidate) => candidate.key === key);
-    const given = raw[key];
-    throw new ConfigError(
-      `invalid ${option ? `${option.flag} / ${option.env}` : key}${given !== undefined ? ` "${given}"` : ''}: ${issue.message}`,
-    );
+    throw invalid(String(issue.path[0]), issue.message);
   }
   return result.data;
 }

@@ -5,13 +5,13 @@ import { planClockStart, readStoredClock, storeClock, type ClockStartPlan, type 
 import { advanceClock } from './scheduler/scheduler.js';
 import { createIdSource } from './lib/ids.js';
 import { clockStart, ConfigError, configSchema, DEFAULT_SEED, type Config } from './config.js';
-import { loadFixtures } from './fixtures/fixtures.loader.js';
+import { FixturesError, loadFixtures } from './fixtures/fixtures.loader.js';
 import type { Fixtures } from './fixtures/fixtures.schema.js';
 import { seedFixtures } from './fixtures/fixtures.seed.js';
-import { readSnapshotFileAtStart, setStartingSnapshot, type Snapshot } from './snapshots/snapshot.js';
+import { readSnapshotFileAtStart, setStartingSnapshot, SNAPSHOT_FILE_LIMIT, type Snapshot } from './snapshots/snapshot.js';
 import { ServiceError } from './core/errors.js';
 import { restoreNewDatabase } from './db/snapshot-tables.js';
-import { readFileSync } from 'node:fs';
+import { readUserFile, UserFileError } from './lib/user-file.js';
 import { afterJobsRan, jobFailureHandlers, jobHandlers, stateSlots, wireModules } from './modules.js';
 import { SandboxRuntime } from './runtime/sandbox-runtime.js';
 import type { AppContext } from './context.js';
@@ -64,7 +64,15 @@ export function createContext(options: ContextOptions = {}): AppContext {
   };
   wireModules(ctx);
   const seeded = prepared<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM programmes').get()!.n > 0;
-  if (!seeded) seedFixtures(ctx);
+  if (!seeded) {
+    try {
+      seedFixtures(ctx);
+    } catch (error) {
+      // read and valid, yet not seedable (a date of birth after --clock): the CLI names the flag to blame
+      if (error instanceof FixturesError) error.seeding = true;
+      throw error;
+    }
+  }
   if (startingPoint) setStartingSnapshot(ctx, startingPoint);
   if (startingPoint && options.clock) {
     ctx.clock.freezeAt(startingPoint.clockMs); // an injected clock (test kit) starts where the snapshot was
@@ -86,8 +94,9 @@ export function createContext(options: ContextOptions = {}): AppContext {
 function startFromSnapshot(db: Db, file: string, warn: (line: string) => void): Snapshot {
   let snapshot: Snapshot;
   try {
-    snapshot = readSnapshotFileAtStart(readFileSync(file), 'startup', Date.now());
+    snapshot = readSnapshotFileAtStart(readUserFile(file, SNAPSHOT_FILE_LIMIT), 'startup', Date.now());
   } catch (error) {
+    if (error instanceof UserFileError) throw new ConfigError(`invalid --snapshot / SNAPSHOT "${file}": cannot read it: ${error.message}`);
     const reason = error instanceof ServiceError ? error.message.replace(/^Not a snapshot this server can restore: /, '') : (error as Error).message;
     throw new ConfigError(`invalid --snapshot / SNAPSHOT "${file}": not a snapshot this server can start from: ${reason}`);
   }

@@ -1,5 +1,7 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -55,7 +57,8 @@ const GOOD: Record<(typeof OPTIONS)[number]['key'], [string, unknown]> = {
 
 // Values each option refuses.
 const BAD: Record<(typeof OPTIONS)[number]['key'], string[]> = {
-  port: ['abc', '70000', '-1', '80.5'],
+  // plain digits only, as the API reads an integer query parameter (docs/configuration.md)
+  port: ['abc', '70000', '-1', '80.5', '0x1196', '1e3', ' 4502', '4502 ', '+4502', ''],
   host: [''],
   db: ['', '/nonexistent-directory/sandbox.db', tmpdir()],
   fixtures: [''],
@@ -82,8 +85,8 @@ const BAD: Record<(typeof OPTIONS)[number]['key'], string[]> = {
   logLevel: ['loud', 'INFO '],
   adminToken: [''],
   allowedHosts: ['', ',', 'http://example.com', 'a b', 'example.com:4010'],
-  journalSize: ['-1', 'many', '100001'],
-  webhookTimeoutMs: ['0', '1.5', '600001'],
+  journalSize: ['-1', 'many', '100001', '1e3', '0x10'],
+  webhookTimeoutMs: ['0', '1.5', '600001', '1e3'],
   readCache: ['no', 'OFF', 'true'],
   snapshot: ['', '/nonexistent-directory/state.sandbox-snapshot', tmpdir()],
   scenarios: ['', '/nonexistent-directory/scenarios', DEFAULT_FIXTURES],
@@ -101,9 +104,12 @@ t.test('every option as a flag, as --flag=value and as an environment variable',
   }
 });
 
-t.test('a flag wins over its environment variable; empty variables are ignored', async (t) => {
+t.test('a flag wins over its environment variable; a variable set but empty is refused, naming it', async (t) => {
   t.equal(parseConfig(['--port', '5001'], { PORT: '5002' }).port, 5001);
-  t.equal(parseConfig([], { PORT: '' }).port, 4010);
+  // `ADMIN_TOKEN=${{ secrets.MISSING }}` would start the control plane open while the job believes it protected
+  for (const option of OPTIONS) {
+    t.throws(() => parseConfig([], { [option.env]: '' }), { name: 'ConfigError', message: `${option.env} is set but empty: give it a value, or unset it` }, option.env);
+  }
   // (a directory that exists: a --db in a missing directory is refused)
   t.equal(parseConfig([], { DB_PATH: path.join(tmpdir(), 'sandbox.db') }).db, path.join(tmpdir(), 'sandbox.db'));
 });
@@ -115,7 +121,7 @@ t.test('a bad value throws ConfigError: one line naming the flag and what it acc
         [[`${option.flag}=${raw}`], {}, `${option.flag}=${raw}`],
         [[], { [option.env]: raw }, `${option.env}=${raw}`],
       ] as const) {
-        if (raw === '' && label.startsWith(option.env)) continue; // empty variables count as unset
+        if (raw === '' && label.startsWith(option.env)) continue; // an empty variable: its own message (above)
         let error: unknown;
         try {
           parseConfig(argv, env);
@@ -131,6 +137,12 @@ t.test('a bad value throws ConfigError: one line naming the flag and what it acc
       }
     }
   }
+  // a flag missing its value does not take the next flag as its value
+  t.throws(() => parseConfig(['--seed', '--port', '4503'], {}), { message: '--seed needs a value' });
+  t.throws(() => parseConfig(['--admin-token', '--port', '4503'], {}), { message: '--admin-token needs a value' });
+  t.throws(() => parseConfig(['--port', '--seed', 'x'], {}), { message: '--port needs a value' });
+  t.throws(() => parseConfig(['--seed', '--db'], {}), { message: '--seed needs a value' });
+  t.equal(parseConfig(['--seed=--db'], {}).seed, '--db', 'a value that starts with -- is given with =');
   t.throws(() => parseConfig(['--nope', '1'], {}), { message: /unknown option --nope; accepted: --port, --host/ });
   t.throws(() => parseConfig(['--port'], {}), { message: '--port needs a value' });
   t.throws(() => parseConfig(['5000'], {}), ConfigError, 'a bare value is not an option');
@@ -156,6 +168,20 @@ t.test('the built CLI', async (t) => {
   const scratch = mkdtempSync(path.join(tmpdir(), 'sandbox-config-'));
   const NOT_A_DATABASE = path.join(scratch, 'not-a-database.txt');
   writeFileSync(NOT_A_DATABASE, 'hello, I am not SQLite\n'.repeat(100));
+  // docs/configuration.md: a --db file is checked before anything is written to it (WAL mode included)
+  const OTHER_APP = path.join(scratch, 'other-app.db');
+  const otherApp = new Database(OTHER_APP);
+  otherApp.exec('CREATE TABLE foo (a); CREATE TABLE users (id TEXT); INSERT INTO foo VALUES (1)');
+  otherApp.close();
+  const LATER = path.join(scratch, 'later.db');
+  const later = new Database(LATER);
+  later.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+  later.pragma('user_version = 999');
+  later.close();
+  const digest = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+  const before = { other: digest(OTHER_APP), later: digest(LATER) };
+  const FIFO = path.join(scratch, 'fixtures.fifo');
+  execFileSync('mkfifo', [FIFO]);
   const busy = createNetServer();
   await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
   const BUSY_PORT = (busy.address() as AddressInfo).port;
@@ -186,6 +212,18 @@ t.test('the built CLI', async (t) => {
     [['--port', String(BUSY_PORT)], {}, new RegExp(`--port / PORT "${BUSY_PORT}": cannot listen, the address is in use`)],
     [['--webhook-url', 'ftp://x'], {}, /--webhook-url \/ WEBHOOK_URL "ftp:\/\/x": accepts/],
     [[], { JOURNAL_SIZE: '-5' }, /--journal-size \/ JOURNAL_SIZE "-5": accepts/],
+    [['--port', '0x1196'], {}, /--port \/ PORT "0x1196": accepts an integer port 0-65535/],
+    [[], { JOURNAL_SIZE: '1e5' }, /--journal-size \/ JOURNAL_SIZE "1e5": accepts/],
+    [['--seed', '--port', '4503'], {}, /^service-sandbox: --seed needs a value$/m],
+    [[], { ADMIN_TOKEN: '' }, /^service-sandbox: ADMIN_TOKEN is set but empty: give it a value, or unset it$/m],
+    [[], { SEED: '' }, /^service-sandbox: SEED is set but empty/m],
+    // the default fixtures hold a date of birth in 1985: a clock before it names --clock, not --fixtures
+    [['--clock', '1980-01-01T00:00:00Z', '--port', '0'], {}, /^service-sandbox: invalid --clock \/ CLOCK "1980-01-01T00:00:00Z": the default fixtures cannot be seeded at that instant \(.*dateOfBirth 1985-04-12 is in the future \(today is 1980-01-01\)\); start the clock at a later instant, or give --fixtures of your own$/m],
+    // docs/robustness.md#files-a-user-names: a device or a FIFO is refused at once, not read without end or waited on
+    [['--fixtures', '/dev/zero', '--port', '0'], {}, /--fixtures \/ FIXTURES: cannot read fixtures file \/dev\/zero: it is a character device, not a regular file/],
+    [['--fixtures', FIFO, '--port', '0'], {}, /--fixtures \/ FIXTURES: cannot read fixtures file .*fixtures\.fifo: it is a FIFO \(named pipe\), not a regular file/],
+    [['--db', OTHER_APP, '--port', '0'], {}, /--db \/ DB_PATH ".*other-app\.db": cannot use this file: it is a SQLite database of something else \(tables foo, users\), not a sandbox's/],
+    [['--db', LATER, '--port', '0'], {}, /--db \/ DB_PATH ".*later\.db": cannot use this file: its schema is version 999, later than this server's \d+ \(a later server wrote it/],
   ] as const) {
     const result = run([...args], env);
     t.equal(result.status, 2, `exit code 2 for ${args.join(' ') || JSON.stringify(env)}`);
@@ -195,9 +233,14 @@ t.test('the built CLI', async (t) => {
     t.equal(result.stdout, '', 'nothing on stdout');
   }
 
+  t.same({ other: digest(OTHER_APP), later: digest(LATER) }, before, 'the refused database files are byte for byte as they were (not even switched to WAL)');
+
   const help = run(['--help']);
   t.equal(help.status, 0);
   t.match(help.stdout, /service-sandbox sign METHOD TARGET/);
+  // the variables it lists are the ones read (SESSION_POOL was listed after sessions lost their pool)
+  const listed = /Every flag also reads an environment variable \(([^)]*)\)/.exec(help.stdout)![1]!.split(/,\s*/);
+  t.same(listed, OPTIONS.map((option) => option.env), 'the help lists every variable, and only those');
 
   // `service-sandbox sign` prints curl -H arguments with a signature a server accepts
   // (docs/authentication.md#the-sign-helper)

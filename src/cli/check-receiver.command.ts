@@ -1,4 +1,4 @@
-import { DEFAULT_FIXTURES } from '../config.js';
+import { DEFAULT_FIXTURES, emptyEnvMessage } from '../config.js';
 import { FixturesError, loadFixtures } from '../fixtures/fixtures.loader.js';
 import { CHECK_TIMEOUT_DEFAULT_MS, CHECK_TIMEOUT_MAX_MS, CHECK_TIMEOUT_MIN_MS, isHttpUrl } from '../faults/receiver-check.schema.js';
 import { runReceiverCheck, type CheckSubject } from '../faults/receiver-check.service.js';
@@ -36,7 +36,7 @@ function parseArguments(argv: string[]): Arguments {
     }
     if (!(VALUE_OPTIONS as readonly string[]).includes(name)) throw new UsageError(`unknown option ${arg}; ${USAGE.slice('usage: '.length)}`);
     const value = argv[i + 1];
-    if (value === undefined) throw new UsageError(`${arg} needs a value`);
+    if (value === undefined || value.startsWith('--')) throw new UsageError(`${arg} needs a value`);
     options[name as ValueOption] = value;
     i += 1;
   }
@@ -57,6 +57,7 @@ function timeoutOf(text: string | undefined): number {
 
 /** The webhook key and secret of the named programme, or of the file's first one. */
 function subjectOf(args: Arguments, env: NodeJS.ProcessEnv): CheckSubject {
+  if (env.FIXTURES === '') throw new UsageError(emptyEnvMessage('FIXTURES'));
   const file = args.options.fixtures ?? env.FIXTURES ?? DEFAULT_FIXTURES;
   let fixtures;
   try {

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { emptyEnvMessage } from '../config.js';
+import { readUserFile, UserFileError } from '../lib/user-file.js';
 import { scenarioFromJournal, type JournalEntry } from '../scenarios/scenario.from-journal.js';
 
 // `service-sandbox scenario-from-journal [--url URL | --journal FILE] [--name NAME] [--admin-token TOKEN]`
@@ -11,7 +12,8 @@ const USAGE = 'service-sandbox scenario-from-journal [--url URL | --journal FILE
 class UsageError extends Error {}
 
 function parse(argv: string[], env: NodeJS.ProcessEnv): { url: string | null; journal: string | null; name: string; adminToken: string | undefined } {
-  const args = { url: null as string | null, journal: null as string | null, name: 'recorded', adminToken: env.ADMIN_TOKEN || undefined };
+  if (env.ADMIN_TOKEN === '') throw new UsageError(emptyEnvMessage('ADMIN_TOKEN'));
+  const args = { url: null as string | null, journal: null as string | null, name: 'recorded', adminToken: env.ADMIN_TOKEN };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = () => {
@@ -32,6 +34,21 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): { url: string | null; jo
   return args;
 }
 
+/**
+ * The most a saved journal may hold: the answer of GET /_emulator/requests at the largest --journal-size (100,000
+ * entries) with the journal's 8 MiB of kept bodies stays well under it.
+ */
+const JOURNAL_FILE_LIMIT = 64 * 1024 * 1024;
+
+function readJournal(file: string): string {
+  try {
+    return readUserFile(file, JOURNAL_FILE_LIMIT).toString('utf8').replace(/^\uFEFF/, '');
+  } catch (error) {
+    if (error instanceof UserFileError) throw new UsageError(`--journal ${file}: cannot read it: ${error.message}`);
+    throw error;
+  }
+}
+
 function entriesOf(answer: unknown): JournalEntry[] {
   const data = (answer as { data?: unknown } | null)?.data ?? answer;
   if (!Array.isArray(data)) throw new UsageError('the journal is not the answer of GET /_emulator/requests (no data list)');
@@ -43,7 +60,7 @@ export async function fromJournalCommand(argv: string[], env: NodeJS.ProcessEnv,
     const args = parse(argv, env);
     let answer: unknown;
     if (args.journal !== null) {
-      answer = JSON.parse(readFileSync(args.journal, 'utf8'));
+      answer = JSON.parse(readJournal(args.journal));
     } else {
       const base = args.url!.replace(/\/+$/, '');
       const response = await fetch(`${base}/_emulator/requests`, { headers: args.adminToken ? { authorization: `Bearer ${args.adminToken}` } : {}, signal: AbortSignal.timeout(30_000) });

@@ -1,4 +1,5 @@
 import { forwardWebhooks, WebhookForwardingError, type ForwardedDelivery, type WebhookForwarder } from '../client/forward.js';
+import { emptyEnvMessage } from '../config.js';
 
 // `service-sandbox listen --forward-to URL` (docs/cli.md#listen, docs/webhooks.md#listen): webhooks for an app the
 // emulator cannot reach (the emulator in a container, the app on the host). The forwarding itself is the client kit's
@@ -39,10 +40,11 @@ function parseArguments(argv: string[], env: NodeJS.ProcessEnv): ListenArguments
     const name = arg.startsWith('--') ? arg.slice(2) : '';
     if (!(VALUE_OPTIONS as readonly string[]).includes(name)) throw new UsageError(`unknown argument ${arg}; ${USAGE.slice('usage: '.length)}`);
     const value = argv[i + 1];
-    if (value === undefined) throw new UsageError(`${arg} needs a value`);
+    if (value === undefined || value.startsWith('--')) throw new UsageError(`${arg} needs a value`);
     options[name as ValueOption] = value;
     i += 1;
   }
+  for (const name of ['SANDBOX_URL', 'ADMIN_TOKEN']) if (env[name] === '') throw new UsageError(emptyEnvMessage(name));
   const forwardTo = options['forward-to'];
   if (!forwardTo) throw new UsageError(`--forward-to is required; ${USAGE.slice('usage: '.length)}`);
   if (!isHttpUrl(forwardTo)) throw new UsageError(`--forward-to "${forwardTo}": accepts an http:// or https:// URL, such as http://127.0.0.1:3000/webhooks`);

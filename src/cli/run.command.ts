@@ -1,4 +1,7 @@
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, realpathSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { readUserFile, sizeText, UserFileError } from '../lib/user-file.js';
+import { SCENARIO_FIXTURES_FILE_LIMIT } from '../fixtures/fixtures.loader.js';
+import { emptyEnvMessage } from '../config.js';
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { loadScenario, ScenarioFileError, SCENARIO_LIMITS, type LoadedScenario } from '../scenarios/scenario.load.js';
@@ -26,7 +29,8 @@ interface Arguments {
 }
 
 function parseArguments(argv: string[], env: NodeJS.ProcessEnv): Arguments {
-  const args: Arguments = { files: [], url: null, keepSession: false, junit: null, json: false, adminToken: env.ADMIN_TOKEN || undefined };
+  if (env.ADMIN_TOKEN === '') throw new UsageError(emptyEnvMessage('ADMIN_TOKEN'));
+  const args: Arguments = { files: [], url: null, keepSession: false, junit: null, json: false, adminToken: env.ADMIN_TOKEN };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith('--')) {
@@ -48,7 +52,62 @@ function parseArguments(argv: string[], env: NodeJS.ProcessEnv): Arguments {
   if (args.files.length === 0) throw new UsageError(`no scenario file given; usage: ${USAGE}`);
   if (args.url !== null && !(/^https?:\/\//.test(args.url) && URL.canParse(args.url))) throw new UsageError(`--url "${args.url}": accepts an http:// or https:// URL, such as http://127.0.0.1:4010`);
   if (args.keepSession && args.url === null) throw new UsageError('--session keeps each file\'s session on the server at --url; without --url the server this command starts ends with it');
+  if (args.junit !== null) args.junit = junitTarget(args.junit, args.files);
   return args;
+}
+
+/**
+ * docs/cli.md#run: where `--junit FILE` will write, checked before anything runs (exit 2). A report never replaces a
+ * scenario file: not one of the FILE arguments (compared by real path), nor a `.yaml`, `.yml` or `.json` file (the
+ * shell's expansion of `--junit scenarios/*.yaml` makes the first scenario the report's path). The path must name a
+ * regular file or nothing, in an existing directory this process may write to: the report is written beside it and
+ * renamed over it, so a failed write leaves the old file as it was.
+ */
+function junitTarget(junit: string, files: readonly string[]): string {
+  const refuse = (why: string): never => {
+    throw new UsageError(`--junit ${junit}: ${why}`);
+  };
+  if (/\.(ya?ml|json)$/i.test(junit)) refuse('a JUnit report is XML; this is the name of a scenario file (did the shell expand --junit scenarios/*.yaml?); give a .xml path');
+  let target = path.resolve(junit);
+  let stat: Stats | undefined;
+  try {
+    target = realpathSync(junit);
+    stat = statSync(target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') refuse(`cannot use this path (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  if (stat && !stat.isFile()) refuse(stat.isDirectory() ? 'is a directory; give the path of the report file' : 'is not a regular file; give the path of the report file');
+  for (const file of files) {
+    let real: string;
+    try {
+      real = realpathSync(file);
+    } catch {
+      continue; // a file that cannot be read is reported as such
+    }
+    if (real === target) refuse(`is the scenario file ${file}; the report would replace it`);
+  }
+  const dir = path.dirname(target);
+  try {
+    if (!statSync(dir).isDirectory()) refuse(`its directory ${dir} is not a directory`);
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    refuse(code === 'ENOENT' ? `its directory ${dir} does not exist` : `its directory ${dir} is not writable (${code ?? (error as Error).message})`);
+  }
+  return target;
+}
+
+/** The report written beside `target` and renamed over it: a reader never sees half a report, a failure leaves the old one. */
+function writeReport(target: string, text: string): void {
+  const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.tmp`);
+  try {
+    writeFileSync(temporary, text, { flag: 'wx' });
+    renameSync(temporary, target);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
 }
 
 interface ReadFile {
@@ -58,27 +117,27 @@ interface ReadFile {
   fixtures: Record<string, unknown> | undefined;
 }
 
-function readText(file: string, what: string): string {
-  let size: number;
+/** A user's file as text (src/lib/user-file.ts): a missing file, a directory, a FIFO or a device is `FILE:1:1: ...`, exit 2. */
+function readText(scenarioFile: string, file: string, what: string, limitBytes: number): string {
   try {
-    size = statSync(file).size;
+    return readUserFile(file, limitBytes).toString('utf8');
   } catch (error) {
-    throw new ScenarioFileError(file, [{ line: 1, column: 1, path: '$', message: `cannot read ${what}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` }]);
+    if (!(error instanceof UserFileError)) throw error;
+    const message = error.code === 'TOO_LARGE' ? `${what} is larger than ${sizeText(limitBytes)}, the most it may be` : `cannot read ${what}: ${error.message}`;
+    throw new ScenarioFileError(scenarioFile, [{ line: 1, column: 1, path: file === scenarioFile ? '$' : '$.fixtures', message }]);
   }
-  if (size > SCENARIO_LIMITS.bytes) throw new ScenarioFileError(file, [{ line: 1, column: 1, path: '$', message: `${what} is larger than ${SCENARIO_LIMITS.bytes} bytes (1 MiB)` }]);
-  return readFileSync(file, 'utf8');
 }
 
 /** Read, load and check one file, with its fixtures file when it names one (relative to the scenario file). */
 function readScenario(file: string): ReadFile {
-  const loaded = loadScenario(readText(file, 'the file'), file);
+  const loaded = loadScenario(readText(file, file, 'the file', SCENARIO_LIMITS.bytes), file);
   const given = loaded.scenario.fixtures;
   if (given === undefined || typeof given === 'object') return { file, loaded, fixtures: given };
   const fixturesFile = path.resolve(path.dirname(file), given);
-  const text = readText(fixturesFile, `fixtures ${given}`);
+  const text = readText(file, fixturesFile, `fixtures ${given}`, SCENARIO_FIXTURES_FILE_LIMIT);
   let fixtures: unknown;
   try {
-    fixtures = JSON.parse(text);
+    fixtures = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new ScenarioFileError(file, [{ line: 1, column: 1, path: '$.fixtures', message: `fixtures ${given} is not JSON: ${(error as Error).message}` }]);
   }
@@ -291,7 +350,7 @@ export async function runCommand(argv: string[], env: NodeJS.ProcessEnv, out: (t
   }
   if (args.junit) {
     try {
-      writeFileSync(args.junit, junitReport(reports));
+      writeReport(args.junit, junitReport(reports));
     } catch (error) {
       err(`service-sandbox run: --junit ${args.junit}: ${(error as Error).message}\n`);
       return code === 0 ? 2 : code;

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { signRequest } from '../lib/hmac.js';
-import { DEFAULT_FIXTURES } from '../config.js';
+import { readUserFile, UserFileError } from '../lib/user-file.js';
+import { DEFAULT_FIXTURES, emptyEnvMessage, FIXTURES_FILE_LIMIT } from '../config.js';
 
 // `service-sandbox sign METHOD TARGET` prints curl `-H` arguments (or a JSON object) with a fresh HMAC
 // signature (docs/authentication.md#the-sign-helper), so documented examples can be pasted as they are:
@@ -9,6 +9,10 @@ import { DEFAULT_FIXTURES } from '../config.js';
 // timestamp and `sha256=<hex>`, the programme id left out of the signed string (docs/payouts.md#sending-a-pacs008-with-curl).
 
 const PAYOUT_PATH = '/v1/payout-origination/';
+/** The methods a route of the API answers: another would sign a request no route takes (docs/authentication.md#the-sign-helper). */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/** The largest body a route takes (information-request entries, 20 MiB): a larger file could never be sent. */
+const BODY_FILE_LIMIT = 20 * 1024 * 1024;
 const FORMATS = ['curl', 'json'] as const;
 const OPTIONS = ['body', 'body-file', 'key', 'secret', 'program', 'user', 'fixtures', 'format'] as const;
 type Option = (typeof OPTIONS)[number];
@@ -22,18 +26,22 @@ interface FixtureKey {
   integrationType?: string;
 }
 
-/** Secret, programme and integration type of a key named in the fixtures file (FIXTURES or the default), if any. */
-function keyFromFixtures(apiKey: string, fixturesPath: string): FixtureKey | undefined {
+/**
+ * Secret, programme and integration type of a key named in the fixtures file, if any. The default file unreadable, the
+ * flags must say it all; a file the user named (--fixtures, FIXTURES) that cannot be read is bad usage.
+ */
+function keyFromFixtures(apiKey: string, fixturesPath: string, named: string | null): FixtureKey | undefined {
+  let fixtures: { programmes?: Array<{ id: string; apiKeys?: Array<{ apiKey: string; secret: string; integrationType?: string }> }> };
   try {
-    const fixtures = JSON.parse(readFileSync(fixturesPath, 'utf8')) as {
-      programmes?: Array<{ id: string; apiKeys?: Array<{ apiKey: string; secret: string; integrationType?: string }> }>;
-    };
-    for (const programme of fixtures.programmes ?? []) {
-      const key = programme.apiKeys?.find((candidate) => candidate.apiKey === apiKey);
-      if (key) return { secret: key.secret, programmeId: programme.id, integrationType: key.integrationType };
-    }
-  } catch {
-    // no readable fixtures: fall back to explicit flags
+    const text = readUserFile(fixturesPath, FIXTURES_FILE_LIMIT).toString('utf8');
+    fixtures = JSON.parse(text.replace(/^\uFEFF/, '')) as typeof fixtures;
+  } catch (error) {
+    if (named === null) return undefined;
+    throw new UsageError(`${named} ${fixturesPath}: ${error instanceof UserFileError ? `cannot read it: ${error.message}` : `not a fixtures JSON file (${(error as Error).message})`}`);
+  }
+  for (const programme of Array.isArray(fixtures?.programmes) ? fixtures.programmes : []) {
+    const key = Array.isArray(programme?.apiKeys) ? programme.apiKeys.find((candidate) => candidate?.apiKey === apiKey) : undefined;
+    if (key) return { secret: key.secret, programmeId: programme.id, integrationType: key.integrationType };
   }
   return undefined;
 }
@@ -52,7 +60,8 @@ function parseArguments(argv: string[]): { positional: string[]; options: Partia
     const name = arg.slice(2);
     if (!(OPTIONS as readonly string[]).includes(name)) throw new UsageError(`unknown option ${arg}; ${USAGE.slice('usage: '.length)}`);
     const value = argv[i + 1];
-    if (value === undefined) throw new UsageError(`${arg} needs a value`);
+    // `--user --format json`: the next flag is not this one's value
+    if (value === undefined || value.startsWith('--')) throw new UsageError(`${arg} needs a value`);
     options[name as Option] = value;
     i += 1;
   }
@@ -64,9 +73,10 @@ function bodyOf(options: Partial<Record<Option, string>>): Buffer {
   if (options.body !== undefined && options['body-file'] !== undefined) throw new UsageError('--body and --body-file are exclusive');
   if (options['body-file'] === undefined) return Buffer.from(options.body ?? '', 'utf8');
   try {
-    return readFileSync(options['body-file']);
+    return readUserFile(options['body-file'], BODY_FILE_LIMIT);
   } catch (error) {
-    throw new UsageError(`--body-file ${options['body-file']}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+    if (error instanceof UserFileError) throw new UsageError(`--body-file ${options['body-file']}: ${error.message}`);
+    throw error;
   }
 }
 
@@ -74,16 +84,25 @@ function signedHeaders(argv: string[], env: NodeJS.ProcessEnv): { headers: Recor
   const { positional, options } = parseArguments(argv);
   const [method, target] = positional;
   if (!method || !target || !target.startsWith('/') || positional.length > 2) throw new UsageError(USAGE.slice('usage: '.length));
+  if (!(METHODS as readonly string[]).includes(method.toUpperCase())) throw new UsageError(`method "${method}": accepts ${METHODS.join(', ')}`);
+  // a line break would end the request line and add a header of its own; no URL holds a control character or a space
+  if (/[\u0000-\u0020\u007f]/.test(target)) throw new UsageError(`target ${JSON.stringify(target)}: a request target holds no spaces or control characters (percent-encode them)`);
   if (options.format !== undefined && !(FORMATS as readonly string[]).includes(options.format)) {
     throw new UsageError(`--format "${options.format}": accepts curl or json`);
   }
-  const apiKey = options.key ?? env.SANDBOX_API_KEY ?? 'pk_sandbox_single';
+  const fromEnv = (name: string) => {
+    if (env[name] === '') throw new UsageError(emptyEnvMessage(name));
+    return env[name];
+  };
+  for (const [flag, value] of Object.entries(options)) if (value === '' && flag !== 'body') throw new UsageError(`--${flag} is empty: give a value, or leave the flag out`);
+  const apiKey = options.key ?? fromEnv('SANDBOX_API_KEY') ?? 'pk_sandbox_single';
   // A key of the fixtures file brings its own secret and programme, so `--key pk_other_multi` just works.
-  const known = keyFromFixtures(apiKey, options.fixtures ?? env.FIXTURES ?? DEFAULT_FIXTURES);
-  const secret = options.secret ?? env.SANDBOX_API_SECRET ?? known?.secret;
-  const programme = options.program ?? env.SANDBOX_PROGRAM_ID ?? known?.programmeId ?? 'prg_sandbox';
+  const namedFixtures = options.fixtures !== undefined ? '--fixtures' : fromEnv('FIXTURES') !== undefined ? 'FIXTURES' : null;
+  const known = keyFromFixtures(apiKey, options.fixtures ?? fromEnv('FIXTURES') ?? DEFAULT_FIXTURES, namedFixtures);
+  const secret = options.secret ?? fromEnv('SANDBOX_API_SECRET') ?? known?.secret;
+  const programme = options.program ?? fromEnv('SANDBOX_PROGRAM_ID') ?? known?.programmeId ?? 'prg_sandbox';
   if (!secret) throw new UsageError(`key ${apiKey} is not in the fixtures file; pass --secret (and --program)`);
-  const user = options.user ?? env.SANDBOX_USER_ID;
+  const user = options.user ?? fromEnv('SANDBOX_USER_ID');
   if (user !== undefined && known?.integrationType === 'SINGLE_USER') {
     // the server would answer 400 USER_ID_HEADER_NOT_ALLOWED (docs/authentication.md)
     const source = options.user !== undefined ? '--user' : 'SANDBOX_USER_ID';

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { PROJECT_ROOT } from '../config.js';
@@ -43,6 +43,7 @@ export function openDatabase(file: string): Db {
     }
     db.close();
   }
+  if (file !== ':memory:' && file !== '') checkDatabaseFile(file);
   const db = new Database(file);
   if (file !== ':memory:') db.pragma('journal_mode = WAL');
   connectionPragmas(db);
@@ -50,6 +51,38 @@ export function openDatabase(file: string): Db {
   // a file's WAL checkpoints run on a worker thread, not inside a request's commit (docs/decisions.md#wal-checkpoints)
   if (file !== ':memory:' && file !== '' && db.pragma('journal_mode', { simple: true }) === 'wal') checkpointInBackground(db, file);
   return db;
+}
+
+/** A `--db` file this build must not write to; the message says why (docs/configuration.md). */
+export class DatabaseRefusal extends Error {
+  override name = 'DatabaseRefusal';
+}
+
+/**
+ * docs/configuration.md: a `--db` file is checked before anything is written to it, switching it to WAL included, so a
+ * refused file is left as it was: opened read-only, it must be empty (a new file) or a sandbox database of this build's
+ * schema or an earlier one. Not another application's database (tables, none of them the sandbox's `meta`), not a
+ * snapshot export (a copy of the rows to start from with --snapshot), not a database of a later server.
+ */
+function checkDatabaseFile(file: string): void {
+  if (!existsSync(file)) return; // a new file: SQLite creates it below
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (tables.includes('snapshot_info')) {
+      throw new DatabaseRefusal('it is a snapshot export, not a database to run on; start from it with --snapshot FILE (and --db NEW-FILE to keep the state)');
+    }
+    if (tables.length > 0 && (version === 0 || !tables.includes('meta'))) {
+      const shown = tables.slice(0, 5).join(', ') + (tables.length > 5 ? `, ... (${tables.length} tables)` : '');
+      throw new DatabaseRefusal(`it is a SQLite database of something else (tables ${shown}), not a sandbox's; give a new file, or one a sandbox wrote`);
+    }
+    if (version > LATEST_MIGRATION) {
+      throw new DatabaseRefusal(`its schema is version ${version}, later than this server's ${LATEST_MIGRATION} (a later server wrote it: run that one, or give a new file)`);
+    }
+  } finally {
+    db.close();
+  }
 }
 
 /**

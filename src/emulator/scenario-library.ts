@@ -1,8 +1,9 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { SHIPPED_SCENARIOS, type Config } from '../config.js';
 import { errors } from '../core/errors.js';
-import { loadScenario, ScenarioFileError, type LoadedScenario } from '../scenarios/scenario.load.js';
+import { loadScenario, ScenarioFileError, SCENARIO_LIMITS, type LoadedScenario } from '../scenarios/scenario.load.js';
+import { readUserFile, UserFileError } from '../lib/user-file.js';
 import { playGroups } from './scenario-play.service.js';
 
 // The scenarios a server knows by name (docs/sessions.md#scenarios): the files shipped in the package's `scenarios/`
@@ -38,8 +39,6 @@ export interface FoundScenario {
 const SCENARIO_FILE = /\.(ya?ml|json)$/i;
 /** Most files read from one folder: a folder is a person's set of stories, not a data set. */
 export const MAX_FOLDER_FILES = 200;
-/** The loader's own bound (SCENARIOS.md): a larger file is refused without being read. */
-const MAX_FILE_BYTES = 1024 * 1024;
 
 interface Candidate {
   entry: ScenarioEntry;
@@ -94,10 +93,10 @@ function read(dir: string, file: string, source: ScenarioSource): Candidate {
   });
   let text: string;
   try {
-    if (statSync(filePath).size > MAX_FILE_BYTES) return broken('the file is larger than 1 MiB, the most a scenario file may be');
-    text = readFileSync(filePath, 'utf8');
+    text = readUserFile(filePath, SCENARIO_LIMITS.bytes).toString('utf8');
   } catch (error) {
-    return broken(`cannot read the file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    if (!(error instanceof UserFileError)) throw error;
+    return broken(error.code === 'TOO_LARGE' ? 'the file is larger than 1 MiB, the most a scenario file may be' : `cannot read the file: ${error.code === 'NOT_A_FILE' ? error.message : error.code}`);
   }
   try {
     const loaded = loadScenario(text, file);

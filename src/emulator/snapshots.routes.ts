@@ -5,6 +5,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ctxOf } from '../http/request-sandbox.js';
 import { errorResponses, errorBodySchema, errors } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.auth.js';
+import { SNAPSHOT_FILE_LIMIT } from '../snapshots/snapshot.js';
 import { restoreSnapshotResponse, saveSnapshotBody, snapshotListSchema, snapshotParams, snapshotSummarySchema } from './snapshots.schema.js';
 import {
   deleteSnapshot,
@@ -21,7 +22,7 @@ import {
 
 /** Uploaded snapshot files: the SQLite bytes as exported. Large states make large files. */
 const SNAPSHOT_FILE_TYPES = ['application/octet-stream', 'application/vnd.sqlite3', 'application/x-sqlite3'];
-const SNAPSHOT_BODY_LIMIT = 512 * 1024 * 1024;
+const SNAPSHOT_BODY_LIMIT = SNAPSHOT_FILE_LIMIT;
 
 /**
  * An uploaded file with a Content-Length is written into shared memory as its chunks arrive (docs/robustness.md#hostile-files):

@@ -1,8 +1,9 @@
 import type { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { listEndpoints } from '../domains/webhooks/webhooks.endpoints.js';
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { checkGivenFixturesSize, FixturesError, loadFixtures, validateFixtures } from '../fixtures/fixtures.loader.js';
+import { checkGivenFixturesSize, FixturesError, loadScenarioFixturesFile, validateFixtures } from '../fixtures/fixtures.loader.js';
 import { isIsoInstant } from '../config.js';
 import { ScenarioFileError, type LoadedScenario } from '../scenarios/scenario.load.js';
 import { loadScenarioOffThread } from '../scenarios/scenario.load-off-thread.js';
@@ -51,7 +52,7 @@ export async function chooseScenario(root: AppContext, value: string | Record<st
   }
 }
 
-function scenarioFixtures(chosen: Awaited<ReturnType<typeof chooseScenario>>): Fixtures | undefined {
+async function scenarioFixtures(chosen: Awaited<ReturnType<typeof chooseScenario>>): Promise<Fixtures | undefined> {
   const fixtures = chosen.loaded.scenario.fixtures;
   if (fixtures === undefined) return undefined;
   try {
@@ -60,11 +61,31 @@ function scenarioFixtures(chosen: Awaited<ReturnType<typeof chooseScenario>>): F
     if (chosen.fixturesDir === null) {
       throw errors.field('InvalidValue', 'scenario', 'a scenario sent with the request cannot name a fixtures file (the server does not read files for a client): give the fixtures inline, or as the body\'s fixtures');
     }
-    return loadFixtures(path.resolve(chosen.fixturesDir, fixtures));
+    return await loadScenarioFixturesFile(await fixturesFileOf(chosen.fixturesDir, fixtures), fixtures);
   } catch (error) {
     if (error instanceof FixturesError) throw errors.field('InvalidValue', 'scenario', `the scenario's fixtures: ${error.message}`);
     throw error;
   }
+}
+
+/**
+ * docs/scenarios.md#fixtures-files: a scenario file's `fixtures:` path, relative to its folder, must stay within the
+ * folder that holds that folder (`../fixtures/x.json` beside `scenarios/` works), symbolic links resolved: the server
+ * reads it for whoever asks for the session, so a path out of the project (`../../../etc/passwd`) is not read.
+ */
+async function fixturesFileOf(scenarioDir: string, given: string): Promise<string> {
+  let root: string;
+  let file: string;
+  try {
+    root = await realpath(path.dirname(await realpath(scenarioDir)));
+    file = await realpath(path.resolve(scenarioDir, given));
+  } catch (error) {
+    throw new FixturesError(`cannot read fixtures file ${given}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+  }
+  if (!file.startsWith(root.endsWith(path.sep) ? root : root + path.sep)) {
+    throw new FixturesError(`fixtures file ${given} is outside the folder that holds the scenario's folder; a scenario's fixtures file stays within it (docs/scenarios.md#fixtures-files)`);
+  }
+  return file;
 }
 
 function sameClock(a: string, b: string): boolean {
@@ -92,7 +113,7 @@ export async function sessionOptionsOf(root: AppContext, input: CreateSessionInp
       if (body.clock !== undefined && !sameClock(body.clock, clock)) throw conflict('clock', body.clock, clock);
       body.clock = clock;
     }
-    const fixtures = scenarioFixtures(chosen);
+    const fixtures = await scenarioFixtures(chosen);
     if (fixtures !== undefined) {
       if (body.fixtures !== undefined && JSON.stringify(validateOrRaw(body.fixtures)) !== JSON.stringify(fixtures)) {
         throw errors.field('InvalidValue', 'fixtures', 'fixtures differ from the scenario\'s fixtures: give them in one place, or the same in both');

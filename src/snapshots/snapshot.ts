@@ -97,6 +97,9 @@ export function refused(error: unknown): unknown {
  * `--snapshot FILE` at start: the checks of an upload (snapshots.check.ts, the same as PUT /_emulator/snapshots/{name}), waited for before the server answers
  * anything. A refusal is a 400-style ServiceError that start-up turns into one line.
  */
+/** The largest snapshot file read (docs/control-plane.md#snapshots): an upload's body limit, and `--snapshot FILE`'s. */
+export const SNAPSHOT_FILE_LIMIT = 512 * 1024 * 1024;
+
 export function readSnapshotFileAtStart(bytes: Buffer, name: string, savedAtMs: number): Snapshot {
   try {
     return asSnapshot(checkInWorkerSync(bytes), name, savedAtMs);

@@ -143,7 +143,7 @@ export function checkSnapshotFile(bytes: Uint8Array): CheckedFile {
   if (bytes.length === 0) refuse('the body is empty; send the file from GET /_emulator/snapshots/{name}/export as application/octet-stream');
   let file: Db;
   try {
-    file = new Database(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), { readonly: true });
+    file = new Database(rollbackImage(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)), { readonly: true });
   } catch (error) {
     refuse(`the body is not a SQLite database file (${(error as Error).message})`);
   }
@@ -170,6 +170,21 @@ export function checkSnapshotFile(bytes: Uint8Array): CheckedFile {
   } finally {
     file.close();
   }
+}
+
+/**
+ * An exported file that was opened as a `--db` by an older build was switched to WAL mode (header bytes 18 and 19 set to
+ * 2), and SQLite cannot open a WAL-mode image from memory ("unable to open database file"). The rows are all in the main
+ * file once the server that used it closed cleanly (a checkpoint), so a copy marked as a rollback-journal file (1 and 1)
+ * reads as the export did. The caller's bytes are not changed.
+ */
+function rollbackImage(bytes: Buffer): Buffer {
+  const isSqlite = bytes.length >= 100 && bytes.subarray(0, 16).toString('latin1') === 'SQLite format 3\u0000';
+  if (!isSqlite || (bytes[18] !== 2 && bytes[19] !== 2)) return bytes;
+  const copy = Buffer.from(bytes);
+  copy[18] = 1;
+  copy[19] = 1;
+  return copy;
 }
 
 /** The level whose file schema the file has exactly, or a refusal naming the first difference. */

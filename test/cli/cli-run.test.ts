@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
@@ -122,6 +122,8 @@ t.test('exit 1: the failed step with file:line:column, its request and answer; l
 });
 
 t.test('exit 2: bad arguments and bad files, before anything is sent', async (t) => {
+  const fifo = path.join(dir, 'fifo.yaml');
+  execFileSync('mkfifo', [fifo]);
   const broken = write('broken.yaml', 'name: broken\nsteps:\n  - settle: true\n    bogus: 1\n');
   const noKey = write(
     'readonly.yaml',
@@ -134,6 +136,12 @@ t.test('exit 2: bad arguments and bad files, before anything is sent', async (t)
     [[broken, '--session'], /^service-sandbox run: --session keeps each file's session on the server at --url/],
     [[broken], /broken\.yaml:4:5: unknown field "bogus" \(allowed here: id, caption/],
     [[path.join(dir, 'missing.yaml')], /missing\.yaml:1:1: cannot read the file: ENOENT/],
+    // docs/robustness.md#files-a-user-names: not a regular file is refused as a missing one is, without reading it
+    [[dir], /scenario-run-\w+:1:1: cannot read the file: it is a directory, not a regular file/],
+    [[fifo], /fifo\.yaml:1:1: cannot read the file: it is a FIFO \(named pipe\), not a regular file/],
+    [['/dev/zero'], /^\/dev\/zero:1:1: cannot read the file: it is a character device, not a regular file/],
+    [[write('big.yaml', `name: big\n# ${'x'.repeat(1024 * 1024)}\nsteps:\n  - settle: true\n`)], /big\.yaml:1:1: the file is larger than 1 MiB, the most it may be/],
+    [[write('fixtures-fifo.yaml', `name: ff\nfixtures: fifo.yaml\nsteps:\n  - settle: true\n`)], /fixtures-fifo\.yaml:1:1: cannot read fixtures fifo\.yaml: it is a FIFO/],
     [[noKey], /readonly\.yaml:4:\d+: the key pk_sandbox_readonly may not call POST \/v1\/beneficiaries: it needs the beneficiaries:write entitlement/],
     [[write('unreachable.yaml', FAILING), '--url', 'http://127.0.0.1:9'], /unreachable\.yaml:1:1: POST http:\/\/127\.0\.0\.1:9\/_emulator\/sessions failed/],
   ];
@@ -144,6 +152,45 @@ t.test('exit 2: bad arguments and bad files, before anything is sent', async (t)
     t.equal(result.stdout, '', 'nothing ran');
     t.notMatch(result.stderr, /\n\s+at /, 'no stack trace');
   }
+});
+
+// docs/cli.md#run: `--junit scenarios/*.yaml` made the first scenario the report's path and overwrote it. Each bad --junit
+// is exit 2 before anything runs (a server at --url that cannot be reached proves nothing was sent: that would be exit
+// 2 with a different message), and every scenario file is left byte for byte.
+t.test('--junit: never a scenario file, a directory or a path in no directory; checked before anything runs', async (t) => {
+  const scenarios = path.join(dir, 'junit-scenarios');
+  mkdirSync(scenarios);
+  const a = path.join(scenarios, 'a.yaml');
+  const b = path.join(scenarios, 'b.yaml');
+  writeFileSync(a, FAILING);
+  writeFileSync(b, FAILING);
+  const link = path.join(scenarios, 'report-link.xml');
+  symlinkSync(b, link);
+  const unreachable = ['--url', 'http://127.0.0.1:9'];
+  const cases: Array<[string[], RegExp]> = [
+    [['--junit', a, b, ...unreachable], /--junit .*a\.yaml: a JUnit report is XML; this is the name of a scenario file \(did the shell expand --junit scenarios\/\*\.yaml\?\)/],
+    [[b, '--junit', link, ...unreachable], /--junit .*report-link\.xml: is the scenario file .*b\.yaml; the report would replace it/],
+    [[b, '--junit', scenarios, ...unreachable], /--junit .*junit-scenarios: is a directory/],
+    [[b, '--junit', path.join(dir, 'no-such-dir', 'r.xml'), ...unreachable], /--junit .*r\.xml: its directory .*no-such-dir does not exist/],
+    [[b, '--junit', '/dev/null', ...unreachable], /--junit \/dev\/null: is not a regular file/],
+  ];
+  for (const [args, message] of cases) {
+    const result = await run(args);
+    t.equal(result.code, 2, args.join(' '));
+    t.match(result.stderr, new RegExp(`^service-sandbox run: ${message.source}`), args.join(' '));
+    t.equal(result.stderr.trim().split('\n').length, 1, 'one line');
+    t.equal(result.stdout, '', 'nothing ran');
+  }
+  t.equal(readFileSync(a, 'utf8'), FAILING, 'a.yaml untouched');
+  t.equal(readFileSync(b, 'utf8'), FAILING, 'b.yaml untouched');
+
+  // a good path: the report replaces the old one whole, through a file beside it that does not stay
+  const report = path.join(scenarios, 'report.xml');
+  writeFileSync(report, 'the previous report');
+  const result = await run([b, '--junit', report]);
+  t.equal(result.code, 1, 'the scenario fails, the report is written');
+  t.match(readFileSync(report, 'utf8'), /^<\?xml version="1\.0" encoding="UTF-8"\?>\n<testsuites /);
+  t.same(readdirSync(scenarios).sort(), ['a.yaml', 'b.yaml', 'report-link.xml', 'report.xml'], 'no temporary file left');
 });
 
 t.test('--url and --session: the session is kept and its baseUrl printed; --json is one document', async (t) => {

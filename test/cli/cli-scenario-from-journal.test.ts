@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -74,4 +74,28 @@ t.test('the built CLI turns a saved journal into a scenario skeleton that loads'
   );
   t.same(loaded.scenario.steps[0]!.request?.as, { key: 'pk_sandbox_single' }, 'signed with the key the journal names');
   t.same(loaded.scenario.steps[0]!.request?.body, JOURNAL.data[0]!.requestBody, 'the recorded body');
+});
+
+// docs/robustness.md#files-a-user-names: a --journal that is not a regular file is refused at once (a FIFO used to hang
+// the command, /dev/zero to grow it without end); an empty ADMIN_TOKEN is refused as an empty flag is.
+t.test('the built CLI refuses a --journal that is not a regular file, and an empty ADMIN_TOKEN', async (t) => {
+  await ensureBuilt();
+  const dir = mkdtempSync(path.join(tmpdir(), 'scenario-from-journal-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const fifo = path.join(dir, 'journal.fifo');
+  execFileSync('mkfifo', [fifo]);
+  const env = { ...process.env };
+  for (const name of ['ADMIN_TOKEN', 'NODE_OPTIONS']) delete env[name];
+  const cases: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
+    [['--journal', fifo], env, /^service-sandbox scenario-from-journal: --journal .*journal\.fifo: cannot read it: it is a FIFO \(named pipe\), not a regular file\n$/],
+    [['--journal', '/dev/zero'], env, /^service-sandbox scenario-from-journal: --journal \/dev\/zero: cannot read it: it is a character device, not a regular file\n$/],
+    [['--journal', dir], env, /: it is a directory, not a regular file\n$/],
+    [['--url', 'http://127.0.0.1:9'], { ...env, ADMIN_TOKEN: '' }, /^service-sandbox scenario-from-journal: ADMIN_TOKEN is set but empty: give it a value, or unset it\n$/],
+  ];
+  for (const [args, childEnv, message] of cases) {
+    const child = spawnSync(...plainNode([CLI, 'scenario-from-journal', ...args]), { env: childEnv, encoding: 'utf8', timeout: 60_000 });
+    t.equal(child.status, 2, args.join(' '));
+    t.match(child.stderr, message, args.join(' '));
+    t.equal(child.stdout, '');
+  }
 });

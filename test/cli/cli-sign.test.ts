@@ -30,6 +30,16 @@ t.test('sign: refusals are one line with exit code 2', async (t) => {
     [['POST', '/v1/payout-origination/json', '--body', 'x', '--body-file', '/dev/null'], /--body and --body-file are exclusive/],
     [['POST', '/v1/payout-origination/json', '--body-file', '/nonexistent/payload.b64'], /--body-file \/nonexistent\/payload\.b64: ENOENT/],
     [['GET', '/v1/accounts', '--user'], /--user needs a value/],
+    // a missing value does not swallow the next flag
+    [['GET', '/v1/accounts', '--user', '--format', 'json'], /^service-sandbox sign: --user needs a value$/m],
+    // docs/robustness.md#files-a-user-names: a device is refused, not read without end
+    [['POST', '/v1/x', '--body-file', '/dev/zero'], /--body-file \/dev\/zero: it is a character device, not a regular file/],
+    [['GET', '/v1/accounts', '--fixtures', '/dev/zero'], /--fixtures \/dev\/zero: cannot read it: it is a character device/],
+    [['GET', '/v1/accounts'], /FIXTURES \/nonexistent\.json: cannot read it: ENOENT/, { FIXTURES: '/nonexistent.json' }],
+    [['FOO', '/v1/x'], /method "FOO": accepts GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS/],
+    [['GET', '/v1/x\r\nInjected: 1'], /target "\/v1\/x\\r\\nInjected: 1": a request target holds no spaces or control characters/],
+    [['GET', '/v1/x', '--secret', ''], /--secret is empty: give a value, or leave the flag out/],
+    [['GET', '/v1/x'], /SANDBOX_API_SECRET is set but empty: give it a value, or unset it/, { SANDBOX_API_SECRET: '' }],
     [['GET'], /^service-sandbox sign: service-sandbox sign METHOD/],
   ];
   for (const [args, expected, env] of cases) {

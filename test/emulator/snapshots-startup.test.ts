@@ -102,6 +102,31 @@ t.test('--snapshot refusals: one line naming the flag, exit code 2', async (t) =
   }
 });
 
+// docs/configuration.md#snapshot: an export given as --db was written to as a database and switched to WAL, and was then
+// refused everywhere as "unable to open database file". Now --db refuses it untouched, and a file an older build did
+// switch to WAL mode (header bytes 18 and 19 = 2) is read as the export it is, by --snapshot and by an upload.
+t.test('an export as --db is refused untouched; an export switched to WAL mode still loads', async (t) => {
+  const dir = tempDir(t);
+  const { file, depositId } = await exportedFile(t, dir);
+  const bytes = readFileSync(file);
+  const asDb = spawnSync(...plainNode([CLI, '--port', '0', '--db', file]), { encoding: 'utf8', timeout: 60_000 });
+  t.equal(asDb.status, 2);
+  t.match(asDb.stderr, /^service-sandbox: invalid --db \/ DB_PATH ".*seeded\.sandbox-snapshot": cannot use this file: it is a snapshot export, not a database to run on; start from it with --snapshot FILE/);
+  t.ok(readFileSync(file).equals(bytes), 'the export is byte for byte as it was');
+
+  const wal = path.join(dir, 'wal.sandbox-snapshot');
+  const marked = Buffer.from(bytes);
+  marked[18] = 2;
+  marked[19] = 2;
+  writeFileSync(wal, marked);
+  const server = await startServerProcess({ db: ':memory:', clock: null, extraArgs: ['--snapshot', wal] });
+  t.teardown(server.stop);
+  t.equal((await signed(server, 'GET', `/v1/transactions/${depositId}`)).body.status, 'PENDING', 'the state of the export');
+  const upload = await fetch(`${server.url}/_emulator/snapshots/uploaded`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: marked });
+  t.equal(upload.status, 201, await upload.text());
+  t.ok(readFileSync(wal).equals(marked), 'the file is not changed by reading it');
+});
+
 // docs/robustness.md#hostile-files: the file at start gets the checks of an upload, on the built server's worker thread
 t.test('--snapshot with a hostile or broken file: one line naming the flag and what is wrong, exit code 2', async (t) => {
   const dir = tempDir(t);

@@ -1,8 +1,9 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { SHIPPED_SCENARIOS } from '../../src/config.js';
+import { DEFAULT_FIXTURES, SHIPPED_SCENARIOS } from '../../src/config.js';
 import { findScenario } from '../../src/emulator/scenario-library.js';
 import { buildTestApp, json, type TestApp } from '../helper.js';
 
@@ -159,6 +160,64 @@ t.test('--scenarios DIR: listed beside the shipped ones, broken files with their
   t.match(relisted.find((entry: { file: string }) => entry.file === 'demo.yml'), { error: { message: /already the shipped scenario/ } }, 'a duplicate name is still refused on a listing from what was read before');
   writeFileSync(path.join(dir, 'one-user.yaml'), 'name: one-user\nsteps:\n  - advance: 1s\n    nope: true\n');
   t.match((await create(sandbox, { scenario: 'one-user' })).body.message, /one-user\.yaml cannot be used/, 'broken by an edit: refused at once');
+});
+
+// docs/scenarios.md#fixtures-files: a --scenarios file's `fixtures:` path is read by the server for whoever asks for the
+// session. /dev/zero used to freeze the server and grow it past 1.3 GB, and ../../../etc/passwd was read and its first
+// bytes echoed in the 400. Now: regular files only, at most 4 MiB, read without holding the event loop, within the
+// folder that holds the scenario folder (so ../fixtures/x.json beside it works), and no byte of a file in an error.
+t.test('--scenarios DIR: a fixtures path names a bounded regular file beside the folder, never one outside it', async (t) => {
+  const project = mkdtempSync(path.join(tmpdir(), 'scenario-project-'));
+  t.teardown(() => rmSync(project, { recursive: true, force: true }));
+  const dir = path.join(project, 'scenarios');
+  mkdirSync(dir);
+  mkdirSync(path.join(project, 'fixtures'));
+  const fixtures = JSON.parse(readFileSync(DEFAULT_FIXTURES, 'utf8'));
+  fixtures.programmes[0].name = 'Programme From The Project';
+  writeFileSync(path.join(project, 'fixtures', 'mine.json'), `\ufeff${JSON.stringify(fixtures)}`);
+  writeFileSync(path.join(project, 'fixtures', 'secret.txt'), 'root:x:0:0:SECRET-CONTENT');
+  writeFileSync(path.join(project, 'fixtures', 'big.json'), `${' '.repeat(4 * 1024 * 1024)}{}`);
+  execFileSync('mkfifo', [path.join(project, 'fixtures', 'pipe.json')]);
+  const outside = mkdtempSync(path.join(tmpdir(), 'scenario-outside-'));
+  t.teardown(() => rmSync(outside, { recursive: true, force: true }));
+  writeFileSync(path.join(outside, 'other.json'), JSON.stringify(fixtures));
+  symlinkSync(path.join(outside, 'other.json'), path.join(project, 'fixtures', 'link.json'));
+  const scenario = (name: string, fixturesPath: string) => writeFileSync(path.join(dir, `${name}.yaml`), `name: ${name}\nfixtures: ${JSON.stringify(fixturesPath)}\nsteps:\n  - settle: true\n`);
+  scenario('beside', '../fixtures/mine.json');
+  scenario('zero', '/dev/zero');
+  scenario('pipe', '../fixtures/pipe.json');
+  scenario('big', '../fixtures/big.json');
+  scenario('text', '../fixtures/secret.txt');
+  scenario('escape', `../../${path.basename(outside)}/other.json`);
+  scenario('absolute', path.join(outside, 'other.json'));
+  scenario('link', '../fixtures/link.json');
+  scenario('missing', '../fixtures/missing.json');
+  const sandbox = await buildTestApp({ config: { scenarios: dir } });
+  t.teardown(sandbox.close);
+
+  const good = await create(sandbox, { scenario: 'beside' });
+  t.equal(good.status, 201, JSON.stringify(good.body));
+  const overview = json(await sandbox.app.inject({ method: 'GET', url: `/_sessions/${good.body.id}/_emulator/overview` }));
+  t.equal(overview.programmes[0].name, 'Programme From The Project', 'the fixtures file beside the folder (a byte-order mark and all)');
+
+  const refused: Array<[string, RegExp]> = [
+    ['zero', /fixtures file \/dev\/zero is outside the folder that holds the scenario's folder/],
+    ['pipe', /cannot read fixtures file \.\.\/fixtures\/pipe\.json: it is a FIFO \(named pipe\), not a regular file/],
+    ['big', /cannot read fixtures file \.\.\/fixtures\/big\.json: it is larger than 4 MiB/],
+    ['text', /fixtures file \.\.\/fixtures\/secret\.txt is not valid JSON$/],
+    ['escape', /fixtures file \.\.\/\.\.\/.*other\.json is outside the folder that holds the scenario's folder/],
+    ['absolute', /is outside the folder that holds the scenario's folder/],
+    ['link', /fixtures file \.\.\/fixtures\/link\.json is outside the folder/],
+    ['missing', /cannot read fixtures file \.\.\/fixtures\/missing\.json: ENOENT/],
+  ];
+  for (const [name, message] of refused) {
+    const answer = await create(sandbox, { scenario: name });
+    t.equal(answer.status, 400, name);
+    t.match(answer.body.message, message, name);
+    t.notMatch(JSON.stringify(answer.body), /SECRET-CONTENT|root:x/, `${name}: nothing of the file in the answer`);
+  }
+  t.equal(await sessionCount(sandbox), 1, 'no session left by a refusal');
+  t.equal((await sandbox.app.inject({ method: 'GET', url: '/_emulator/health' })).statusCode, 200, 'the server serves on');
 });
 
 t.test('playing: in order, one caption at a time, a failed check ends the play, a reset goes back to the start', async (t) => {
