@@ -169,7 +169,8 @@ t.test('signed links: expiry on the emulated clock, tampering, reset', async (t)
 });
 
 t.test('the link is built from the request Host', async (t) => {
-  const sandbox = await buildTestApp({ start: STATEMENT_TEST_START });
+  // any name taken (docs/robustness.md#web-pages), so an unusable one reaches the link builder
+  const sandbox = await buildTestApp({ start: STATEMENT_TEST_START, config: { allowedHosts: ['*'] } });
   t.teardown(sandbox.close);
   const path = statementUrl('csv', 'startDate=2026-04-01&endDate=2026-04-15');
   const custom = await sandbox.app.inject({ method: 'GET', url: path, headers: { ...sandbox.sign('GET', path), host: 'sandbox.example:4010' } });
@@ -178,4 +179,8 @@ t.test('the link is built from the request Host', async (t) => {
   const hostile = await sandbox.app.inject({ method: 'GET', url: path, headers: { ...sandbox.sign('GET', path), host: 'evil.example/"><script>' } });
   t.equal(hostile.statusCode, 200);
   t.match(json(hostile).url, /^http:\/\/127\.0\.0\.1:4010\/v1\/statement-files\//, 'an unusable Host falls back to the configured address');
+  const guarded = await buildTestApp({ start: STATEMENT_TEST_START });
+  t.teardown(guarded.close);
+  const refused = await guarded.app.inject({ method: 'GET', url: path, headers: { ...guarded.sign('GET', path), host: 'sandbox.example:4010' } });
+  t.equal(refused.statusCode, 403, 'by default a dotted name of no one\'s choosing gets no link at all');
 });
