@@ -8,7 +8,8 @@ import { serializerCompiler } from './http/serializer.js';
 import type { AppContext } from './context.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handling.js';
 import { registerBodyParsers } from './http/body-parsers.js';
-import { answerConnectRequests, writeClientError } from './http/client-errors.js';
+import { answerConnectRequests, answerUnmetExpectations, writeClientError } from './http/client-errors.js';
+import { capConnections, checkingIntervalMs, connectionLimits, HEADERS_TIMEOUT_MS, type ConnectionLimits } from './http/connection-limits.js';
 import { registerAuth, type AuthPolicy } from './http/auth.js';
 import { credentials } from './domains/auth/credentials.store.js';
 import { documentErrorResponses, securityFor, SECURITY_SCHEMES } from './http/openapi.js';
@@ -40,6 +41,8 @@ export interface BuildAppOptions {
    * every /_sessions/{id}/... request bound to that session's sandbox before routing.
    */
   sessions?: SessionRegistry;
+  /** How long a request may take to arrive and how many connections are open at once (docs/robustness.md#connections); tests shorten them. */
+  limits?: Partial<ConnectionLimits>;
 }
 
 /**
@@ -49,6 +52,7 @@ export interface BuildAppOptions {
  */
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { sessions } = options;
+  const limits = connectionLimits(options.limits);
   const app = Fastify({
     logger:
       ctx.config.logLevel === 'silent'
@@ -71,6 +75,15 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
             },
           },
     bodyLimit: DEFAULT_BODY_LIMIT,
+    // docs/robustness.md#connections: a request must arrive in full within the timeout (a body that never ends is a 408
+    // and a closed connection); answers and event streams are not timed.
+    requestTimeout: limits.requestTimeoutMs,
+    // Node swaps the two timeouts when the headers' is the longer, so it is kept at most the request's (60 s otherwise).
+    http: {
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: Math.min(HEADERS_TIMEOUT_MS, limits.requestTimeoutMs),
+      connectionsCheckingInterval: checkingIntervalMs(limits.requestTimeoutMs),
+    },
     // Long ids must reach the handlers (and get a 404 error body), not Fastify's bare 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     // Requests Node's HTTP parser refuses before routing still get the error body (http/client-errors.ts).
@@ -91,6 +104,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   }).withTypeProvider<ZodTypeProvider>();
 
   answerConnectRequests(app.server);
+  answerUnmetExpectations(app.server);
+  capConnections(app.server, limits.maxConnections, (message) => app.log.warn(message));
   app.setValidatorCompiler(optionalBodyAware);
   app.setSerializerCompiler(serializerCompiler);
   registerRouteCatalog(app);

@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import tap from 'tap';
 import type { FastifyInstance, FastifyPluginAsync, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../src/app.js';
+import { buildApp, type BuildAppOptions } from '../src/app.js';
 import { createContext } from '../src/create-context.js';
 import { openSandbox } from '../src/sandbox.js';
 import { createSessionRegistry, type SessionRegistry } from '../src/sessions/sessions.registry.js';
@@ -74,13 +74,15 @@ export interface TestAppOptions {
    * Turn it off only for a test that sends a deliberately non-conforming response through a probe route.
    */
   conformance?: boolean;
+  /** Request timeout and connection cap (docs/robustness.md#connections); tests of those shorten them. */
+  limits?: BuildAppOptions['limits'];
 }
 
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const clock = createClock({ mode: 'frozen', atMs: Date.parse(options.start ?? START) });
   const ctx = createContext({ config: { logLevel: 'silent', db: options.db ?? ':memory:', ...options.config }, clock });
   const sessions = createSessionRegistry(ctx, openSandbox);
-  const build = () => buildApp(ctx, { logStream: options.logStream, plugins: options.plugins, sessions });
+  const build = () => buildApp(ctx, { logStream: options.logStream, plugins: options.plugins, sessions, limits: options.limits });
   const built = options.conformance === false ? { result: build(), recorder: () => undefined } : withConformance(build);
   const app = await built.result;
   const conformance: ConformanceRecorder = built.recorder() ?? { mismatches: [], checked: 0, enabled: false };

@@ -21,6 +21,8 @@ export const WATCH_MS = 100;
 const HEARTBEAT_MS = 15_000;
 /** What the browser waits before reconnecting a dropped stream (the SSE `retry` field). */
 const RETRY_MS = 2_000;
+/** The media type of the dashboard's and the listen relay's event streams. */
+export const EVENT_STREAM_TYPE = 'text/event-stream; charset=utf-8';
 /** Streams one sandbox keeps open at once; more are refused (429) so a runaway client cannot pile them up. */
 export const MAX_STREAMS = 64;
 
@@ -110,7 +112,7 @@ function makeUiEvents(ctx: AppContext): UiEvents {
     attach(response) {
       if (streams.size >= MAX_STREAMS) return false;
       response.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
+        'content-type': EVENT_STREAM_TYPE,
         'cache-control': 'no-cache',
         'x-content-type-options': 'nosniff',
         'x-accel-buffering': 'no',

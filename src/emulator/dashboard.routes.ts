@@ -11,7 +11,7 @@ import { errorResponses, errors } from '../core/errors.js';
 import { CONTROL_PLANE, OPEN } from './emulator.auth.js';
 import { dashboardStateQuery, dashboardStateResponse } from './overview.schema.js';
 import { getDashboardState } from './overview.service.js';
-import { MAX_STREAMS, uiEvents } from './dashboard.events.js';
+import { EVENT_STREAM_TYPE, MAX_STREAMS, uiEvents } from './dashboard.events.js';
 
 // The dashboard (docs/dashboard.md): plain HTML, CSS and native ES modules, committed as source under
 // src/emulator/dashboard/ and served from there as they are (no build step). They are read from the package
@@ -201,6 +201,9 @@ export const dashboardRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
+      // HEAD answers the stream's headers and holds nothing: Node writes no body to a HEAD response, so an attached
+      // stream never answered yet took one of the sandbox's slots (docs/dashboard.md#live-updates).
+      if (request.method === 'HEAD') return reply.type(EVENT_STREAM_TYPE).header('cache-control', 'no-cache').send('');
       const events = uiEvents(ctxOf(request));
       if (events.open() >= MAX_STREAMS) throw errors.tooManyRequests(`This sandbox already has ${MAX_STREAMS} dashboard event streams open; close one`);
       reply.hijack();

@@ -4,6 +4,7 @@ import { ctxOf } from '../http/request-sandbox.js';
 import { CONTROL_PLANE } from './emulator.auth.js';
 import { errorResponses } from '../core/errors.js';
 import { listenerParams, listenResultBody, listenStatusSchema, listenStreamQuery } from './listen.schema.js';
+import { EVENT_STREAM_TYPE } from './dashboard.events.js';
 import { connectListener, listenStatus, reportAttempt, stopListening } from './listen.service.js';
 
 // docs/webhooks.md#listen: the relay `service-sandbox listen` connects to. The stream, the listener's reports and the
@@ -33,6 +34,8 @@ export const listenRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
+      // HEAD answers the stream's headers and connects nothing: no endpoint changes (docs/webhooks.md#listen).
+      if (request.method === 'HEAD') return reply.type(EVENT_STREAM_TYPE).header('cache-control', 'no-cache').send('');
       reply.hijack();
       connectListener(ctxOf(request), request.query.forwardTo, reply.raw);
     },

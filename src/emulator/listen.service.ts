@@ -9,6 +9,7 @@ import type { AttemptResult } from '../domains/webhooks/webhooks.attempt.js';
 import { withScenarioReceiver } from './scenario-receiver.js';
 import { registerDeliveryTransport, type DeliveryTransport, type TransportedAttempt } from '../domains/webhooks/webhooks.transport.js';
 import type { ListenResultBody, ListenStatus } from './listen.schema.js';
+import { EVENT_STREAM_TYPE } from './dashboard.events.js';
 
 // The `listen` relay (docs/webhooks.md#listen): `service-sandbox listen --forward-to URL` holds an event stream open
 // (GET /_emulator/webhooks/listen/stream); every attempt of a delivery to URL is written to that stream instead of
@@ -105,7 +106,7 @@ export function connectListener(ctx: AppContext, forwardTo: string, response: Se
   const id = `lst_${state.listeners}`;
   if (state.listener) dropListener(state, state.listener, `replaced by ${id}`, { name: 'replaced', data: { by: id } });
   response.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
+    'content-type': EVENT_STREAM_TYPE,
     'cache-control': 'no-cache',
     'x-content-type-options': 'nosniff',
     'x-accel-buffering': 'no',

@@ -3,7 +3,7 @@ import { errorCodes, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ctxOf } from '../http/request-sandbox.js';
-import { errorResponses, errorBodySchema, errors } from '../core/errors.js';
+import { errorResponses, errorBodySchema, errors, type ServiceError } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.auth.js';
 import { SNAPSHOT_FILE_LIMIT } from '../snapshots/snapshot.js';
 import { restoreSnapshotResponse, saveSnapshotBody, snapshotListSchema, snapshotParams, snapshotSummarySchema } from './snapshots.schema.js';
@@ -64,6 +64,37 @@ function receiveFile(request: FastifyRequest, payload: IncomingMessage, done: (e
     done(null, body);
   });
   payload.on('error', (error: Error) => fail(error));
+}
+
+/**
+ * Uploads being received at once, in the whole process (docs/robustness.md#connections): each may hold up to 512 MiB
+ * while its bytes arrive, so a few sockets sending part of a file held gigabytes. One more is a 429 before any byte
+ * of its body is read (its connection then closes). Once received, an upload waits for its check
+ * (docs/robustness.md#off-thread-work).
+ */
+export const MAX_UPLOADS_RECEIVING = 2;
+let uploadsReceiving = 0;
+
+/** Uploads whose body is being received now. */
+export function snapshotUploadsReceiving(): number {
+  return uploadsReceiving;
+}
+
+/** Take a place for the upload's body, given back when the body has arrived or its request ended otherwise. */
+function admitUpload(request: IncomingMessage): ServiceError | null {
+  if (uploadsReceiving >= MAX_UPLOADS_RECEIVING) {
+    return errors.tooManyRequests(`${MAX_UPLOADS_RECEIVING} snapshot uploads are already being received; send this one again once one of them is in`);
+  }
+  uploadsReceiving += 1;
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    uploadsReceiving -= 1;
+  };
+  request.once('end', release);
+  request.once('close', release);
+  return null;
 }
 
 export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -182,6 +213,13 @@ export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
     {
       config: CONTROL_PLANE,
       bodyLimit: SNAPSHOT_BODY_LIMIT,
+      preParsing: (request, reply, payload, done) => {
+        const refusal = admitUpload(request.raw);
+        if (!refusal) return done(null, payload);
+        // the body is not read: the connection closes after the answer instead of draining it
+        void reply.header('connection', 'close');
+        done(refusal);
+      },
       schema: {
         operationId: 'emulatorUploadSnapshot',
         tags: ['Emulator: snapshots'],
@@ -191,7 +229,8 @@ export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
           'before anything is stored, while the server goes on answering: its schema must be one an export of this or an older ' +
           'version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 ' +
           'naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing; ' +
-          '429 while 16 uploads already wait to be checked (docs/robustness.md#off-thread-work).',
+          `429 while ${MAX_UPLOADS_RECEIVING} uploads are being received or 16 already wait to be checked (docs/robustness.md#connections, ` +
+          'docs/robustness.md#off-thread-work).',
         params: snapshotParams,
         response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses(413, 415, 429) },
       },
