@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * Request journal: the last N requests, oldest first, secrets redacted
-         * @description The request journal: the last requests with their answers, oldest first; signatures, secrets and tokens are redacted.
+         * @description The request journal: the last requests with their answers, oldest first; signatures, secrets and tokens are redacted. One read of a sandbox's journal at a time: another one meanwhile is a 429 with Retry-After (docs/test-kit.md#request-journal).
          */
         get: operations["emulatorListRequests"];
         put?: never;
@@ -3354,6 +3354,15 @@ export interface operations {
             };
             /** @description Missing or invalid authentication (UNAUTHORIZED) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
