@@ -3364,6 +3364,8 @@ export interface operations {
             /** @description Default Response */
             429: {
                 headers: {
+                    /** @description Seconds to wait before reading the journal again (1: the read in progress ends within seconds) */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
