@@ -16,7 +16,7 @@ import { snapshotsRoutes } from './snapshots.routes.js';
 import { emulatorJobsRoutes } from './jobs.routes.js';
 import { clockHighWaterService } from './clock.high-water.js';
 import { demoRoutes } from './demo.routes.js';
-import { snapshotsSlot } from './snapshots.service.js';
+import { snapshotsBudgetService, snapshotsSlot } from './snapshots.service.js';
 import { startingSnapshotSlot } from '../snapshots/snapshot.js';
 import { snapshotTrackingSlot } from '../snapshots/snapshots.tracking.js';
 import { resetImageSlot } from './reset.service.js';
@@ -55,7 +55,7 @@ export const emulatorDomain: DomainDescriptor = {
     scenarioPlayRoutes,
     demoRoutes,
   ],
-  services: [clockHighWaterService, uiEventsService, listenService],
+  services: [clockHighWaterService, uiEventsService, listenService, snapshotsBudgetService],
   // what the control plane holds in memory per sandbox (docs/architecture.md#runtime)
   state: [snapshotsSlot, startingSnapshotSlot, snapshotTrackingSlot, resetImageSlot, journalSlot, uiEventsSlot, scenarioPlaySlot, listenSlot, jobsTimerSlot],
   // the listen relay reaches the webhook sender as its delivery transport, not by an import (docs/webhooks.md#listen)

@@ -49,6 +49,7 @@ export const emulatorDocument: DocumentPart = {
   responseHeaders: {
     'PUT /_emulator/snapshots/{name}': { '429': retryAfter('Seconds to wait before sending the file again (1: a check ends within seconds)') },
     'GET /_emulator/ui/events': { '429': retryAfter('Seconds to wait before opening a stream again (1; a stream must close first)') },
+    'GET /_emulator/requests': { '429': retryAfter('Seconds to wait before reading the journal again (1: the read in progress ends within seconds)') },
   },
   // the clock's answer: emulated minus real time
   signedIntegers: ['offsetMs'],

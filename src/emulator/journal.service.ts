@@ -5,7 +5,7 @@ import { instant } from '../http/formats.js';
 import type { Config } from '../config.js';
 import { ctxOf, sandboxOf } from '../http/request-sandbox.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
-import { errorResponses } from '../core/errors.js';
+import { errorResponses, errors } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.auth.js';
 import { firedFaultSchema } from '../faults/fault-rules.schema.js';
 import { INTERNAL_CALL_HEADER } from '../faults/internal-call.js';
@@ -61,6 +61,8 @@ export class RequestJournal {
   private next = 0;
   private seq = 0;
   private readonly bodies: BodyRing;
+  /** A GET /_emulator/requests is building its answer (one at a time: readJournalText). */
+  reading = false;
 
   /** `ringBytes`: the most bytes of answers kept (docs/test-kit.md#request-journal); tests pass a small one. */
   constructor(
@@ -93,10 +95,18 @@ export class RequestJournal {
    * its newest 100 every 2 s) never holds more than the ring's budget of answers (docs/test-kit.md#request-journal).
    */
   select(wanted: (recorded: RecordedRequest) => boolean, limit?: number): JournalEntry[] {
+    return this.choose(wanted, limit).map((entry) => this.build(entry));
+  }
+
+  /** Oldest first, the newest `limit` of the entries `wanted` picks, not built yet. */
+  choose(wanted: (recorded: RecordedRequest) => boolean, limit?: number): Array<{ seq: number; recorded: RecordedRequest }> {
     const ordered = this.entries.length < this.capacity ? this.entries : [...this.entries.slice(this.next), ...this.entries.slice(0, this.next)];
-    let chosen = ordered.filter((entry) => wanted(entry.recorded));
-    if (limit !== undefined) chosen = chosen.slice(-limit);
-    return chosen.map((entry) => materialize(entry.seq, entry.recorded, this.bodies));
+    const chosen = ordered.filter((entry) => wanted(entry.recorded));
+    return limit !== undefined ? chosen.slice(-limit) : chosen;
+  }
+
+  build(entry: { seq: number; recorded: RecordedRequest }): JournalEntry {
+    return materialize(entry.seq, entry.recorded, this.bodies);
   }
 
   clear(): void {
@@ -425,6 +435,33 @@ export const journalQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100000).optional().meta({ examples: [20] }).describe('Newest N matches'),
 });
 
+/** Entries built and serialized in one turn of the event loop when the journal is read. */
+const ENTRIES_PER_TURN = 10;
+
+/**
+ * GET /_emulator/requests's answer as JSON text, built ENTRIES_PER_TURN entries a turn, with other requests served
+ * between (docs/test-kit.md#request-journal). Built in one turn, 1,000 entries of 32 KiB bodies (about 46 MB of answer)
+ * held every sandbox of the process for 4-7 s, and ten such reads at once held 1.46 GB; one read of a journal at a time
+ * bounds the memory, and the turns bound the wait of everyone else.
+ */
+export async function readJournalText(journal: RequestJournal, wanted: (recorded: RecordedRequest) => boolean, limit?: number): Promise<string> {
+  if (journal.reading) {
+    throw errors.tooManyRequests('The request journal of this sandbox is being read by another request; read it again once that one is answered (Retry-After)');
+  }
+  journal.reading = true;
+  try {
+    const chosen = journal.choose(wanted, limit);
+    const parts: string[] = [];
+    for (let start = 0; start < chosen.length; start += ENTRIES_PER_TURN) {
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      parts.push(chosen.slice(start, start + ENTRIES_PER_TURN).map((entry) => JSON.stringify(journal.build(entry))).join(','));
+    }
+    return `{"data":[${parts.join(',')}],"capacity":${journal.capacity}}`;
+  } finally {
+    journal.reading = false;
+  }
+}
+
 export function journalRoutes(app: FastifyInstance): void {
   const typed = app.withTypeProvider<ZodTypeProvider>();
   typed.get(
@@ -433,19 +470,22 @@ export function journalRoutes(app: FastifyInstance): void {
       config: CONTROL_PLANE,
       schema: {
         operationId: 'emulatorListRequests',
-        description: 'The request journal: the last requests with their answers, oldest first; signatures, secrets and tokens are redacted.',
+        description:
+          'The request journal: the last requests with their answers, oldest first; signatures, secrets and tokens are redacted. ' +
+          'One read of a sandbox\'s journal at a time: another one meanwhile is a 429 with Retry-After (docs/test-kit.md#request-journal).',
         tags: ['Emulator'],
         summary: 'Request journal: the last N requests, oldest first, secrets redacted',
         querystring: journalQuery,
-        response: { 200: z.object({ data: z.array(journalEntrySchema), capacity: z.number().int() }), ...errorResponses() },
+        response: { 200: z.object({ data: z.array(journalEntrySchema), capacity: z.number().int() }), ...errorResponses(429) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { method, pathPrefix, status, since, limit } = request.query;
       const sinceMs = since ? Date.parse(since) : undefined;
       const journal = ctxOf(request).runtime.get(journalSlot);
       // filtered on what was recorded, so only the entries answered are built
-      const data = journal.select(
+      const text = await readJournalText(
+        journal,
         (entry) =>
           (!method || entry.method === method) &&
           (!pathPrefix || entry.path.startsWith(pathPrefix)) &&
@@ -453,7 +493,8 @@ export function journalRoutes(app: FastifyInstance): void {
           (sinceMs === undefined || entry.atMs >= sinceMs),
         limit,
       );
-      return { data, capacity: journal.capacity };
+      // JSON text built in turns above, sent as it is (as the transactions list sends stored JSON)
+      return reply.type('application/json; charset=utf-8').send(text as never);
     },
   );
   typed.delete(

@@ -165,6 +165,35 @@ function counterpartyOf(row: TransactionRow): string | null {
   return null;
 }
 
+// The order of money items, newest first: the JS order of orderJourney (time, then the order read: a transaction's
+// creation and id, then its events' seq) reversed. A seeded transaction without events is one item at its creation.
+const EVENT_MS = "CAST(ROUND((julianday(o.occurred_at) - 2440587.5) * 86400000) AS INTEGER)";
+
+/**
+ * The newest `count` money items of the user, read in SQL: which transactions and which of their events. Before, every
+ * transaction and event of the user was read and built before the answer was cut to `limit` (20,000 transactions: 7 s
+ * a GET, whatever the limit: docs/dashboard.md#the-journey-of-a-user).
+ */
+function newestMoney(ctx: AppContext, userId: string, count: number): { transactions: TransactionRow[]; events: EventRow[]; found: number } {
+  const keys = prepared<{ transaction_id: string; seq: number | null }>(
+    ctx.db,
+    `SELECT t.id AS transaction_id, o.seq AS seq FROM transactions t
+       LEFT JOIN outbox o ON o.resource_id = t.id AND o.resource_type = 'transaction'
+      WHERE t.user_id = ?
+      ORDER BY COALESCE(${EVENT_MS}, t.created_at_ms) DESC, t.created_at_ms DESC, t.id DESC, o.seq DESC
+      LIMIT ?`,
+  ).all(userId, count);
+  const ids = JSON.stringify([...new Set(keys.map((key) => key.transaction_id))]);
+  const seqs = JSON.stringify(keys.flatMap((key) => (key.seq === null ? [] : [key.seq])));
+  const transactions = prepared<TransactionRow>(ctx.db, 'SELECT * FROM transactions WHERE id IN (SELECT value FROM json_each(?)) ORDER BY created_at_ms, id').all(ids);
+  const events = prepared<EventRow>(
+    ctx.db,
+    'SELECT resource_id, event_type, occurred_at, payload FROM outbox WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq',
+  ).all(seqs);
+  return { transactions, events, found: keys.length };
+}
+
+/** Every money item of the user (the whole journey: tests compare the cut answer with it). */
 export function moneyItems(ctx: AppContext, userId: string): JourneyItem[] {
   const transactions = prepared<TransactionRow>(ctx.db, 'SELECT * FROM transactions WHERE user_id = ? ORDER BY created_at_ms, id').all(userId);
   const events = prepared<EventRow>(
@@ -172,8 +201,17 @@ export function moneyItems(ctx: AppContext, userId: string): JourneyItem[] {
     `SELECT o.resource_id, o.event_type, o.occurred_at, o.payload FROM outbox o JOIN transactions t ON t.id = o.resource_id
       WHERE t.user_id = ? AND o.resource_type = 'transaction' ORDER BY o.seq`,
   ).all(userId);
+  return moneyItemsOf(ctx, transactions, events);
+}
+
+/** The items of these transactions (in the order read: creation, id) from these of their events (by seq). */
+function moneyItemsOf(ctx: AppContext, transactions: TransactionRow[], events: EventRow[]): JourneyItem[] {
   const eventsOf = new Map<string, EventRow[]>();
-  for (const event of events) eventsOf.set(event.resource_id, [...(eventsOf.get(event.resource_id) ?? []), event]);
+  for (const event of events) {
+    const list = eventsOf.get(event.resource_id);
+    if (list) list.push(event);
+    else eventsOf.set(event.resource_id, [event]);
+  }
 
   const items: JourneyItem[] = [];
   for (const row of transactions) {
@@ -236,14 +274,18 @@ export function getUserJourney(ctx: AppContext, userId: string, query: JourneyQu
     .transaction(() => {
       const user = prepared<UserRow>(ctx.db, 'SELECT * FROM users WHERE id = ?').get(userId);
       if (!user) throw errors.notFound(`User ${userId} not found`);
+      const limit = query.limit ?? JOURNEY_DEFAULT_LIMIT;
+      // only the newest `limit` money items can be among the newest `limit` items; one more says whether there are more
+      const money = newestMoney(ctx, user.id, limit + 1);
       const all = orderJourney([
         ...userCreatedItems(user),
         ...informationRequestItems(ctx, user.id),
         ...enrollmentItems(ctx, user),
         ...accountItems(ctx, user.id),
-        ...moneyItems(ctx, user.id),
+        ...moneyItemsOf(ctx, money.transactions, money.events),
       ]);
-      const limit = query.limit ?? JOURNEY_DEFAULT_LIMIT;
+      // more than `limit` money items found: certainly cut; else `all` holds every item
+      const truncated = money.found > limit || all.length > limit;
       return {
         userId: user.id,
         programmeId: user.programme_id,
@@ -253,7 +295,7 @@ export function getUserJourney(ctx: AppContext, userId: string, query: JourneyQu
         enrollmentStatusReason: user.enrollment_status_reason,
         now: ctx.clock.nowIso(),
         items: all.length > limit ? all.slice(-limit) : all,
-        truncated: all.length > limit,
+        truncated,
       };
     })
     .deferred();

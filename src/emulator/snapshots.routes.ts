@@ -111,9 +111,11 @@ export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'Save the whole state under a name',
         description:
           'Every table (users, accounts, transactions, jobs, outbox, deliveries, the id sequence, the webhook endpoint) and the ' +
-          'emulated clock. 201 for a new name; 200 when it replaces the snapshot of that name.',
+          'emulated clock. 201 for a new name; 200 when it replaces the snapshot of that name. 409 when the sandbox already holds 32 ' +
+          'snapshots, or the saved snapshots of the server (root and sessions) would pass 1 GiB of rows: delete one first ' +
+          '(docs/control-plane.md#snapshots).',
         body: saveSnapshotBody,
-        response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses() },
+        response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses(409) },
       },
     },
     async (request, reply) => {
@@ -230,9 +232,10 @@ export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
           'version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 ' +
           'naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing; ' +
           `429 while ${MAX_UPLOADS_RECEIVING} uploads are being received or 16 already wait to be checked (docs/robustness.md#connections, ` +
-          'docs/robustness.md#off-thread-work).',
+          'docs/robustness.md#off-thread-work); 409 past the limits of a save (32 snapshots a sandbox, 1 GiB of rows for the server: ' +
+          'docs/control-plane.md#snapshots).',
         params: snapshotParams,
-        response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses(413, 415, 429) },
+        response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses(409, 413, 415, 429) },
       },
     },
     async (request, reply) => {

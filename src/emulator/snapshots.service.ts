@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { errors } from '../core/errors.js';
 import { markEqualTo } from '../snapshots/snapshots.tracking.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
+import type { BackgroundService } from '../domains/domain.js';
 import { checkInWorker, type CheckedFile } from '../snapshots/snapshots.check.js';
 import { fileTableName, fileTableSql, SNAPSHOT_FORMAT, SNAPSHOT_INFO_SQL } from '../db/snapshot-tables.js';
 import { asSnapshot, captureSnapshot, refused, restoreSnapshot, type Snapshot } from '../snapshots/snapshot.js';
@@ -28,7 +29,48 @@ const NAME_RULE = 'a snapshot name is 1-64 characters: letters, digits, ".", "_"
 interface SnapshotsState {
   /** The saved snapshots by name. */
   store: Map<string, Snapshot>;
+  /** Each saved snapshot's size as the process budget counts it (snapshotBytes), by name. */
+  sizes: Map<string, number>;
 }
+
+/**
+ * docs/control-plane.md#snapshots: a saved snapshot is a copy of every row in the JS heap (0.24 MB with the
+ * default fixtures, 137 MB with 20,000 deposits), and saves without a bound ended the process with a V8 heap
+ * out-of-memory. Each sandbox keeps at most this many; one more is a 409.
+ */
+export const MAX_SNAPSHOTS_PER_SANDBOX = 32;
+/** The default of the process-wide budget of saved rows (snapshotBytes), over the root and every session. */
+export const SNAPSHOT_BUDGET_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * The bytes the saved snapshots of this process hold (the root's and every session's, uploads included), against
+ * `limitBytes`. One per process, like the snapshot check's queue (docs/robustness.md#off-thread-work): the heap it
+ * protects is the process's. A sandbox gives its snapshots back when it closes (snapshotsBudgetService).
+ */
+export const snapshotBudget = { heldBytes: 0, limitBytes: SNAPSHOT_BUDGET_BYTES };
+
+/**
+ * What a snapshot's rows weigh, counted cheaply in one walk: a text's characters, 8 bytes a number, a blob's bytes,
+ * and 8 more a value. The heap holds them about twice over (measured: 0.24 MB of heap for 126,411 bytes counted here with the
+ * default fixtures); the measure is meant to be stable and proportional, not exact.
+ */
+export function snapshotBytes(tables: Snapshot['tables']): number {
+  let bytes = 0;
+  for (const table of tables) {
+    for (const row of table.rows) {
+      for (const value of row) {
+        bytes += 8;
+        if (typeof value === 'string') bytes += value.length;
+        else if (value instanceof Uint8Array) bytes += value.byteLength;
+        else if (typeof value === 'number' || typeof value === 'bigint') bytes += 8;
+      }
+    }
+  }
+  return bytes;
+}
+
+const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+const FREE_ROOM = 'delete one with DELETE /_emulator/snapshots/{name} (in a session, under its base URL), or end a session that holds some';
 
 /**
  * Saved snapshots: a restore or reset never deletes them (docs/decisions.md#snapshots); a new session starts with
@@ -36,7 +78,7 @@ interface SnapshotsState {
  */
 export const snapshotsSlot: StateSlot<SnapshotsState> = {
   name: 'emulator.snapshots',
-  create: () => ({ store: new Map() }),
+  create: () => ({ store: new Map(), sizes: new Map() }),
   reset: 'keep',
   carriedBySnapshots: false,
   newSession: 'fresh',
@@ -45,6 +87,52 @@ export const snapshotsSlot: StateSlot<SnapshotsState> = {
 function storeOf(ctx: AppContext): Map<string, Snapshot> {
   return ctx.runtime.get(snapshotsSlot).store;
 }
+
+/** Refusals that need no copy of the state: the sandbox's count is reached, or the process budget is spent already. */
+function checkRoomBefore(ctx: AppContext, name: string): void {
+  const state = ctx.runtime.get(snapshotsSlot);
+  if (state.store.has(name)) return; // a replacement takes the place of the one it replaces
+  if (state.store.size >= MAX_SNAPSHOTS_PER_SANDBOX) {
+    throw errors.conflict(
+      `This sandbox holds ${state.store.size} snapshots, the most it keeps (${MAX_SNAPSHOTS_PER_SANDBOX}); delete one with DELETE /_emulator/snapshots/{name} ` +
+        `(saved: ${[...state.store.keys()].sort().join(', ')}), or save under one of those names to replace it`,
+    );
+  }
+  if (snapshotBudget.heldBytes >= snapshotBudget.limitBytes) throw budgetSpent(0);
+}
+
+function budgetSpent(bytes: number): Error {
+  return errors.conflict(
+    `The saved snapshots of this server (the root's and every session's) hold ${mib(snapshotBudget.heldBytes)} of rows, and the most they may hold is ` +
+      `${mib(snapshotBudget.limitBytes)}${bytes > 0 ? `; this one would add ${mib(bytes)}` : ''}: ${FREE_ROOM}`,
+  );
+}
+
+/** Store a snapshot under its name, counting it in the process budget (a replaced one's bytes given back); 409 past it. */
+function keep(ctx: AppContext, snapshot: Snapshot): boolean {
+  checkRoomBefore(ctx, snapshot.name);
+  const state = ctx.runtime.get(snapshotsSlot);
+  const bytes = snapshotBytes(snapshot.tables);
+  const replacedBytes = state.sizes.get(snapshot.name) ?? 0;
+  if (snapshotBudget.heldBytes - replacedBytes + bytes > snapshotBudget.limitBytes) throw budgetSpent(bytes);
+  const replaced = state.store.has(snapshot.name);
+  state.store.set(snapshot.name, snapshot);
+  state.sizes.set(snapshot.name, bytes);
+  snapshotBudget.heldBytes += bytes - replacedBytes;
+  return replaced;
+}
+
+function forget(state: SnapshotsState, name: string): void {
+  snapshotBudget.heldBytes -= state.sizes.get(name) ?? 0;
+  state.sizes.delete(name);
+  state.store.delete(name);
+}
+
+/** A sandbox that closes (a session ended, the server stopped) gives its snapshots' bytes back to the process budget. */
+export const snapshotsBudgetService: BackgroundService = (ctx) => () => {
+  const state = ctx.runtime.get(snapshotsSlot);
+  for (const name of [...state.store.keys()]) forget(state, name);
+};
 
 export function checkSnapshotName(name: string, fieldRef = 'name'): string {
   if (!SNAPSHOT_NAME.test(name)) throw errors.field('InvalidValue', fieldRef, `"${name}" is not a valid snapshot name: ${NAME_RULE}`);
@@ -66,11 +154,10 @@ export function summarize(snapshot: Snapshot): SnapshotSummary {
 /** POST /_emulator/snapshots: save the state under a name (replacing a snapshot of that name). */
 export function saveSnapshot(ctx: AppContext, name: string): { snapshot: SnapshotSummary; replaced: boolean } {
   checkSnapshotName(name);
-  const store = storeOf(ctx);
-  const replaced = store.has(name);
+  checkRoomBefore(ctx, name); // before the copy of every row, which is what the limits spare
   const snapshot = captureSnapshot(ctx, name);
+  const replaced = keep(ctx, snapshot);
   markEqualTo(ctx, snapshot);
-  store.set(name, snapshot);
   return { snapshot: summarize(snapshot), replaced };
 }
 
@@ -89,7 +176,7 @@ export function getSnapshot(ctx: AppContext, name: string): Snapshot {
 
 export function deleteSnapshot(ctx: AppContext, name: string): void {
   getSnapshot(ctx, name);
-  storeOf(ctx).delete(name);
+  forget(ctx.runtime.get(snapshotsSlot), name);
 }
 
 /** POST /_emulator/snapshots/{name}/restore */
@@ -146,6 +233,7 @@ export function exportSnapshot(ctx: AppContext, name: string): Buffer {
  */
 export async function importSnapshot(ctx: AppContext, name: string, bytes: Buffer): Promise<{ snapshot: SnapshotSummary; replaced: boolean }> {
   checkSnapshotName(name, 'name');
+  checkRoomBefore(ctx, name); // before the file is checked on its thread
   const receivedAtMs = ctx.clock.realNowMs();
   let checked: CheckedFile;
   try {
@@ -154,9 +242,7 @@ export async function importSnapshot(ctx: AppContext, name: string, bytes: Buffe
     throw refused(error);
   }
   const snapshot = asSnapshot(checked, name, receivedAtMs);
-  const store = storeOf(ctx);
-  const replaced = store.has(name);
-  store.set(name, snapshot);
+  const replaced = keep(ctx, snapshot); // counted again: other saves may have come in while the file was checked
   return { snapshot: summarize(snapshot), replaced };
 }
 

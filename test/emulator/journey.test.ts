@@ -193,3 +193,40 @@ t.test('limit keeps the newest items; errors', async (t) => {
   t.equal((await guarded.app.inject({ method: 'GET', url: '/_emulator/users/usr_acme/journey' })).statusCode, 401);
   t.equal((await guarded.app.inject({ method: 'GET', url: '/_emulator/users/usr_acme/journey', headers: { 'x-admin-token': 'let-me-in' } })).statusCode, 200);
 });
+
+t.test('the newest N items are the full journey\'s last N, for every N (read in SQL, not built whole and cut)', async (t) => {
+  const { injectTransaction } = await import('../../src/emulator/transactions.service.js');
+  const { accountItems, enrollmentItems, informationRequestItems, moneyItems, orderJourney, userCreatedItems } = await import('../../src/emulator/journey.service.js');
+  const { prepared } = await import('../../src/db/connection.js');
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const userId = 'usr_acme'; // its fixture history has no events: one item per seeded transaction
+  // many at one instant (ties broken by creation, id and event order), some held at a status (several events at once),
+  // some left PENDING to complete later (events of older transactions after newer ones), incoming and outgoing
+  for (let round = 0; round < 6; round += 1) {
+    for (let index = 0; index < 12; index += 1) {
+      const amount = `${round + 1}.${String(index).padStart(2, '0')}`;
+      const held = index % 3 === 0 ? { status: 'COMPLETED' } : {};
+      injectTransaction(sandbox.ctx, 'acct_acme_usd', { type: 'DEPOSIT', direction: 'INCOMING', creditAmount: amount, ...held } as never);
+      if (index % 4 === 1) injectTransaction(sandbox.ctx, 'acct_acme_usd', { type: 'WITHDRAWAL', direction: 'OUTGOING', debitAmount: '0.50' } as never);
+    }
+    await advance(sandbox, round % 2 === 0 ? 500 : 60_000);
+  }
+  const user = prepared<any>(sandbox.ctx.db, 'SELECT * FROM users WHERE id = ?').get(userId);
+  const full = orderJourney([
+    ...userCreatedItems(user),
+    ...informationRequestItems(sandbox.ctx, userId),
+    ...enrollmentItems(sandbox.ctx, user),
+    ...accountItems(sandbox.ctx, userId),
+    ...moneyItems(sandbox.ctx, userId),
+  ]);
+  t.ok(full.length > 150, `${full.length} items in all`);
+  const sameInstant = new Set(full.map((entry) => entry.at)).size;
+  t.ok(sameInstant < full.length / 3, 'most items share their instant with others, so ties are tested');
+  for (const limit of [1, 2, 3, 7, 20, 50, 99, full.length - 1, full.length, full.length + 1, 500]) {
+    const read = await journey(sandbox, userId, `?limit=${limit}`);
+    t.equal(read.status, 200);
+    t.same(read.body.items, JSON.parse(JSON.stringify(full.slice(-limit))), `limit ${limit}: the full journey's last ${Math.min(limit, full.length)}`);
+    t.equal(read.body.truncated, full.length > limit, `limit ${limit}: truncated ${full.length > limit}`);
+  }
+});

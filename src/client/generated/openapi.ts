@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * Request journal: the last N requests, oldest first, secrets redacted
-         * @description The request journal: the last requests with their answers, oldest first; signatures, secrets and tokens are redacted.
+         * @description The request journal: the last requests with their answers, oldest first; signatures, secrets and tokens are redacted. One read of a sandbox's journal at a time: another one meanwhile is a 429 with Retry-After (docs/test-kit.md#request-journal).
          */
         get: operations["emulatorListRequests"];
         put?: never;
@@ -1140,7 +1140,7 @@ export interface paths {
         put?: never;
         /**
          * Save the whole state under a name
-         * @description Every table (users, accounts, transactions, jobs, outbox, deliveries, the id sequence, the webhook endpoint) and the emulated clock. 201 for a new name; 200 when it replaces the snapshot of that name.
+         * @description Every table (users, accounts, transactions, jobs, outbox, deliveries, the id sequence, the webhook endpoint) and the emulated clock. 201 for a new name; 200 when it replaces the snapshot of that name. 409 when the sandbox already holds 32 snapshots, or the saved snapshots of the server (root and sessions) would pass 1 GiB of rows: delete one first (docs/control-plane.md#snapshots).
          */
         post: operations["emulatorSaveSnapshot"];
         delete?: never;
@@ -1163,7 +1163,7 @@ export interface paths {
         get: operations["emulatorGetSnapshot"];
         /**
          * Upload an exported snapshot file under a name
-         * @description The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. The file is checked before anything is stored, while the server goes on answering: its schema must be one an export of this or an older version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing; 429 while 2 uploads are being received or 16 already wait to be checked (docs/robustness.md#connections, docs/robustness.md#off-thread-work).
+         * @description The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. The file is checked before anything is stored, while the server goes on answering: its schema must be one an export of this or an older version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing; 429 while 2 uploads are being received or 16 already wait to be checked (docs/robustness.md#connections, docs/robustness.md#off-thread-work); 409 past the limits of a save (32 snapshots a sandbox, 1 GiB of rows for the server: docs/control-plane.md#snapshots).
          */
         put: operations["emulatorUploadSnapshot"];
         post?: never;
@@ -3355,6 +3355,17 @@ export interface operations {
             /** @description Missing or invalid authentication (UNAUTHORIZED) */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before reading the journal again (1: the read in progress ends within seconds) */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7720,6 +7731,15 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
+            /** @description Conflict with the current state (docs/errors.md) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
             /** @description Any other failure (404 unknown route, 405 wrong method with an Allow header, 413 body over the size limit (1 MiB unless the route says otherwise), 415 unsupported Content-Type, 500 INTERNAL_ERROR, 507 INTERNAL_ERROR when the disk is full and nothing was written) has the same ServiceError body. */
             default: {
                 headers: {
@@ -7844,6 +7864,15 @@ export interface operations {
             };
             /** @description Missing or invalid authentication (UNAUTHORIZED) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Conflict with the current state (docs/errors.md) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,69 @@
+import t from 'tap';
+import { buildTestApp, json, type TestApp } from '../helper.js';
+import { MAX_SNAPSHOTS_PER_SANDBOX, snapshotBudget, snapshotBytes } from '../../src/emulator/snapshots.service.js';
+import { captureSnapshot } from '../../src/snapshots/snapshot.js';
+
+// docs/control-plane.md#snapshots: at most 32 saved snapshots a sandbox, and at most 1 GiB of rows saved by the whole
+// server (root and sessions); one more is a 409 saying how to make room. Without them, saves filled the heap until
+// V8 ended the process.
+
+const save = (sandbox: TestApp, name: string, prefix = '') =>
+  sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/snapshots`, payload: { name } });
+
+async function upload(sandbox: TestApp, name: string, bytes: Buffer) {
+  return sandbox.app.inject({ method: 'PUT', url: `/_emulator/snapshots/${name}`, payload: bytes, headers: { 'content-type': 'application/octet-stream' } });
+}
+
+t.test('a sandbox keeps at most 32 snapshots; replacing one does not count twice', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(() => sandbox.close());
+  for (let index = 0; index < MAX_SNAPSHOTS_PER_SANDBOX; index += 1) t.equal((await save(sandbox, `s${index}`)).statusCode, 201);
+  const refused = await save(sandbox, 'one-more');
+  t.equal(refused.statusCode, 409);
+  t.match(json(refused).message, /holds 32 snapshots, the most it keeps \(32\); delete one with DELETE \/_emulator\/snapshots\/\{name\}/);
+  t.equal(json(refused).errorCode, 'INVALID_REQUEST');
+  t.equal((await save(sandbox, 's7')).statusCode, 200, 'saving under a name it holds replaces it');
+  const file = (await sandbox.app.inject({ method: 'GET', url: '/_emulator/snapshots/s0/export' })).rawPayload;
+  t.equal((await upload(sandbox, 'uploaded', file)).statusCode, 409, 'an upload under a new name is refused too');
+  t.equal((await upload(sandbox, 's0', file)).statusCode, 200, 'an upload replacing one is taken');
+  t.equal(json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/snapshots' })).data.length, 32);
+  t.equal((await sandbox.app.inject({ method: 'DELETE', url: '/_emulator/snapshots/s1' })).statusCode, 204);
+  t.equal((await save(sandbox, 'one-more')).statusCode, 201, 'a deleted one makes room');
+});
+
+t.test('one budget of bytes for the root and every session; given back on delete and when a session ends', async (t) => {
+  const sandbox = await buildTestApp();
+  const limit = snapshotBudget.limitBytes;
+  t.teardown(async () => {
+    snapshotBudget.limitBytes = limit;
+    await sandbox.close();
+  });
+  // the budget is the process's: the snapshots of the test above are still counted (its root was not opened with the
+  // background services that give them back), so this test counts from what is held now
+  const base = snapshotBudget.heldBytes;
+  const one = snapshotBytes(captureSnapshot(sandbox.ctx, 'measure').tables);
+  t.ok(one > 10_000, `the default state counts ${one} bytes`);
+  snapshotBudget.limitBytes = base + Math.floor(one * 2.5); // room for two of them
+
+  t.equal((await save(sandbox, 'a')).statusCode, 201);
+  t.equal(snapshotBudget.heldBytes, base + one);
+  t.equal((await save(sandbox, 'a')).statusCode, 200, 'replacing counts once');
+  t.equal(snapshotBudget.heldBytes, base + one);
+
+  const created = json(await sandbox.app.inject({ method: 'POST', url: '/_emulator/sessions', payload: {} }));
+  const prefix = `/_sessions/${created.id}`;
+  t.equal((await save(sandbox, 'b', prefix)).statusCode, 201, "a session's snapshot counts in the same budget");
+  t.ok(snapshotBudget.heldBytes > base + one * 1.5, 'held: the root\'s and the session\'s');
+
+  const refused = await save(sandbox, 'c');
+  t.equal(refused.statusCode, 409, 'the root is refused: the budget is the whole server');
+  t.match(json(refused).message, /saved snapshots of this server .* hold .* MiB of rows, and the most they may hold is .*: delete one with DELETE \/_emulator\/snapshots\/\{name\}/);
+  t.equal(json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/snapshots' })).data.length, 1, 'nothing stored');
+  t.equal((await save(sandbox, 'c', prefix)).statusCode, 409, 'and so is the session');
+
+  t.equal((await sandbox.app.inject({ method: 'DELETE', url: `/_emulator/sessions/${created.id}` })).statusCode, 204);
+  t.equal(snapshotBudget.heldBytes, base + one, "the ended session's snapshot is given back");
+  t.equal((await save(sandbox, 'c')).statusCode, 201);
+  t.equal((await sandbox.app.inject({ method: 'DELETE', url: '/_emulator/snapshots/a' })).statusCode, 204);
+  t.equal(snapshotBudget.heldBytes, base + one, 'a deleted one is given back');
+});
