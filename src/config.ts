@@ -202,7 +202,9 @@ const INTEGER_KEYS = ['port', 'journalSize', 'webhookTimeoutMs', 'maxSessions', 
 export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
   const raw: Record<string, string> = {};
   for (const option of OPTIONS) {
-    const value = nonEmptyEnv(env, option.env);
+    // docs/configuration.md: an empty variable counts as unset (compose's `WEBHOOK_URL: ${WEBHOOK_URL:-}`), but for
+    // ADMIN_TOKEN, whose emptiness would leave the control plane open while the job believes it protected
+    const value = option.key === 'adminToken' ? nonEmptyEnv(env, option.env) : env[option.env] || undefined;
     if (value !== undefined) raw[option.key] = value;
   }
   for (let i = 0; i < argv.length; i += 1) {
