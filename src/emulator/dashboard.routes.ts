@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { PROJECT_ROOT } from '../config.js';
 import { pathPrefixOf } from '../http/public-url.js';
 import { errorResponses, errors } from '../core/errors.js';
-import { CONTROL_PLANE, OPEN } from './emulator.auth.js';
+import { CONTROL_PLANE, CONTROL_PLANE_CHANGING_GET, OPEN } from './emulator.auth.js';
 import { dashboardStateQuery, dashboardStateResponse } from './overview.schema.js';
 import { getDashboardState } from './overview.service.js';
 import { EVENT_STREAM_TYPE, MAX_STREAMS, uiEvents } from './dashboard.events.js';
@@ -184,7 +184,7 @@ export const dashboardRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/_emulator/ui/events',
     {
-      config: CONTROL_PLANE,
+      config: CONTROL_PLANE_CHANGING_GET,
       logLevel: QUIET,
       schema: {
         operationId: 'emulatorDashboardEvents',

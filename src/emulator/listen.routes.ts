@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ctxOf } from '../http/request-sandbox.js';
-import { CONTROL_PLANE } from './emulator.auth.js';
+import { CONTROL_PLANE, CONTROL_PLANE_CHANGING_GET } from './emulator.auth.js';
 import { errorResponses } from '../core/errors.js';
 import { listenerParams, listenResultBody, listenStatusSchema, listenStreamQuery } from './listen.schema.js';
 import { EVENT_STREAM_TYPE } from './dashboard.events.js';
@@ -16,7 +16,7 @@ export const listenRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/_emulator/webhooks/listen/stream',
     {
-      config: CONTROL_PLANE,
+      config: CONTROL_PLANE_CHANGING_GET,
       logLevel: QUIET,
       schema: {
         operationId: 'emulatorListenStream',

@@ -9,9 +9,11 @@ import { errors } from '../core/errors.js';
 // - Host: a request must name this server by an IP address, `localhost` (or a `*.localhost` name), a single-label name
 //   (a Docker or compose service such as `sandbox`), Docker's and Podman's host names, the `--host` value, or a name
 //   `--allowed-hosts` lists. A rebinding page names the attacker's own domain, which is none of these.
-// - Origin: a control-plane request that changes state (any method but GET, HEAD and OPTIONS) sent by a browser from a
-//   page of another origin (its `Origin`, or `Sec-Fetch-Site` when no Origin is sent) is refused. Clients that are not
-//   browsers send neither header, and the dashboard and /docs are same-origin.
+// - Origin: a control-plane request sent by a browser for a page of another origin is refused, unless it is a plain
+//   navigation (a link followed to the dashboard) to a route that changes nothing. The browser's `Sec-Fetch-Site` says
+//   so when it sends one; else an `Origin` other than the server's own. Clients that are not browsers send neither
+//   header, and the dashboard and /docs are same-origin. The route is the one the router matched, so a path written
+//   `/%5Femulator/reset` is judged as `/_emulator/reset`.
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Names containers use for the machine they run on (Docker Desktop, Podman). */
@@ -40,27 +42,45 @@ export function isAllowedHost(name: string, config: Pick<Config, 'host'> & { all
   return (config.allowedHosts ?? []).some((entry) => entry === '*' || entry === name || (entry.startsWith('.') && (name.endsWith(entry) || name === entry.slice(1))));
 }
 
+/** Route config of a GET that changes state (the listen relay re-points every webhook endpoint; a stream takes a slot). */
+export const CHANGES_STATE = { changesState: true } as const;
+
 function isControlPlane(request: FastifyRequest): boolean {
-  // request.url is routed without a session's /_sessions/{id} prefix, so a session's control plane is covered too
-  return request.url.startsWith('/_emulator');
+  // the route the router matched (decoded, and without a session's /_sessions/{id} prefix); a path no route matches
+  // changes nothing
+  return request.routeOptions.url?.startsWith('/_emulator') ?? false;
 }
 
-/** The page's origin when a browser sent this request from a page of another origin; undefined otherwise. */
+/** Whether a page of another origin may send this: a followed link to a page that changes nothing. */
+function isHarmlessNavigation(request: FastifyRequest): boolean {
+  const config = request.routeOptions.config as { changesState?: boolean } | undefined;
+  return SAFE_METHODS.has(request.method) && request.headers['sec-fetch-mode'] === 'navigate' && config?.changesState !== true;
+}
+
+/** host:port with the scheme's default port spelled out, lower-cased. */
+function authorityOf(host: string, protocol: string): string {
+  const name = hostNameOf(host);
+  const port = host.trim().slice(host.trim().toLowerCase().lastIndexOf(name) + name.length).replace(/^\.?:/, '');
+  return `${name}:${port === '' ? (protocol === 'https:' ? '443' : '80') : port}`;
+}
+
+/** The page's origin when a browser sent this request for a page of another origin; undefined otherwise. */
 function foreignPage(request: FastifyRequest): string | undefined {
-  const origin = request.headers.origin;
-  if (typeof origin === 'string' && origin !== '') {
-    if (origin === 'null') return 'null';
-    let authority: string;
-    try {
-      authority = new URL(origin).host;
-    } catch {
-      return origin;
-    }
-    const host = request.headers.host ?? '';
-    return authority.toLowerCase() === host.toLowerCase() ? undefined : origin;
-  }
   const site = request.headers['sec-fetch-site'];
-  return site === 'cross-site' || site === 'same-site' ? `a ${site} page` : undefined;
+  // the browser's own verdict, when it gives one (it holds behind a proxy that rewrites Host)
+  if (site === 'same-origin' || site === 'none') return undefined;
+  if (site === 'cross-site' || site === 'same-site') return typeof request.headers.origin === 'string' ? request.headers.origin : `a ${site} page`;
+  const origin = request.headers.origin;
+  if (typeof origin !== 'string' || origin === '') return undefined;
+  if (origin === 'null') return 'null';
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return origin;
+  }
+  const host = request.headers.host ?? '';
+  return authorityOf(url.host, url.protocol) === authorityOf(host, url.protocol) ? undefined : origin;
 }
 
 export function registerWebPageGuard(app: FastifyInstance, config: Config): void {
@@ -76,7 +96,7 @@ export function registerWebPageGuard(app: FastifyInstance, config: Config): void
       );
       return;
     }
-    if (!SAFE_METHODS.has(request.method) && isControlPlane(request)) {
+    if (isControlPlane(request) && !isHarmlessNavigation(request)) {
       const page = foreignPage(request);
       if (page !== undefined) {
         done(

