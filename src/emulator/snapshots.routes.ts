@@ -233,9 +233,9 @@ export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
           'naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing; ' +
           `429 while ${MAX_UPLOADS_RECEIVING} uploads are being received or 16 already wait to be checked (docs/robustness.md#connections, ` +
           'docs/robustness.md#off-thread-work); 409 past the limits of a save (32 snapshots a sandbox, 1 GiB of rows for the server: ' +
-          'docs/control-plane.md#snapshots).',
+          'docs/control-plane.md#snapshots); 404 when its session was ended while the file was checked (nothing stored).',
         params: snapshotParams,
-        response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses(409, 413, 415, 429) },
+        response: { 200: snapshotSummarySchema, 201: snapshotSummarySchema, ...errorResponses(404, 409, 413, 415, 429) },
       },
     },
     async (request, reply) => {

@@ -31,6 +31,8 @@ interface SnapshotsState {
   store: Map<string, Snapshot>;
   /** Each saved snapshot's size as the process budget counts it (snapshotBytes), by name. */
   sizes: Map<string, number>;
+  /** The sandbox closed and gave its bytes back: a save or upload that finishes later stores nothing. */
+  closed: boolean;
 }
 
 /**
@@ -78,7 +80,7 @@ const FREE_ROOM = 'delete one with DELETE /_emulator/snapshots/{name} (in a sess
  */
 export const snapshotsSlot: StateSlot<SnapshotsState> = {
   name: 'emulator.snapshots',
-  create: () => ({ store: new Map(), sizes: new Map() }),
+  create: () => ({ store: new Map(), sizes: new Map(), closed: false }),
   reset: 'keep',
   carriedBySnapshots: false,
   newSession: 'fresh',
@@ -110,8 +112,10 @@ function budgetSpent(bytes: number): Error {
 
 /** Store a snapshot under its name, counting it in the process budget (a replaced one's bytes given back); 409 past it. */
 function keep(ctx: AppContext, snapshot: Snapshot): boolean {
-  checkRoomBefore(ctx, snapshot.name);
   const state = ctx.runtime.get(snapshotsSlot);
+  // docs/control-plane.md#snapshots: an upload checked while its session was ended would hold its bytes for good
+  if (state.closed) throw errors.notFound('The sandbox ended while the snapshot was made or checked: its session was ended or expired, or the server is stopping');
+  checkRoomBefore(ctx, snapshot.name);
   const bytes = snapshotBytes(snapshot.tables);
   const replacedBytes = state.sizes.get(snapshot.name) ?? 0;
   if (snapshotBudget.heldBytes - replacedBytes + bytes > snapshotBudget.limitBytes) throw budgetSpent(bytes);
@@ -131,6 +135,7 @@ function forget(state: SnapshotsState, name: string): void {
 /** A sandbox that closes (a session ended, the server stopped) gives its snapshots' bytes back to the process budget. */
 export const snapshotsBudgetService: BackgroundService = (ctx) => () => {
   const state = ctx.runtime.get(snapshotsSlot);
+  state.closed = true;
   for (const name of [...state.store.keys()]) forget(state, name);
 };
 

@@ -2,6 +2,8 @@ import t from 'tap';
 import { buildTestApp, json, type TestApp } from '../helper.js';
 import { MAX_SNAPSHOTS_PER_SANDBOX, snapshotBudget, snapshotBytes } from '../../src/emulator/snapshots.service.js';
 import { captureSnapshot } from '../../src/snapshots/snapshot.js';
+import { SNAPSHOT_CHECKS, checkInWorker } from '../../src/snapshots/snapshots.check.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // docs/control-plane.md#snapshots: at most 32 saved snapshots a sandbox, and at most 1 GiB of rows saved by the whole
 // server (root and sessions); one more is a 409 saying how to make room. Without them, saves filled the heap until
@@ -66,4 +68,30 @@ t.test('one budget of bytes for the root and every session; given back on delete
   t.equal((await save(sandbox, 'c')).statusCode, 201);
   t.equal((await sandbox.app.inject({ method: 'DELETE', url: '/_emulator/snapshots/a' })).statusCode, 204);
   t.equal(snapshotBudget.heldBytes, base + one, 'a deleted one is given back');
+});
+
+t.test('an upload still being checked when its session ends stores nothing and holds no bytes', async (t) => {
+  // found in review: the session gave its bytes back first, then the upload finished and kept its own for good
+  const sandbox = await buildTestApp();
+  t.teardown(() => sandbox.close());
+  t.equal((await save(sandbox, 'base')).statusCode, 201);
+  const exported = Buffer.from((await sandbox.app.inject({ method: 'GET', url: '/_emulator/snapshots/base/export' })).rawPayload);
+  const created = json(await sandbox.app.inject({ method: 'POST', url: '/_emulator/sessions', payload: {} }));
+  const before = snapshotBudget.heldBytes;
+  // the one check place held on its thread, so the session's upload waits its turn (docs/robustness.md#off-thread-work)
+  const hold = new Int32Array(new SharedArrayBuffer(4));
+  const held = checkInWorker(exported, { hold });
+  const uploading = sandbox.app.inject({ method: 'PUT', url: `/_sessions/${created.id}/_emulator/snapshots/late`, payload: exported, headers: { 'content-type': 'application/octet-stream' } });
+  await waitUntil(() => SNAPSHOT_CHECKS.waiting === 1, 'the upload waits for the check place');
+  // the end waits for the requests inside the session: it is let go once the session has left the list
+  const ending = sandbox.app.inject({ method: 'DELETE', url: `/_emulator/sessions/${created.id}` });
+  await waitUntil(async () => json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/sessions' })).data.length === 0, 'the session leaves the list');
+  Atomics.store(hold, 0, 1);
+  Atomics.notify(hold, 0);
+  await held;
+  t.equal((await ending).statusCode, 204);
+  const answer = await uploading;
+  t.equal(answer.statusCode, 404, answer.body);
+  t.match(json(answer).message, /The sandbox ended while the snapshot was made or checked/);
+  t.equal(snapshotBudget.heldBytes, before, 'no bytes held for it');
 });

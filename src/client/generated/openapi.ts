@@ -1163,7 +1163,7 @@ export interface paths {
         get: operations["emulatorGetSnapshot"];
         /**
          * Upload an exported snapshot file under a name
-         * @description The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. The file is checked before anything is stored, while the server goes on answering: its schema must be one an export of this or an older version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing; 429 while 2 uploads are being received or 16 already wait to be checked (docs/robustness.md#connections, docs/robustness.md#off-thread-work); 409 past the limits of a save (32 snapshots a sandbox, 1 GiB of rows for the server: docs/control-plane.md#snapshots).
+         * @description The body is the file from GET /_emulator/snapshots/{name}/export, sent as application/octet-stream. The file is checked before anything is stored, while the server goes on answering: its schema must be one an export of this or an older version writes (no views, no triggers), and every row must hold values the API could have written. A refusal is a 400 naming the first offending table and row; nothing is stored. An older file is migrated. 201 for a new name, 200 when replacing; 429 while 2 uploads are being received or 16 already wait to be checked (docs/robustness.md#connections, docs/robustness.md#off-thread-work); 409 past the limits of a save (32 snapshots a sandbox, 1 GiB of rows for the server: docs/control-plane.md#snapshots); 404 when its session was ended while the file was checked (nothing stored).
          */
         put: operations["emulatorUploadSnapshot"];
         post?: never;
@@ -7864,6 +7864,15 @@ export interface operations {
             };
             /** @description Missing or invalid authentication (UNAUTHORIZED) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            /** @description Not found (NOT_FOUND): unknown id or an id of another programme */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
