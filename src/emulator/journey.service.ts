@@ -181,7 +181,7 @@ function newestMoney(ctx: AppContext, userId: string, count: number): { transact
        LEFT JOIN outbox o ON o.resource_id = t.id AND o.resource_type = 'transaction'
       WHERE t.user_id = ?
       ORDER BY COALESCE(${EVENT_MS}, t.created_at_ms) DESC, t.created_at_ms DESC, t.id DESC, o.seq DESC
-      LIMIT ?`,
+      LIMIT +?`, // docs/benchmarks.md#uncached-reads: a bound LIMIT keeps its plan
   ).all(userId, count);
   const ids = JSON.stringify([...new Set(keys.map((key) => key.transaction_id))]);
   const seqs = JSON.stringify(keys.flatMap((key) => (key.seq === null ? [] : [key.seq])));
