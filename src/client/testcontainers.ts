@@ -43,13 +43,34 @@ export interface StartedSandboxContainer extends AsyncDisposable {
 /** The default image: the one docs/docker.md builds, tagged with the kit's version. */
 export const DEFAULT_IMAGE = `service-sandbox:${VERSION}`;
 
+/**
+ * The dotted name the container is reached by, when the Docker daemon is not local (TESTCONTAINERS_HOST_OVERRIDE, or
+ * DOCKER_HOST's host): the server answers only names it takes (docs/robustness.md#web-pages), so it is given that one
+ * as ALLOWED_HOSTS. None for a local daemon, an IP address or a single-label name, which the server takes anyway.
+ */
+export function dockerHostName(env: Record<string, string | undefined>): string | undefined {
+  let name = env.TESTCONTAINERS_HOST_OVERRIDE;
+  if (!name && env.DOCKER_HOST && /^(tcp|https?):\/\//.test(env.DOCKER_HOST)) {
+    try {
+      name = new URL(env.DOCKER_HOST.replace(/^tcp:/, 'http:')).hostname;
+    } catch {
+      return undefined;
+    }
+  }
+  if (!name) return undefined;
+  name = name.toLowerCase().replace(/\.$/, '');
+  return name.includes('.') && !/^\d{1,3}(\.\d{1,3}){3}$/.test(name) && !name.startsWith('[') && !name.endsWith('.localhost') ? name : undefined;
+}
+
 /** Start the emulator's image and wait until it answers. */
 export async function startSandboxContainer(options: SandboxContainerOptions = {}): Promise<StartedSandboxContainer> {
   const testcontainers = options.testcontainers ?? { GenericContainer, Wait };
   let container = new testcontainers.GenericContainer(options.image ?? DEFAULT_IMAGE)
     .withExposedPorts(IMAGE_PORT)
     .withWaitStrategy(testcontainers.Wait.forHttp('/_emulator/health', IMAGE_PORT).forStatusCode(200));
-  if (options.env) container = container.withEnvironment(options.env);
+  const hostName = dockerHostName(process.env);
+  const env = { ...(hostName ? { ALLOWED_HOSTS: hostName } : {}), ...options.env };
+  if (Object.keys(env).length > 0) container = container.withEnvironment(env);
   if (options.startupTimeoutMs !== undefined) container = container.withStartupTimeout(options.startupTimeoutMs);
   const started = await container.start();
   const url = `http://${started.getHost()}:${started.getMappedPort(IMAGE_PORT)}`;

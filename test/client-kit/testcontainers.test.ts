@@ -5,7 +5,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startServer } from '../../src/server.js';
 import type { Config } from '../../src/config.js';
-import { startSandboxContainer, type TestcontainersModule } from '../../src/client/testcontainers.js';
+import { dockerHostName, startSandboxContainer, type TestcontainersModule } from '../../src/client/testcontainers.js';
 import { VERSION } from '../../src/version.js';
 import { START } from '../helper.js';
 
@@ -113,4 +113,13 @@ t.test('the image in a container started by testcontainers 10: sessions, a depos
   t.equal(await count(one), (await count(two)) + 1, 'the deposit is in its own session only');
   await one.end();
   t.same((await container.client.listSessions('tc')).map((session) => session.id), [two.session.id]);
+});
+
+t.test('a Docker daemon reached by a dotted name: the container is told to take that name', async (t) => {
+  // docs/robustness.md#web-pages: the server answers only names it takes, and testcontainers reaches it by the daemon's
+  t.equal(dockerHostName({ DOCKER_HOST: 'tcp://docker.ci.example.com:2376' }), 'docker.ci.example.com');
+  t.equal(dockerHostName({ DOCKER_HOST: 'tcp://docker.ci.example.com:2376', TESTCONTAINERS_HOST_OVERRIDE: 'Runner.Example.' }), 'runner.example', 'the override wins');
+  for (const env of [{}, { DOCKER_HOST: 'unix:///var/run/docker.sock' }, { DOCKER_HOST: 'tcp://10.0.0.5:2375' }, { DOCKER_HOST: 'tcp://dind:2375' }, { TESTCONTAINERS_HOST_OVERRIDE: '127.0.0.1' }, { TESTCONTAINERS_HOST_OVERRIDE: 'api.localhost' }]) {
+    t.equal(dockerHostName(env), undefined, JSON.stringify(env));
+  }
 });
