@@ -9,6 +9,7 @@ import { errorResponses, errors } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.auth.js';
 import { firedFaultSchema } from '../faults/fault-rules.schema.js';
 import { INTERNAL_CALL_HEADER } from '../faults/internal-call.js';
+import { createJobQueue } from '../lib/job-queue.js';
 
 // The request journal (docs/test-kit.md#request-journal, docs/decisions.md#journal): the last N requests in a ring
 // buffer (never unbounded), with secrets and signatures redacted, so a test can assert "my app called commit exactly
@@ -61,8 +62,8 @@ export class RequestJournal {
   private next = 0;
   private seq = 0;
   private readonly bodies: BodyRing;
-  /** A GET /_emulator/requests is building its answer (one at a time: readJournalText). */
-  reading = false;
+  /** GET /_emulator/requests builds its answers one at a time, the others waiting their turn (readJournalText). */
+  readonly readers = createJobQueue(1, JOURNAL_READERS_WAITING);
 
   /** `ringBytes`: the most bytes of answers kept (docs/test-kit.md#request-journal); tests pass a small one. */
   constructor(
@@ -435,6 +436,9 @@ export const journalQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100000).optional().meta({ examples: [20] }).describe('Newest N matches'),
 });
 
+/** Reads of one journal that wait while another is built; one more is a 429 (docs/test-kit.md#request-journal). */
+export const JOURNAL_READERS_WAITING = 16;
+
 /** Entries built and serialized in one turn of the event loop when the journal is read. */
 const ENTRIES_PER_TURN = 10;
 
@@ -444,22 +448,21 @@ const ENTRIES_PER_TURN = 10;
  * held every sandbox of the process for 4-7 s, and ten such reads at once held 1.46 GB; one read of a journal at a time
  * bounds the memory, and the turns bound the wait of everyone else.
  */
-export async function readJournalText(journal: RequestJournal, wanted: (recorded: RecordedRequest) => boolean, limit?: number): Promise<string> {
-  if (journal.reading) {
-    throw errors.tooManyRequests('The request journal of this sandbox is being read by another request; read it again once that one is answered (Retry-After)');
+export function readJournalText(journal: RequestJournal, wanted: (recorded: RecordedRequest) => boolean, limit?: number): Promise<string> {
+  return journal.readers.run(
+    () => buildJournalText(journal, wanted, limit),
+    () => errors.tooManyRequests(`${JOURNAL_READERS_WAITING} reads of this sandbox's request journal already wait their turn; read it again in a moment (Retry-After)`),
+  );
+}
+
+async function buildJournalText(journal: RequestJournal, wanted: (recorded: RecordedRequest) => boolean, limit?: number): Promise<string> {
+  const chosen = journal.choose(wanted, limit);
+  const parts: string[] = [];
+  for (let start = 0; start < chosen.length; start += ENTRIES_PER_TURN) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    parts.push(chosen.slice(start, start + ENTRIES_PER_TURN).map((entry) => JSON.stringify(journal.build(entry))).join(','));
   }
-  journal.reading = true;
-  try {
-    const chosen = journal.choose(wanted, limit);
-    const parts: string[] = [];
-    for (let start = 0; start < chosen.length; start += ENTRIES_PER_TURN) {
-      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-      parts.push(chosen.slice(start, start + ENTRIES_PER_TURN).map((entry) => JSON.stringify(journal.build(entry))).join(','));
-    }
-    return `{"data":[${parts.join(',')}],"capacity":${journal.capacity}}`;
-  } finally {
-    journal.reading = false;
-  }
+  return `{"data":[${parts.join(',')}],"capacity":${journal.capacity}}`;
 }
 
 export function journalRoutes(app: FastifyInstance): void {
@@ -472,7 +475,8 @@ export function journalRoutes(app: FastifyInstance): void {
         operationId: 'emulatorListRequests',
         description:
           'The request journal: the last requests with their answers, oldest first; signatures, secrets and tokens are redacted. ' +
-          'One read of a sandbox\'s journal at a time: another one meanwhile is a 429 with Retry-After (docs/test-kit.md#request-journal).',
+          'One read of a sandbox\'s journal is built at a time, the others waiting their turn; past 16 waiting, a 429 with Retry-After ' +
+          '(docs/test-kit.md#request-journal).',
         tags: ['Emulator'],
         summary: 'Request journal: the last N requests, oldest first, secrets redacted',
         querystring: journalQuery,

@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * Request journal: the last N requests, oldest first, secrets redacted
-         * @description The request journal: the last requests with their answers, oldest first; signatures, secrets and tokens are redacted. One read of a sandbox's journal at a time: another one meanwhile is a 429 with Retry-After (docs/test-kit.md#request-journal).
+         * @description The request journal: the last requests with their answers, oldest first; signatures, secrets and tokens are redacted. One read of a sandbox's journal is built at a time, the others waiting their turn; past 16 waiting, a 429 with Retry-After (docs/test-kit.md#request-journal).
          */
         get: operations["emulatorListRequests"];
         put?: never;
