@@ -56,6 +56,33 @@ function tooLarge(file: string, limitBytes: number): UserFileError {
   return new UserFileError(file, 'TOO_LARGE', `it is larger than ${sizeText(limitBytes)}, the most this file may be`);
 }
 
+/** The checks on an opened file: a regular file, not larger than the limit by its own account. */
+function checkOpened(file: string, stat: Stats, limitBytes: number): void {
+  if (!stat.isFile()) throw notAFile(file, stat);
+  if (stat.size > limitBytes) throw tooLarge(file, limitBytes);
+}
+
+/**
+ * The bytes read so far, refused once past `limitBytes` (the size can change between fstat and the reads: read to
+ * limit + 1 at most, whatever fstat said). `room` is how much one more read may take.
+ */
+function boundedBytes(file: string, limitBytes: number) {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  return {
+    room: () => limitBytes + 1 - length,
+    /** Keep a read's bytes; false at the end of the file. */
+    add(chunk: Buffer, read: number): boolean {
+      if (read === 0) return false;
+      chunks.push(chunk.subarray(0, read));
+      length += read;
+      if (length > limitBytes) throw tooLarge(file, limitBytes);
+      return true;
+    },
+    bytes: () => Buffer.concat(chunks, length),
+  };
+}
+
 /** The bytes of the regular file `file`, at most `limitBytes` of them; throws UserFileError. Synchronous: the CLI's and start-up's reads. */
 export function readUserFile(file: string, limitBytes: number): Buffer {
   let fd: number;
@@ -66,27 +93,20 @@ export function readUserFile(file: string, limitBytes: number): Buffer {
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) throw notAFile(file, stat);
-    if (stat.size > limitBytes) throw tooLarge(file, limitBytes);
-    // the size can change between fstat and the reads: read to limit + 1 at most, whatever fstat said
-    const chunks: Buffer[] = [];
-    let length = 0;
-    let size = Math.min(limitBytes + 1, stat.size + 1);
+    checkOpened(file, stat, limitBytes);
+    const kept = boundedBytes(file, limitBytes);
+    let size = stat.size + 1; // the file's own size in one read, then chunks
     for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.max(1, Math.min(size, limitBytes + 1 - length)));
+      const chunk = Buffer.allocUnsafe(Math.max(1, Math.min(size, kept.room())));
       let read: number;
       try {
         read = readSync(fd, chunk, 0, chunk.length, null);
       } catch (error) {
         throw openFailure(file, error);
       }
-      if (read === 0) break;
-      chunks.push(chunk.subarray(0, read));
-      length += read;
-      if (length > limitBytes) throw tooLarge(file, limitBytes);
+      if (!kept.add(chunk, read)) return kept.bytes();
       size = CHUNK;
     }
-    return Buffer.concat(chunks, length);
   } finally {
     closeSync(fd);
   }
@@ -101,25 +121,18 @@ export async function readUserFileAsync(file: string, limitBytes: number): Promi
     throw openFailure(file, error);
   }
   try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw notAFile(file, stat);
-    if (stat.size > limitBytes) throw tooLarge(file, limitBytes);
-    const chunks: Buffer[] = [];
-    let length = 0;
+    checkOpened(file, await handle.stat(), limitBytes);
+    const kept = boundedBytes(file, limitBytes);
     for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.min(CHUNK, limitBytes + 1 - length));
+      const chunk = Buffer.allocUnsafe(Math.min(CHUNK, kept.room()));
       let read: number;
       try {
         ({ bytesRead: read } = await handle.read(chunk, 0, chunk.length, null));
       } catch (error) {
         throw openFailure(file, error);
       }
-      if (read === 0) break;
-      chunks.push(chunk.subarray(0, read));
-      length += read;
-      if (length > limitBytes) throw tooLarge(file, limitBytes);
+      if (!kept.add(chunk, read)) return kept.bytes();
     }
-    return Buffer.concat(chunks, length);
   } finally {
     await handle.close();
   }
