@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { advanceClock, runDueJobs } from '../scheduler/scheduler.js';
+import { advanceClockYielding, runDueJobsYielding, SandboxClosedError } from '../scheduler/scheduler.js';
 import { errors } from '../core/errors.js';
 import { MAX_INSTANT, MAX_INSTANT_MS } from '../lib/clock.js';
 
@@ -14,25 +14,35 @@ export function clockView(ctx: AppContext, jobsRun?: number) {
   return view;
 }
 
-/** docs/decisions.md#emulated-clock: freeze, advance (running due jobs in time order) or resume real time. */
-export function changeClock(ctx: AppContext, body: { freezeAt?: string; advanceMs?: number; realtime?: true }) {
-  if (body.freezeAt !== undefined) {
-    const target = Date.parse(body.freezeAt);
-    if (target > MAX_INSTANT_MS) throw pastTheEnd('freezeAt', body.freezeAt);
-    if (target < ctx.clock.nowMs()) {
-      throw errors.field('InvalidValue', 'freezeAt', 'freezeAt is earlier than the emulated now; the clock only moves forward (use /_emulator/reset to start over)');
+/**
+ * docs/decisions.md#emulated-clock: freeze, advance (running due jobs in time order) or resume real time. The jobs run
+ * in slices with turns between (docs/decisions.md#scheduler-slices): other sandboxes are served meanwhile, this one's
+ * requests wait for the answer.
+ */
+export async function changeClock(ctx: AppContext, body: { freezeAt?: string; advanceMs?: number; realtime?: true }) {
+  try {
+    if (body.freezeAt !== undefined) {
+      const target = Date.parse(body.freezeAt);
+      if (target > MAX_INSTANT_MS) throw pastTheEnd('freezeAt', body.freezeAt);
+      if (target < ctx.clock.nowMs()) {
+        throw errors.field('InvalidValue', 'freezeAt', 'freezeAt is earlier than the emulated now; the clock only moves forward (use /_emulator/reset to start over)');
+      }
+      // Moving forward to the instant runs the jobs due on the way, then freezes there.
+      ctx.clock.freezeAt(ctx.clock.nowMs());
+      return clockView(ctx, await advanceClockYielding(ctx, target - ctx.clock.nowMs()));
     }
-    // Moving forward to the instant runs the jobs due on the way, then freezes there.
-    ctx.clock.freezeAt(ctx.clock.nowMs());
-    const ran = advanceClock(ctx, target - ctx.clock.nowMs());
-    return clockView(ctx, ran);
+    if (body.advanceMs !== undefined) {
+      if (ctx.clock.nowMs() + body.advanceMs > MAX_INSTANT_MS) throw pastTheEnd('advanceMs', `${ctx.clock.nowIso()} + ${body.advanceMs} ms`);
+      return clockView(ctx, await advanceClockYielding(ctx, body.advanceMs));
+    }
+    ctx.clock.resume();
+    return clockView(ctx, await runDueJobsYielding(ctx));
+  } catch (error) {
+    if (error instanceof SandboxClosedError) {
+      throw errors.notFound('The sandbox ended while its clock moved: its session was ended or expired, or the server is stopping');
+    }
+    throw error;
   }
-  if (body.advanceMs !== undefined) {
-    if (ctx.clock.nowMs() + body.advanceMs > MAX_INSTANT_MS) throw pastTheEnd('advanceMs', `${ctx.clock.nowIso()} + ${body.advanceMs} ms`);
-    return clockView(ctx, advanceClock(ctx, body.advanceMs));
-  }
-  ctx.clock.resume();
-  return clockView(ctx, runDueJobs(ctx));
 }
 
 /** The clock stops at the last millisecond of 9999 (docs/decisions.md#clock-range). */

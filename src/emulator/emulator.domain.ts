@@ -27,7 +27,7 @@ import { scenarioPlayRoutes } from './scenario-play.routes.js';
 import { listenRoutes } from './listen.routes.js';
 import { settleRoutes } from './settle.routes.js';
 import { listenService, listenSlot, registerListenRelay } from './listen.service.js';
-import { jobsTimerSlot } from '../scheduler/scheduler.js';
+import { clockMoveSlot, jobsTimerSlot } from '../scheduler/scheduler.js';
 import { emulatorDocument } from './emulator.openapi.js';
 
 // The control plane (docs/control-plane.md): one `<area>.routes.ts` per area, listed in the order their routes
@@ -57,7 +57,7 @@ export const emulatorDomain: DomainDescriptor = {
   ],
   services: [clockHighWaterService, uiEventsService, listenService, snapshotsBudgetService],
   // what the control plane holds in memory per sandbox (docs/architecture.md#runtime)
-  state: [snapshotsSlot, startingSnapshotSlot, snapshotTrackingSlot, resetImageSlot, journalSlot, uiEventsSlot, scenarioPlaySlot, listenSlot, jobsTimerSlot],
+  state: [snapshotsSlot, startingSnapshotSlot, snapshotTrackingSlot, resetImageSlot, journalSlot, uiEventsSlot, scenarioPlaySlot, listenSlot, jobsTimerSlot, clockMoveSlot],
   // the listen relay reaches the webhook sender as its delivery transport, not by an import (docs/webhooks.md#listen)
   wire: registerListenRelay,
   openapi: emulatorDocument,

@@ -62,6 +62,8 @@ export class RequestJournal {
   private next = 0;
   private seq = 0;
   private readonly bodies: BodyRing;
+  /** Request bodies of 2-32 KiB, in a ring of their own with the same budget (docs/test-kit.md#request-journal). */
+  private readonly requestBodies: BodyRing;
   /** GET /_emulator/requests builds its answers one at a time, the others waiting their turn (readJournalText). */
   readonly readers = createJobQueue(1, JOURNAL_READERS_WAITING);
 
@@ -72,13 +74,20 @@ export class RequestJournal {
   ) {
     // Room for every entry's answer at its largest (32 KiB of text, up to 3 bytes a character), one more and a byte,
     // so a small journal never drops an answer it still lists; a large one is held to the budget.
-    this.bodies = new BodyRing(Math.min((capacity + 1) * MAX_RING_BODY_BYTES + 1, ringBytes));
+    this.bodies = new BodyRing(Math.min((capacity + 1) * MAX_RING_BODY_BYTES + 1, ringBytes), 'answers');
+    this.requestBodies = new BodyRing(Math.min((capacity + 1) * MAX_RING_BODY_BYTES + 1, ringBytes), 'request bodies');
   }
 
   add(recorded: RecordedRequest): void {
     if (this.capacity === 0) return;
-    if (this.entries.length === this.capacity) this.bodies.release(this.entries[this.next]!.recorded.responseRaw);
+    if (this.entries.length === this.capacity) {
+      const leaving = this.entries[this.next]!.recorded;
+      this.bodies.release(leaving.responseRaw);
+      this.requestBodies.release(leaving.requestRaw);
+    }
     if (recorded.responseType.includes('json')) recorded.responseRaw = this.bodies.keep(recorded.responseRaw);
+    // a request body is its text as sent (bodyFor reads a Buffer as UTF-8 too), so one of 2-32 KiB goes to its ring
+    recorded.requestRaw = this.requestBodies.keep(Buffer.isBuffer(recorded.requestRaw) ? recorded.requestRaw.toString('utf8') : recorded.requestRaw);
     const entry = { seq: ++this.seq, recorded };
     if (this.entries.length < this.capacity) this.entries.push(entry);
     else this.entries[this.next] = entry;
@@ -107,13 +116,14 @@ export class RequestJournal {
   }
 
   build(entry: { seq: number; recorded: RecordedRequest }): JournalEntry {
-    return materialize(entry.seq, entry.recorded, this.bodies);
+    return materialize(entry.seq, entry.recorded, this.bodies, this.requestBodies);
   }
 
   clear(): void {
     this.entries.length = 0;
     this.next = 0;
     this.bodies.clear();
+    this.requestBodies.clear();
   }
 
   /**
@@ -181,7 +191,11 @@ class BodyRing {
   private head = 0;
   private kept = 0;
 
-  constructor(private readonly size: number) {}
+  constructor(
+    private readonly size: number,
+    /** What the ring keeps, for the note an entry reads back once its body gave up its place. */
+    private readonly what: 'answers' | 'request bodies',
+  ) {}
 
   /** `sending`: the bytes go to the socket too, and are held until the body's `sent()`. */
   keep(raw: unknown, sending = false): unknown {
@@ -214,7 +228,7 @@ class BodyRing {
     if (!(raw instanceof RingBody)) return raw;
     if (this.first < this.live.length && raw.n >= this.live[this.first]!.n) return raw.bytes;
     const budget = this.size >= 1024 * 1024 ? `${round1(this.size / 1024 / 1024)} MiB` : `${round1(this.size / 1024)} KiB`;
-    return `[${raw.bytes.length} bytes not kept: the journal keeps its newest ${budget} of answers]`;
+    return `[${raw.bytes.length} bytes not kept: the journal keeps its newest ${budget} of ${this.what}]`;
   }
 
   /** An entry leaves the journal: its body, if still in the ring, is the oldest live one and frees its bytes. */
@@ -300,14 +314,14 @@ function headersFor(headers: RecordedRequest['headers']): Record<string, string>
   return out;
 }
 
-function materialize(seq: number, recorded: RecordedRequest, bodies: BodyRing): JournalEntry {
+function materialize(seq: number, recorded: RecordedRequest, bodies: BodyRing, requestBodies: BodyRing): JournalEntry {
   const { atMs, headers, requestRaw, requestType, responseRaw, responseType, ...rest } = recorded;
   return {
     seq,
     at: new Date(atMs).toISOString(),
     ...rest,
     requestHeaders: headersFor(headers),
-    requestBody: bodyFor(requestRaw, requestType),
+    requestBody: bodyFor(requestBodies.read(requestRaw), requestType),
     responseBody: bodyFor(bodies.read(responseRaw), responseType),
   };
 }
@@ -321,6 +335,33 @@ function capRaw(raw: unknown): unknown {
     return `${head}...[truncated ${raw.length - MAX_BODY_CHARS} of ${raw.length} ${typeof raw === 'string' ? 'chars' : 'bytes'}]`;
   }
   return raw;
+}
+
+/**
+ * docs/test-kit.md#request-journal: an entry keeps at most MAX_HEADER_CHARS of header values (every name stays); past
+ * them, each value keeps its head, copied (a slice would keep the whole string), and a note. Node takes up to 16 KiB of headers a
+ * request, so 1,000 entries could otherwise hold 16 MB per sandbox. The usual request is far below: kept as it came.
+ */
+const MAX_HEADER_CHARS = 4 * 1024;
+
+function capHeaders(headers: RecordedRequest['headers']): RecordedRequest['headers'] {
+  let total = 0;
+  for (const name in headers) {
+    const value = headers[name];
+    total += typeof value === 'string' ? value.length : Array.isArray(value) ? value.join(', ').length : 0;
+  }
+  if (total <= MAX_HEADER_CHARS) return headers;
+  const kept: RecordedRequest['headers'] = {};
+  let room = MAX_HEADER_CHARS;
+  for (const name in headers) {
+    const raw = headers[name];
+    if (raw === undefined) continue;
+    const value = Array.isArray(raw) ? raw.join(', ') : raw;
+    const head = Buffer.from(value.slice(0, room), 'utf8').toString('utf8');
+    kept[name] = head.length === value.length ? head : `${head}...[truncated ${value.length - head.length} chars]`;
+    room -= head.length;
+  }
+  return kept;
 }
 
 declare module 'fastify' {
@@ -409,7 +450,7 @@ function recordedOf(request: FastifyRequest, status: number, responseRaw: unknow
     programmeId: request.auth?.programmeId || null,
     userId: request.auth?.userId ?? null,
     authMode: request.auth?.mode ?? null,
-    headers: request.headers,
+    headers: capHeaders(request.headers),
     requestRaw: capRaw(request.rawBody ?? request.body),
     requestType: request.headers['content-type'],
     responseRaw: capRaw(responseRaw),

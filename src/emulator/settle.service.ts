@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { errors } from '../core/errors.js';
-import { pendingJobs, runDueJobs } from '../scheduler/scheduler.js';
+import { pendingJobs, runDueJobsInSlices } from '../scheduler/scheduler.js';
 import { webhookDispatcherOf } from '../domains/webhooks/webhooks.dispatcher.js';
 import { waitingDeliveries } from '../domains/webhooks/webhooks.views.js';
 import type { SettleReport } from './settle.schema.js';
@@ -24,7 +24,8 @@ export async function settleSandbox(ctx: AppContext, timeoutMs: number): Promise
     // docs/control-plane.md#settle: its session was ended (or the server is stopping) while this waited. Its dispatcher
     // is stopped, so nothing would be left on the wire, but nothing was delivered either: not "settled".
     if (hadDispatcher && !dispatcher) throw errors.notFound('The sandbox ended while settle waited: its session was ended or expired, or the server is stopping');
-    jobsRun += runDueJobs(ctx);
+    // in slices with turns between, as the jobs timer runs them (docs/decisions.md#scheduler-slices)
+    jobsRun += await runDueJobsInSlices(ctx, () => !ctx.db.open);
     const quiet = dispatcher ? dispatcher.idle() : true;
     const jobs = pendingJobs(ctx);
     const settled = quiet && jobs.dueNow === 0;

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorCodes, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -66,6 +66,16 @@ function receiveFile(request: FastifyRequest, payload: IncomingMessage, done: (e
   payload.on('error', (error: Error) => fail(error));
 }
 
+const sendTheFile = () =>
+  errors.unsupportedMediaType(`Send the snapshot file as ${SNAPSHOT_FILE_TYPES[0]} (curl --data-binary @file -H 'Content-Type: application/octet-stream')`);
+
+/** A body announced with a type other than a snapshot file's: a 415 before it is read (no body: the handler's 415). */
+function notASnapshotFile(request: FastifyRequest): ServiceError | null {
+  const announced = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+  const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return announced && !SNAPSHOT_FILE_TYPES.includes(type) ? sendTheFile() : null;
+}
+
 /**
  * Uploads being received at once, in the whole process (docs/robustness.md#connections): each may hold up to 512 MiB
  * while its bytes arrive, so a few sockets sending part of a file held gigabytes. One more is a 429 before any byte
@@ -80,8 +90,11 @@ export function snapshotUploadsReceiving(): number {
   return uploadsReceiving;
 }
 
-/** Take a place for the upload's body, given back when the body has arrived or its request ended otherwise. */
-function admitUpload(request: IncomingMessage): ServiceError | null {
+/**
+ * Take a place for the upload's body, given back when the body has arrived, its request ended otherwise, or the
+ * answer went out first (a 413 or 415 answered before the body: what still arrives is discarded, not kept).
+ */
+function admitUpload(request: IncomingMessage, response: ServerResponse): ServiceError | null {
   if (uploadsReceiving >= MAX_UPLOADS_RECEIVING) {
     return errors.tooManyRequests(`${MAX_UPLOADS_RECEIVING} snapshot uploads are already being received; send this one again once one of them is in`);
   }
@@ -94,6 +107,7 @@ function admitUpload(request: IncomingMessage): ServiceError | null {
   };
   request.once('end', release);
   request.once('close', release);
+  response.once('finish', release);
   return null;
 }
 
@@ -216,11 +230,16 @@ export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
       config: CONTROL_PLANE,
       bodyLimit: SNAPSHOT_BODY_LIMIT,
       preParsing: (request, reply, payload, done) => {
-        const refusal = admitUpload(request.raw);
+        // docs/robustness.md#connections: a body of another type is refused before a byte of it is read; the JSON and
+        // text parsers would otherwise take up to this route's 512 MiB before the 415
+        const refusal = notASnapshotFile(request) ?? admitUpload(request.raw, reply.raw);
         if (!refusal) return done(null, payload);
-        // the body is not read: the connection closes after the answer instead of draining it
-        void reply.header('connection', 'close');
-        done(refusal);
+        done(refusal); // the body is not read: the connection closes after the answer (onSend)
+      },
+      // an answer sent before the body arrived in full (413, 415, 429) closes the connection instead of draining the rest
+      onSend: (request, reply, payload, done) => {
+        if (!request.raw.complete) void reply.header('connection', 'close');
+        done(null, payload);
       },
       schema: {
         operationId: 'emulatorUploadSnapshot',
@@ -239,9 +258,7 @@ export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      if (!Buffer.isBuffer(request.body)) {
-        throw errors.unsupportedMediaType(`Send the snapshot file as ${SNAPSHOT_FILE_TYPES[0]} (curl --data-binary @file -H 'Content-Type: application/octet-stream')`);
-      }
+      if (!Buffer.isBuffer(request.body)) throw sendTheFile();
       const { snapshot, replaced } = await importSnapshot(ctxOf(request), request.params.name, request.body);
       return reply.status(replaced ? 200 : 201).send(snapshot);
     },

@@ -139,42 +139,114 @@ function recordJobFailure(ctx: AppContext, job: JobRow, message: string): void {
 }
 
 /**
- * Run every job due by the clock's current time, now, slice after slice without yielding (start-up, resuming the
- * clock). With a flowing clock jobs keep their own due time only in the database; the clock is not moved back.
+ * A pass over due jobs, taken one slice at a time (docs/decisions.md#scheduler-slices): `step` runs one slice and says
+ * whether jobs due are left, `finish` wakes what the jobs made due and re-arms the jobs timer. With `advanceToMs` the
+ * clock is moved to each job's due time before it runs and ends at that instant (a move of the clock); without it,
+ * the jobs due by the clock's current time run and the clock is not touched.
  */
-export function runDueJobs(ctx: AppContext, limit = 10_000): number {
+interface Pass {
+  step(maxMs: number): boolean;
+  finish(): number;
+}
+
+function startPass(ctx: AppContext, advanceToMs: number | null, limit = Infinity): Pass {
+  const advancing = advanceToMs === null ? null : { frozen: ctx.clock.state().mode === 'frozen' };
   let ran = 0;
-  while (ran < limit) {
-    const slice = runSlice(ctx, ctx.clock.nowMs(), null, Math.min(SLICE_MAX_JOBS, limit - ran), Infinity);
-    if (!slice) break;
-    ran += slice.ran;
-    if (!slice.more) break;
-  }
-  // a job may have made a delivery due: the modules' callback (the outbox's wake-up) runs once the jobs committed,
-  // so the scheduler names no domain (docs/architecture.md#runtime)
-  if (ran > 0) ctx.afterJobsRan?.(ctx);
-  rearmJobsTimer(ctx);
-  return ran;
+  return {
+    step(maxMs) {
+      if (ran >= limit) return false;
+      const slice = runSlice(ctx, advanceToMs ?? ctx.clock.nowMs(), advancing, Math.min(SLICE_MAX_JOBS, limit - ran), maxMs);
+      if (!slice) return false; // another process holds the file's write lock: the jobs stay for a later pass
+      ran += slice.ran;
+      return slice.more;
+    },
+    finish() {
+      if (advanceToMs !== null && advancing && advanceToMs > ctx.clock.nowMs()) moveTo(ctx, advanceToMs, advancing.frozen);
+      // a job may have made a delivery due: the modules' callback (the outbox's wake-up) runs once the jobs committed,
+      // so the scheduler names no domain (docs/architecture.md#runtime)
+      if (ran > 0) ctx.afterJobsRan?.(ctx);
+      rearmJobsTimer(ctx);
+      return ran;
+    },
+  };
 }
 
 /**
- * Advance the emulated clock by `ms`, running due jobs in time order at their own due times. Everything due runs before
- * it returns (the caller answers after it: docs/decisions.md#emulated-clock); the slices only bound each transaction.
+ * Run every job due by the clock's current time, now, slice after slice without yielding: opening a sandbox, before
+ * any request reaches it. A request runs them with `runDueJobsYielding`.
+ */
+export function runDueJobs(ctx: AppContext, limit = 10_000): number {
+  const pass = startPass(ctx, null, limit);
+  while (pass.step(Infinity));
+  return pass.finish();
+}
+
+/**
+ * Advance the emulated clock by `ms` without yielding, running due jobs in time order at their own due times: the
+ * clock's catching up while a sandbox opens (create-context.ts), before any request reaches it. A request moves the
+ * clock with `advanceClockYielding`.
  */
 export function advanceClock(ctx: AppContext, ms: number): number {
-  const target = ctx.clock.nowMs() + ms;
-  const advancing = { frozen: ctx.clock.state().mode === 'frozen' };
-  let ran = 0;
-  for (;;) {
-    const slice = runSlice(ctx, target, advancing, SLICE_MAX_JOBS, Infinity);
-    if (!slice) break;
-    ran += slice.ran;
-    if (!slice.more) break;
+  const pass = startPass(ctx, ctx.clock.nowMs() + ms);
+  while (pass.step(Infinity));
+  return pass.finish();
+}
+
+/**
+ * A move of the clock asked for by a request (docs/decisions.md#scheduler-slices): the same slices, with a turn of the
+ * event loop between two, so every other sandbox (and this server's health check) is answered while a long backlog of
+ * jobs runs. The sandbox's own requests wait for the end of the move (`clockMoveUnderWay`, the app's preHandler), so
+ * the answer and every request after it still see the settled state. Everything due runs before it resolves.
+ */
+export function advanceClockYielding(ctx: AppContext, ms: number): Promise<number> {
+  return holdingTheClock(ctx, () => startPass(ctx, ctx.clock.nowMs() + ms));
+}
+
+/** The jobs due by the clock's current time, slice by slice with turns between, under the clock's hold (resume). */
+export function runDueJobsYielding(ctx: AppContext): Promise<number> {
+  return holdingTheClock(ctx, () => startPass(ctx, null));
+}
+
+/** What a sandbox's move of the clock holds (docs/decisions.md#scheduler-slices): the move under way, if any. */
+export interface ClockMove {
+  underWay: Promise<unknown> | null;
+}
+
+/** docs/architecture.md#runtime: the move of the clock a sandbox's requests wait for. */
+export const clockMoveSlot: StateSlot<ClockMove> = {
+  name: 'emulator.clockMove',
+  create: () => ({ underWay: null }),
+  reset: 'keep',
+  carriedBySnapshots: false,
+  newSession: 'fresh',
+};
+
+/** The move of the clock under way in this sandbox, if any: its requests wait for it before their handler runs. */
+export function clockMoveUnderWay(ctx: AppContext): Promise<unknown> | null {
+  return ctx.runtime.get(clockMoveSlot).underWay;
+}
+
+/** The sandbox was closed (its session ended, the server stopping) between two slices of a move. */
+export class SandboxClosedError extends Error {}
+
+async function holdingTheClock(ctx: AppContext, start: () => Pass): Promise<number> {
+  const hold = ctx.runtime.get(clockMoveSlot);
+  // a caller in process (the test kit) is not held by the app's preHandler: moves of one sandbox take turns
+  while (hold.underWay) await hold.underWay.catch(() => undefined);
+  const move = (async () => {
+    const pass = start();
+    while (pass.step(SLICE_MAX_MS)) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (!ctx.db.open) throw new SandboxClosedError('the sandbox was closed while its clock moved');
+    }
+    return pass.finish();
+  })();
+  hold.underWay = move;
+  try {
+    return await move;
+  } finally {
+    hold.underWay = null;
   }
-  if (target > ctx.clock.nowMs()) moveTo(ctx, target, advancing.frozen);
-  if (ran > 0) ctx.afterJobsRan?.(ctx);
-  rearmJobsTimer(ctx);
-  return ran;
 }
 
 function moveTo(ctx: AppContext, ms: number, frozen: boolean): void {
@@ -306,6 +378,7 @@ export function startSchedulerTimer(ctx: AppContext, lookAgainMs: number = ctx.d
     firesAtRealMs = Infinity;
     if (stopped) return;
     if (running) return; // the pass going on looks again when it ends
+    if (clockMoveUnderWay(ctx)) return; // the move runs what is due, then re-arms this timer (docs/decisions.md#scheduler-slices)
     running = true;
     const startedAtMs = ctx.clock.nowMs();
     void runDueJobsInSlices(ctx, () => stopped).then((ran) => {

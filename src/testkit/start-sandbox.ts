@@ -1,5 +1,5 @@
 import { startServer, type RunningServer } from '../server.js';
-import { advanceClock } from '../scheduler/scheduler.js';
+import { advanceClockYielding } from '../scheduler/scheduler.js';
 import { createFaultRuleBody } from '../faults/fault-rules.schema.js';
 import { addFaultRule, clearFaultRules } from '../faults/fault-rules.service.js';
 import { webhookChaosBody } from '../faults/webhook-chaos.schema.js';
@@ -78,7 +78,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     credentials,
     signedFetch: signedFetcher(server.url, credentials),
     async advanceClock(ms) {
-      advanceClock(ctx, ms);
+      await advanceClockYielding(ctx, ms);
     },
     async reset() {
       resetSandbox(ctx);

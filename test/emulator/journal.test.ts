@@ -158,6 +158,44 @@ t.test('past the ring budget the oldest answers read back as a note, the newest 
   t.same(journal.all()[0]!.responseBody, JSON.parse(entry(10).responseRaw as string), 'after a clear the ring starts again');
 });
 
+// docs/test-kit.md#request-journal: request bodies of 2-32 KiB have a ring of their own with the same budget, so 1,000
+// entries of 32 KiB requests no longer hold 32 MB per sandbox; small bodies, and every entry, stay.
+t.test('past the budget the oldest request bodies read back as a note; small ones and every entry stay', async (t) => {
+  const journal = new RequestJournal(12, 64 * 1024);
+  const sent: string[] = [];
+  for (let i = 0; i < 10; i += 1) {
+    const body = JSON.stringify({ i, text: 'é'.repeat(10_000) }); // 20,017 bytes of UTF-8
+    sent.push(body);
+    journal.add({ ...recordedGet(i, '{}'), method: 'POST', requestRaw: i % 2 === 0 ? body : Buffer.from(body), requestType: 'application/json' });
+  }
+  journal.add({ ...recordedGet(10, '{}'), method: 'POST', requestRaw: '{"small":true}', requestType: 'application/json' });
+  const bodies = journal.all().map((e) => e.requestBody);
+  t.equal(bodies.length, 11, 'every entry is listed');
+  t.same(bodies[10], { small: true }, 'a small body is kept as it came');
+  const exact = bodies.slice(0, 10).filter((body, i) => JSON.stringify(body) === sent[i]).length;
+  t.ok(exact >= 2 && exact <= 3, `the newest large bodies read back exactly, from a string or a Buffer (${exact})`);
+  t.same(bodies.slice(10 - exact, 10).map((body) => JSON.stringify(body)), sent.slice(10 - exact), 'the exact ones are the newest');
+  for (const body of bodies.slice(0, 10 - exact)) {
+    t.equal(body, '[20017 bytes not kept: the journal keeps its newest 64 KiB of request bodies]', 'older ones: a note with the size');
+  }
+  journal.clear();
+  t.same(journal.all(), [], 'cleared');
+});
+
+t.test('an entry keeps at most 4 KiB of header values, each cut with a note; usual headers stay whole', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  await sandbox.app.inject({ method: 'GET', url: '/v1/accounts', headers: { 'x-usual': 'kept' } });
+  await sandbox.app.inject({ method: 'GET', url: '/v1/accounts', headers: { 'x-first': 'a'.repeat(3_000), 'x-second': 'b'.repeat(3_000), 'x-third': 'c' } });
+  const [usual, large] = json(await sandbox.app.inject({ method: 'GET', url: '/_emulator/requests' })).data;
+  t.equal(usual.requestHeaders['x-usual'], 'kept');
+  t.equal(large.requestHeaders['x-first'], 'a'.repeat(3_000), 'the first value fits whole');
+  t.match(large.requestHeaders['x-second'], /^b+\.\.\.\[truncated \d+ chars\]$/, 'the next is cut, with a note');
+  const kept = Object.values(large.requestHeaders as Record<string, string>).reduce((sum, value) => sum + value.replace(/\.\.\.\[truncated \d+ chars\]$/, '').length, 0);
+  t.equal(kept, 4 * 1024, 'exactly 4 KiB of values kept');
+  t.equal(large.requestHeaders['x-third'], '...[truncated 1 chars]', 'a value past the budget keeps only its note');
+});
+
 t.test('journal size 0 disables recording', async (t) => {
   const sandbox = await buildTestApp({ config: { journalSize: 0 } });
   t.teardown(sandbox.close);

@@ -194,6 +194,26 @@ t.test('snapshot uploads being received at once are capped: one more is a 429 wi
   await within(waitFor(() => snapshotUploadsReceiving() === 0), 'all places given back');
 });
 
+t.test('an upload refused before its body is read (413, 415) is answered at once, holds no place and closes its connection', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(sandbox.close);
+  const { port } = await listen(sandbox);
+  const cases = [
+    { what: 'a text body', status: 415, type: 'text/plain', length: 64 * 1024 * 1024 },
+    { what: 'a JSON body', status: 415, type: 'application/json', length: 64 * 1024 * 1024 },
+    { what: 'a Content-Length past the 512 MiB limit', status: 413, type: 'application/octet-stream', length: 512 * 1024 * 1024 + 1 },
+  ];
+  for (const { what, status, type, length } of cases) {
+    // the head and a few bytes of a large body; the rest never comes
+    const upload = await raw(port, `PUT /_emulator/snapshots/big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${type}\r\nContent-Length: ${length}\r\n\r\nSQLite`);
+    const answer = await within(upload.closed, `${what}: the connection to close`);
+    t.match(answer, new RegExp(`^HTTP/1.1 ${status} `), `${what}: ${status}`);
+    t.match(answer, /\r\nconnection: close\r\n/i, `${what}: the rest of the body is not waited for`);
+    await within(waitFor(() => snapshotUploadsReceiving() === 0), `${what}: the place given back`);
+    t.equal(snapshotUploadsReceiving(), 0, `${what}: no place held while the client still has bytes to send`);
+  }
+});
+
 /** Wait until `condition` holds, looking again after each turn of the event loop's timers. */
 async function waitFor(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));

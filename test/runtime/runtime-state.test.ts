@@ -33,7 +33,7 @@ import { connectListener, listenStatus } from '../../src/emulator/listen.service
 import { pinSessionWebhookUrl, sessionWebhookUrl } from '../../src/domains/webhooks/webhooks.endpoints.js';
 import { listReaderSlot, listTransactionsJson } from '../../src/domains/transactions/transactions-list.service.js';
 import { listTransactionsQuery } from '../../src/domains/transactions/transactions.schema.js';
-import { jobsTimerSlot } from '../../src/scheduler/scheduler.js';
+import { clockMoveSlot, jobsTimerSlot } from '../../src/scheduler/scheduler.js';
 
 interface SlotCase {
   /** What POST /_emulator/reset does to it, as the docs say: kept as it is, or cleared (as a new sandbox has it). */
@@ -64,6 +64,7 @@ const CASES: Record<string, SlotCase> = {
   'webhooks.deliveryTransport': { reset: 'kept', session: 'fresh', wiring: true, probe: (ctx) => ctx.runtime.get(deliveryTransportSlot).transport !== null },
   'emulator.listen': { reset: 'cleared', session: 'fresh', probe: (ctx) => listenStatus(ctx) },
   'emulator.jobsTimer': { reset: 'kept', session: 'fresh', wiring: true, probe: (ctx) => ctx.runtime.get(jobsTimerSlot).wake !== null },
+  'emulator.clockMove': { reset: 'kept', session: 'fresh', probe: (ctx) => ctx.runtime.get(clockMoveSlot).underWay !== null },
   'transactions.listReader': { reset: 'kept', session: 'fresh', probe: (ctx) => ctx.runtime.get(listReaderSlot).run !== null },
 };
 
@@ -112,6 +113,8 @@ async function touchEverything(t: Test, sandbox: { ctx: AppContext; app: Fastify
   listTransactionsJson(ctx, { programmeId: 'prg_sandbox', userId: null }, listTransactionsQuery.parse({}));
   connectListener(ctx, 'http://127.0.0.1:9/listened', fakeStream()); // a `service-sandbox listen` relay
   t.equal(listenStatus(ctx).connected, true, 'a listener is connected');
+  // as while a move of the clock runs its slices (docs/decisions.md#scheduler-slices); the tests clear it at their end
+  ctx.runtime.get(clockMoveSlot).underWay = Promise.resolve('touched');
 }
 
 t.test('every runtime slot is declared by one module and has a row here', async (t) => {
@@ -171,6 +174,7 @@ t.test('reset: what the docs say goes, goes; the rest stays', async (t) => {
   t.equal(receiver.requests.length, 0, 'the held attempt was dropped unsent');
   t.equal(sandbox.ctx.db.prepare("SELECT webhook_url FROM programmes WHERE id = 'prg_sandbox'").pluck().get(), receiver.url, 'the pinned URL is put back');
   sandbox.ctx.runtime.get(scenarioPlaySlot).runningStep = null;
+  sandbox.ctx.runtime.get(clockMoveSlot).underWay = null;
 });
 
 t.test('a snapshot restore leaves every slot as it is; the database follows the snapshot', async (t) => {
@@ -185,6 +189,7 @@ t.test('a snapshot restore leaves every slot as it is; the database follows the 
   t.equal(getDemoState(sandbox.ctx).completed, 0, 'demo progress, in the database, is the snapshot\'s');
   t.equal(getWebhookChaos(sandbox.ctx).heldNow, 1, 'the held attempt is still held (docs/faults.md#reset-sessions-and-snapshots)');
   sandbox.ctx.runtime.get(scenarioPlaySlot).runningStep = null;
+  sandbox.ctx.runtime.get(clockMoveSlot).underWay = null;
 });
 
 t.test('a new session starts fresh, whatever the root or another session holds', async (t) => {
@@ -211,4 +216,6 @@ t.test('a new session starts fresh, whatever the root or another session holds',
   }
   root.ctx.runtime.get(scenarioPlaySlot).runningStep = null;
   first.sandbox.ctx.runtime.get(scenarioPlaySlot).runningStep = null;
+  root.ctx.runtime.get(clockMoveSlot).underWay = null;
+  first.sandbox.ctx.runtime.get(clockMoveSlot).underWay = null;
 });
