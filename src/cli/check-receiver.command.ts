@@ -2,6 +2,7 @@ import { DEFAULT_FIXTURES, emptyEnvMessage } from '../config.js';
 import { FixturesError, loadFixtures } from '../fixtures/fixtures.loader.js';
 import { CHECK_TIMEOUT_DEFAULT_MS, CHECK_TIMEOUT_MAX_MS, CHECK_TIMEOUT_MIN_MS, isHttpUrl } from '../faults/receiver-check.schema.js';
 import { runReceiverCheck, type CheckSubject } from '../faults/receiver-check.service.js';
+import { terminalText } from '../lib/terminal-text.js';
 
 // `service-sandbox check-receiver URL` (docs/faults.md#from-the-command-line): the receiver check of
 // POST /_emulator/webhooks/check run in this process, no server needed, signed with a programme's webhook key and
@@ -92,6 +93,7 @@ export async function checkReceiverCommand(argv: string[], env: NodeJS.ProcessEn
     return 2;
   }
   const report = await runReceiverCheck(subject);
-  process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : report.summary);
+  // docs/cli.md#what-run-prints: the receiver's answer is printed with control characters escaped
+  process.stdout.write(terminalText(json ? `${JSON.stringify(report, null, 2)}\n` : report.summary));
   return report.passed ? 0 : 1;
 }

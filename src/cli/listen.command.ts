@@ -1,5 +1,6 @@
 import { forwardWebhooks, WebhookForwardingError, type ForwardedDelivery, type WebhookForwarder } from '../client/forward.js';
 import { emptyEnvMessage } from '../config.js';
+import { terminalText } from '../lib/terminal-text.js';
 
 // `service-sandbox listen --forward-to URL` (docs/cli.md#listen, docs/webhooks.md#listen): webhooks for an app the
 // emulator cannot reach (the emulator in a container, the app on the host). The forwarding itself is the client kit's
@@ -75,8 +76,9 @@ export async function listenCommand(argv: string[], env: NodeJS.ProcessEnv, sign
     process.stderr.write(`service-sandbox listen: ${error.message}\n`);
     return 2;
   }
-  const say = (line: string) => process.stdout.write(line);
-  const complain = (line: string) => process.stderr.write(`service-sandbox listen: ${line}\n`);
+  // docs/cli.md#what-run-prints: the app's answers and the server's messages are printed with control characters escaped
+  const say = (line: string) => process.stdout.write(terminalText(line));
+  const complain = (line: string) => process.stderr.write(terminalText(`service-sandbox listen: ${line}\n`));
   let forwarder: WebhookForwarder | undefined;
   while (!forwarder) {
     try {

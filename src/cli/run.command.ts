@@ -9,6 +9,7 @@ import { checkKeys, keyBookFromFixtures, keyBookFromSession, type KeyBook, type 
 import { runScenario, type ScenarioResult, type StepResult } from '../scenarios/scenario.run.js';
 import { httpTransport } from '../scenarios/scenario.transport.js';
 import { junitReport, type FileReport } from './run.report.js';
+import { terminalText } from '../lib/terminal-text.js';
 
 // `service-sandbox run FILE... [--url URL] [--session] [--junit FILE] [--json] [--admin-token TOKEN]` (docs/cli.md#run):
 // each scenario file runs in a fresh session of the server at --url, or of a server this command starts in process on
@@ -259,7 +260,11 @@ function failureLines(file: string, result: ScenarioResult): string[] {
   return lines;
 }
 
-export async function runCommand(argv: string[], env: NodeJS.ProcessEnv, out: (text: string) => void = (text) => process.stdout.write(text), err: (text: string) => void = (text) => process.stderr.write(text)): Promise<number> {
+export async function runCommand(argv: string[], env: NodeJS.ProcessEnv, toStdout: (text: string) => void = (text) => process.stdout.write(text), toStderr: (text: string) => void = (text) => process.stderr.write(text)): Promise<number> {
+  // docs/cli.md#run: captions, expectations and answers come from files and servers; their control characters are
+  // printed escaped (the --json document is JSON, whose strings escape them already)
+  const out = (text: string) => toStdout(terminalText(text));
+  const err = (text: string) => toStderr(terminalText(text));
   let args: Arguments;
   try {
     args = parseArguments(argv, env);

@@ -7,6 +7,7 @@ import type { BackgroundService } from '../domains/domain.js';
 import { checkInWorker, type CheckedFile } from '../snapshots/snapshots.check.js';
 import { fileTableName, fileTableSql, SNAPSHOT_FORMAT, SNAPSHOT_INFO_SQL } from '../db/snapshot-tables.js';
 import { asSnapshot, captureSnapshot, refused, restoreSnapshot, type Snapshot } from '../snapshots/snapshot.js';
+import { dropSessionImage, snapshotBudget } from '../snapshots/snapshot-budget.js';
 
 // The control plane's snapshots (docs/control-plane.md#snapshots, docs/decisions.md#snapshots): each sandbox's saved
 // snapshots by name, kept in memory (a runtime slot: docs/architecture.md#runtime), saved, restored, exported and
@@ -41,16 +42,6 @@ interface SnapshotsState {
  * out-of-memory. Each sandbox keeps at most this many; one more is a 409.
  */
 export const MAX_SNAPSHOTS_PER_SANDBOX = 32;
-/** The default of the process-wide budget of saved rows (snapshotBytes), over the root and every session. */
-export const SNAPSHOT_BUDGET_BYTES = 1024 * 1024 * 1024;
-
-/**
- * The bytes the saved snapshots of this process hold (the root's and every session's, uploads included), against
- * `limitBytes`. One per process, like the snapshot check's queue (docs/robustness.md#off-thread-work): the heap it
- * protects is the process's. A sandbox gives its snapshots back when it closes (snapshotsBudgetService).
- */
-export const snapshotBudget = { heldBytes: 0, limitBytes: SNAPSHOT_BUDGET_BYTES };
-
 /**
  * What a snapshot's rows weigh, counted cheaply in one walk: a text's characters, 8 bytes a number, a blob's bytes,
  * and 8 more a value. The heap holds them about twice over (measured: 0.24 MB of heap for 126,411 bytes counted here with the
@@ -117,17 +108,21 @@ function keep(ctx: AppContext, snapshot: Snapshot): boolean {
   if (state.closed) throw errors.notFound('The sandbox ended while the snapshot was made or checked: its session was ended or expired, or the server is stopping');
   checkRoomBefore(ctx, snapshot.name);
   const bytes = snapshotBytes(snapshot.tables);
+  const previous = state.store.get(snapshot.name);
   const replacedBytes = state.sizes.get(snapshot.name) ?? 0;
-  if (snapshotBudget.heldBytes - replacedBytes + bytes > snapshotBudget.limitBytes) throw budgetSpent(bytes);
-  const replaced = state.store.has(snapshot.name);
+  if (snapshotBudget.heldBytes - replacedBytes - (previous?.sessionImage?.length ?? 0) + bytes > snapshotBudget.limitBytes) throw budgetSpent(bytes);
+  // the replaced one's image goes with it (its bytes given back): sessions from the new one take an image of their own
+  if (previous) dropSessionImage(previous);
   state.store.set(snapshot.name, snapshot);
   state.sizes.set(snapshot.name, bytes);
   snapshotBudget.heldBytes += bytes - replacedBytes;
-  return replaced;
+  return previous !== undefined;
 }
 
 function forget(state: SnapshotsState, name: string): void {
   snapshotBudget.heldBytes -= state.sizes.get(name) ?? 0;
+  const snapshot = state.store.get(name);
+  if (snapshot) dropSessionImage(snapshot);
   state.sizes.delete(name);
   state.store.delete(name);
 }

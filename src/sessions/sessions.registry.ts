@@ -5,6 +5,7 @@ import type { AppContext } from '../context.js';
 import { configSchema, type Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
+import { keepSessionImage } from '../snapshots/snapshot-budget.js';
 import { pinSessionWebhookUrl } from '../domains/webhooks/webhooks.endpoints.js';
 import { errors } from '../core/errors.js';
 import { enterPathPrefix } from '../http/public-url.js';
@@ -110,11 +111,6 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
   // docs/sessions.md#how-fast: the database a session starts from, by its fixtures ('' the server's), taken from the
   // first sandbox opened with them; later ones open a copy instead of migrating and seeding.
   const images = new Map<string, SandboxImage>();
-  // docs/sessions.md#how-fast: the database a session from a snapshot starts with, by the snapshot (the root's saved
-  // object): taken from the first session started from it. A snapshot saved again under its name is a new object and
-  // a deleted one is unreachable, so neither is ever opened from a stale image, and a dropped snapshot's image goes
-  // with it.
-  const snapshotImages = new WeakMap<Snapshot, Buffer>();
   let closed = false;
   let sweeper: NodeJS.Timeout | undefined;
   let created = 0;
@@ -130,7 +126,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
 
   function openFor(sessionOptions: SessionOptions): Sandbox {
     const parsedConfig = sessionOptions.clock ? { ...sessionConfig, clock: sessionOptions.clock } : sessionConfig;
-    const fromSnapshot = sessionOptions.snapshot && snapshotImages.get(sessionOptions.snapshot);
+    const fromSnapshot = sessionOptions.snapshot?.sessionImage;
     // its jobs run once the clock is at the snapshot's instant, as after the restore below
     if (fromSnapshot) return open({ parsedConfig, fixtures: root.fixtures, image: fromSnapshot, dueJobsLater: true });
     const key = sessionOptions.fixtures ? JSON.stringify(sessionOptions.fixtures) : '';
@@ -202,13 +198,14 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
       const { snapshot } = sessionOptions;
       if (snapshot) {
         setStartingSnapshot(sandbox.ctx, snapshot); // its reset goes back to the snapshot
-        if (snapshotImages.has(snapshot)) {
+        if (snapshot.sessionImage) {
           // every table but meta is the snapshot's already; meta (its clock record, which the image leaves out) is
           // put back as the full restore leaves it, then the clock as a restore sets it
           restoreSnapshot(sandbox.ctx, { ...snapshot, tables: snapshot.tables.filter((table) => table.name === 'meta') });
         } else {
           restoreSnapshot(sandbox.ctx, snapshot);
-          if (!sessionConfig.snapshot) snapshotImages.set(snapshot, sandboxImage(sandbox.ctx.db));
+          // docs/sessions.md#how-fast: later sessions from it open this database, while the process budget has room
+          if (!sessionConfig.snapshot) keepSessionImage(snapshot, sandboxImage(sandbox.ctx.db));
         }
       }
       // A session sends only where its creator said, whatever its fixtures or snapshot name, and after every

@@ -24,6 +24,12 @@ export interface Snapshot {
   /** Real wall-clock time the snapshot was saved or uploaded (ISO 8601). */
   savedAt: string;
   tables: TableRows[];
+  /**
+   * The database sessions started from this snapshot open, taken from the first of them (docs/sessions.md#how-fast)
+   * while the process budget has room (snapshot-budget.ts). A snapshot saved again under its name is a new object, so
+   * no session opens the image of a snapshot that was replaced.
+   */
+  sessionImage?: Buffer;
 }
 
 /** Take the current state as a snapshot (not stored). */

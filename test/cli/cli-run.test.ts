@@ -121,6 +121,30 @@ t.test('exit 1: the failed step with file:line:column, its request and answer; l
   t.match(second, { name: 'passing', tests: '4', skipped: '4' });
 });
 
+t.test('captions and answers are printed with their control characters escaped; --json stays the same JSON', async (t) => {
+  // a caption that would clear the screen, retitle the window and write an 8-bit CSI, and a failing expectation
+  const file = write(
+    'escapes.yaml',
+    `name: escapes
+steps:
+  - caption: "clear\\e[2J\\e]0;owned\\a here\\u009b1m"
+    request: { method: GET, path: /v1/users, as: programme }
+    expect: { status: 201 }
+`,
+  );
+  const result = await run([file]);
+  t.equal(result.code, 1);
+  for (const [name, text] of [['stdout', result.stdout], ['stderr', result.stderr]] as const) {
+    t.notMatch(text, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/, `${name}: no control character but line breaks`);
+  }
+  t.match(result.stdout, 'clear\\u001b[2J\\u001b]0;owned\\u0007 here\\u009b1m', 'the caption, escaped');
+  t.match(result.stderr, /step 1: clear\\u001b\[2J/, 'on the failure lines too');
+  const asJson = await run([file, '--json']);
+  t.equal(asJson.code, 1);
+  const report = JSON.parse(asJson.stdout);
+  t.equal(report.files[0].steps[0].caption, 'clear\u001b[2J\u001b]0;owned\u0007 here\u009b1m', '--json: the same caption once parsed');
+});
+
 t.test('exit 2: bad arguments and bad files, before anything is sent', async (t) => {
   const fifo = path.join(dir, 'fifo.yaml');
   execFileSync('mkfifo', [fifo]);

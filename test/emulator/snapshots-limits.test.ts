@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildTestApp, json, type TestApp } from '../helper.js';
-import { MAX_SNAPSHOTS_PER_SANDBOX, snapshotBudget, snapshotBytes } from '../../src/emulator/snapshots.service.js';
+import { MAX_SNAPSHOTS_PER_SANDBOX, snapshotBytes } from '../../src/emulator/snapshots.service.js';
+import { snapshotBudget } from '../../src/snapshots/snapshot-budget.js';
 import { captureSnapshot } from '../../src/snapshots/snapshot.js';
 import { SNAPSHOT_CHECKS, checkInWorker } from '../../src/snapshots/snapshots.check.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -68,6 +69,53 @@ t.test('one budget of bytes for the root and every session; given back on delete
   t.equal((await save(sandbox, 'c')).statusCode, 201);
   t.equal((await sandbox.app.inject({ method: 'DELETE', url: '/_emulator/snapshots/a' })).statusCode, 204);
   t.equal(snapshotBudget.heldBytes, base + one, 'a deleted one is given back');
+});
+
+t.test('the image sessions from a snapshot open counts in the budget, goes with the snapshot, and is not kept past it', async (t) => {
+  const sandbox = await buildTestApp();
+  const limit = snapshotBudget.limitBytes;
+  t.teardown(async () => {
+    snapshotBudget.limitBytes = limit;
+    await sandbox.close();
+  });
+  const base = snapshotBudget.heldBytes;
+  t.equal((await save(sandbox, 'start')).statusCode, 201);
+  const rows = snapshotBudget.heldBytes - base;
+  const startFrom = async () => {
+    const answer = await sandbox.app.inject({ method: 'POST', url: '/_emulator/sessions', payload: { snapshot: 'start' } });
+    t.equal(answer.statusCode, 201);
+    return json(answer).id as string;
+  };
+  const accountsOf = async (id: string) => {
+    const answer = await sandbox.request('GET', `/_sessions/${id}/v1/accounts`);
+    t.equal(answer.statusCode, 200);
+    return json(answer);
+  };
+
+  // docs/sessions.md#how-fast: the first session from the snapshot gives its database as the image of the later ones
+  const first = await startFrom();
+  const image = sandbox.sessions.get(first)!.sandbox.ctx.db.serialize().length;
+  const held = snapshotBudget.heldBytes - base - rows;
+  t.ok(held > 0 && held <= image, `the image is counted (${held} bytes)`);
+  const second = await startFrom();
+  t.same(await accountsOf(second), await accountsOf(first), 'a session opened from the image starts as the first did');
+  t.equal(snapshotBudget.heldBytes - base - rows, held, 'one image for every later session');
+
+  t.equal((await sandbox.app.inject({ method: 'DELETE', url: '/_emulator/snapshots/start' })).statusCode, 204);
+  t.equal(snapshotBudget.heldBytes, base, 'deleting the snapshot gives back its rows and its image');
+
+  // no room for an image: later sessions restore the snapshot row by row, as the first did, and start the same
+  t.equal((await save(sandbox, 'start')).statusCode, 201);
+  snapshotBudget.limitBytes = snapshotBudget.heldBytes + Math.floor(held / 2);
+  const third = await startFrom();
+  t.equal(snapshotBudget.heldBytes, base + rows, 'no image kept past the budget');
+  const fourth = await startFrom();
+  t.same(await accountsOf(fourth), await accountsOf(third), 'the next session starts the same without one');
+  snapshotBudget.limitBytes = limit;
+  await startFrom();
+  t.equal(snapshotBudget.heldBytes - base - rows, held, 'with room again, the next first session gives its image');
+  t.equal((await save(sandbox, 'start')).statusCode, 200, 'replaced under its name');
+  t.equal(snapshotBudget.heldBytes - base, rows, "the replaced snapshot's image is given back with it");
 });
 
 t.test('an upload still being checked when its session ends stores nothing and holds no bytes', async (t) => {

@@ -1,0 +1,35 @@
+import type { Snapshot } from './snapshot.js';
+
+// The process's budget for saved snapshots (docs/control-plane.md#snapshots): the rows every sandbox saved (the root's
+// and every session's, uploads included) and the database images sessions from a snapshot open
+// (docs/sessions.md#how-fast). Sandbox machinery, so the sessions registry, which takes the images, counts them without
+// entering the control plane (docs/architecture.md#layers).
+
+/** The default of the process-wide budget (snapshotBytes of the saved rows, and the images' bytes). */
+export const SNAPSHOT_BUDGET_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * The bytes the saved snapshots of this process hold, against `limitBytes`. One per process, like the snapshot check's
+ * queue (docs/robustness.md#off-thread-work): the heap it protects is the process's. A sandbox gives its snapshots back
+ * when it closes (the emulator's snapshotsBudgetService).
+ */
+export const snapshotBudget = { heldBytes: 0, limitBytes: SNAPSHOT_BUDGET_BYTES };
+
+/**
+ * Keep `image` as the database later sessions from `snapshot` open, if the budget has room for it; otherwise those
+ * sessions restore the snapshot row by row, as the first did (slower, never more memory). Its bytes are given back
+ * with the snapshot (`dropSessionImage`).
+ */
+export function keepSessionImage(snapshot: Snapshot, image: Buffer): boolean {
+  if (snapshot.sessionImage || snapshotBudget.heldBytes + image.length > snapshotBudget.limitBytes) return false;
+  snapshot.sessionImage = image;
+  snapshotBudget.heldBytes += image.length;
+  return true;
+}
+
+/** A snapshot deleted, replaced or closed with its sandbox: its image goes, and its bytes back to the budget. */
+export function dropSessionImage(snapshot: Snapshot): void {
+  if (!snapshot.sessionImage) return;
+  snapshotBudget.heldBytes -= snapshot.sessionImage.length;
+  snapshot.sessionImage = undefined;
+}
