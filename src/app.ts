@@ -165,7 +165,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   // settled state; other sandboxes are served meanwhile, and the health check is never held.
   app.addHook('preHandler', (request, _reply, done) => {
     const sandbox = sandboxOf(request);
-    if (!sandbox || request.routeOptions.url === '/_emulator/health') return done();
+    if (!sandbox || !clockMoveUnderWay(sandbox) || request.routeOptions.url === '/_emulator/health') return done();
     const waitForTheClock = () => {
       const move = clockMoveUnderWay(sandbox);
       if (!move) return done();
