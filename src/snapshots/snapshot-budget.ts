@@ -15,6 +15,9 @@ export const SNAPSHOT_BUDGET_BYTES = 1024 * 1024 * 1024;
  */
 export const snapshotBudget = { heldBytes: 0, limitBytes: SNAPSHOT_BUDGET_BYTES };
 
+/** The snapshots holding an image now, oldest image first: a cache, given up before a save or upload is refused. */
+const withImages = new Set<Snapshot>();
+
 /**
  * Keep `image` as the database later sessions from `snapshot` open, if the budget has room for it; otherwise those
  * sessions restore the snapshot row by row, as the first did (slower, never more memory). Its bytes are given back
@@ -24,7 +27,20 @@ export function keepSessionImage(snapshot: Snapshot, image: Buffer): boolean {
   if (snapshot.sessionImage || snapshotBudget.heldBytes + image.length > snapshotBudget.limitBytes) return false;
   snapshot.sessionImage = image;
   snapshotBudget.heldBytes += image.length;
+  withImages.add(snapshot);
   return true;
+}
+
+/**
+ * Make room for `bytes` of saved rows by giving up session images, oldest first: an image only spares later sessions
+ * a row-by-row restore, so it never makes a save or an upload a 409 (docs/control-plane.md#snapshots). Whether the
+ * rows then fit is the caller's to check.
+ */
+export function makeRoomForRows(bytes: number): void {
+  for (const snapshot of withImages) {
+    if (snapshotBudget.heldBytes + bytes <= snapshotBudget.limitBytes) return;
+    dropSessionImage(snapshot);
+  }
 }
 
 /** A snapshot deleted, replaced or closed with its sandbox: its image goes, and its bytes back to the budget. */
@@ -32,4 +48,5 @@ export function dropSessionImage(snapshot: Snapshot): void {
   if (!snapshot.sessionImage) return;
   snapshotBudget.heldBytes -= snapshot.sessionImage.length;
   snapshot.sessionImage = undefined;
+  withImages.delete(snapshot);
 }

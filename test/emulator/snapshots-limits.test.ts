@@ -116,6 +116,17 @@ t.test('the image sessions from a snapshot open counts in the budget, goes with 
   t.equal(snapshotBudget.heldBytes - base - rows, held, 'with room again, the next first session gives its image');
   t.equal((await save(sandbox, 'start')).statusCode, 200, 'replaced under its name');
   t.equal(snapshotBudget.heldBytes - base, rows, "the replaced snapshot's image is given back with it");
+
+  // an image is a cache: a save that fits once it is given up is taken, never refused because of it
+  await startFrom();
+  t.equal(snapshotBudget.heldBytes - base - rows, held, 'an image again');
+  t.ok(held > rows / 2, `the image (${held} bytes) is more than half the rows (${rows})`);
+  snapshotBudget.limitBytes = base + rows * 2 + Math.floor(rows / 2);
+  t.equal((await save(sandbox, 'second')).statusCode, 201, 'the save is taken');
+  t.equal(snapshotBudget.heldBytes - base, rows * 2, 'the image was given up for it');
+  t.equal((await save(sandbox, 'third')).statusCode, 409, 'past the rows alone, still a 409');
+  t.equal((await startFrom()) !== '', true, 'sessions from the snapshot still start (row by row)');
+  t.equal(snapshotBudget.heldBytes - base, rows * 2, 'and keep no image without room');
 });
 
 t.test('an upload still being checked when its session ends stores nothing and holds no bytes', async (t) => {
