@@ -18,8 +18,8 @@ import { registerRouteCatalog } from './http/route-catalog.js';
 import { registerDocs } from './http/docs.js';
 import { redactUrl } from './http/redact.js';
 import { registerWebPageGuard } from './http/web-page-guard.js';
-import { bindSandbox, sandboxOf } from './http/request-sandbox.js';
-import { clockMoveUnderWay } from './scheduler/scheduler.js';
+import { bindSandbox } from './http/request-sandbox.js';
+import { registerClockMoveGate } from './http/clock-move-gate.js';
 import { journalRoutes, registerJournal } from './emulator/journal.service.js';
 import { endUiEvents } from './emulator/dashboard.events.js';
 import { endListener } from './emulator/listen.service.js';
@@ -160,19 +160,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerFaultRules(app);
   // docs/test-kit.md#request-journal: the journal sees every request, including ones refused by auth or validation.
   registerJournal(app, ctx.config);
-  // docs/decisions.md#scheduler-slices: while a sandbox's clock moves (its jobs run in slices with turns between), its
-  // other requests wait for the move's end before their handler runs (after the fault rules' delays), so they see the
-  // settled state; other sandboxes are served meanwhile, and the health check is never held.
-  app.addHook('preHandler', (request, _reply, done) => {
-    const sandbox = sandboxOf(request);
-    if (!sandbox || !clockMoveUnderWay(sandbox) || request.routeOptions.url === '/_emulator/health') return done();
-    const waitForTheClock = () => {
-      const move = clockMoveUnderWay(sandbox);
-      if (!move) return done();
-      move.then(waitForTheClock, waitForTheClock);
-    };
-    waitForTheClock();
-  });
+  // docs/decisions.md#scheduler-slices: a sandbox's requests wait while its clock moves (after the fault rules' delays)
+  registerClockMoveGate(app);
   registerAuth(app, ctx.config, credentials); // before any route: it gives each route its policy's hook
   journalRoutes(app);
   for (const module of routeModules) await app.register(module);

@@ -86,8 +86,10 @@ export class RequestJournal {
       this.requestBodies.release(leaving.requestRaw);
     }
     if (recorded.responseType.includes('json')) recorded.responseRaw = this.bodies.keep(recorded.responseRaw);
-    // a request body is its text as sent (bodyFor reads a Buffer as UTF-8 too), so one of 2-32 KiB goes to its ring
-    recorded.requestRaw = this.requestBodies.keep(Buffer.isBuffer(recorded.requestRaw) ? recorded.requestRaw.toString('utf8') : recorded.requestRaw);
+    // a request body is its text as sent (bodyFor reads a Buffer as UTF-8 too), so one of 2-32 KiB goes to its ring;
+    // a shorter one is left as it came, not decoded on the hot path
+    const requestRaw = recorded.requestRaw;
+    recorded.requestRaw = this.requestBodies.keep(Buffer.isBuffer(requestRaw) && requestRaw.length >= MIN_RING_CHARS ? requestRaw.toString('utf8') : requestRaw);
     const entry = { seq: ++this.seq, recorded };
     if (this.entries.length < this.capacity) this.entries.push(entry);
     else this.entries[this.next] = entry;

@@ -6,6 +6,7 @@ import { errorResponses } from '../core/errors.js';
 import { listenerParams, listenResultBody, listenStatusSchema, listenStreamQuery } from './listen.schema.js';
 import { EVENT_STREAM_TYPE } from './dashboard.events.js';
 import { connectListener, listenStatus, reportAttempt, stopListening } from './listen.service.js';
+import { ANSWERED_DURING_CLOCK_MOVES } from '../http/clock-move-gate.js';
 
 // docs/webhooks.md#listen: the relay `service-sandbox listen` connects to. The stream, the listener's reports and the
 // relay's state; the routes are control plane (the admin token, when set, guards them too).
@@ -44,7 +45,8 @@ export const listenRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/_emulator/webhooks/listen/:listenerId/results',
     {
-      config: CONTROL_PLANE,
+      // the relay's results are recorded as a direct send's are, during a move too: held, a long move timed them out
+      config: { ...CONTROL_PLANE, ...ANSWERED_DURING_CLOCK_MOVES },
       logLevel: QUIET,
       schema: {
         operationId: 'emulatorReportListenAttempt',

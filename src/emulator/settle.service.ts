@@ -26,6 +26,7 @@ export async function settleSandbox(ctx: AppContext, timeoutMs: number): Promise
     if (hadDispatcher && !dispatcher) throw errors.notFound('The sandbox ended while settle waited: its session was ended or expired, or the server is stopping');
     // in slices with turns between, as the jobs timer runs them (docs/decisions.md#scheduler-slices)
     jobsRun += await runDueJobsInSlices(ctx, () => !ctx.db.open);
+    if (!ctx.db.open) throw errors.notFound('The sandbox ended while settle waited: its session was ended or expired, or the server is stopping');
     const quiet = dispatcher ? dispatcher.idle() : true;
     const jobs = pendingJobs(ctx);
     const settled = quiet && jobs.dueNow === 0;

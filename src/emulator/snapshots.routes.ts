@@ -76,6 +76,12 @@ function notASnapshotFile(request: FastifyRequest): ServiceError | null {
   return announced && !SNAPSHOT_FILE_TYPES.includes(type) ? sendTheFile() : null;
 }
 
+/** A Content-Length past the limit: a 413 before a place is taken or a byte read. */
+function tooLargeAFile(request: FastifyRequest): Error | null {
+  const declared = Number(request.headers['content-length']);
+  return Number.isSafeInteger(declared) && declared > SNAPSHOT_BODY_LIMIT ? new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE() : null;
+}
+
 /**
  * Uploads being received at once, in the whole process (docs/robustness.md#connections): each may hold up to 512 MiB
  * while its bytes arrive, so a few sockets sending part of a file held gigabytes. One more is a 429 before any byte
@@ -232,7 +238,7 @@ export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
       preParsing: (request, reply, payload, done) => {
         // docs/robustness.md#connections: a body of another type is refused before a byte of it is read; the JSON and
         // text parsers would otherwise take up to this route's 512 MiB before the 415
-        const refusal = notASnapshotFile(request) ?? admitUpload(request.raw, reply.raw);
+        const refusal = notASnapshotFile(request) ?? tooLargeAFile(request) ?? admitUpload(request.raw, reply.raw);
         if (!refusal) return done(null, payload);
         done(refusal); // the body is not read: the connection closes after the answer (onSend)
       },

@@ -231,8 +231,13 @@ export class SandboxClosedError extends Error {}
 
 async function holdingTheClock(ctx: AppContext, start: () => Pass): Promise<number> {
   const hold = ctx.runtime.get(clockMoveSlot);
-  // a caller in process (the test kit) is not held by the app's preHandler: moves of one sandbox take turns
-  while (hold.underWay) await hold.underWay.catch(() => undefined);
+  // a caller in process (the test kit) is not held by the app's hooks: moves of one sandbox take turns (a settled move
+  // still in the slot is being let go: it is not waited for twice)
+  for (let after: Promise<unknown> | null = null; hold.underWay && hold.underWay !== after; ) {
+    after = hold.underWay;
+    await after.catch(() => undefined);
+  }
+  if (!ctx.db.open) throw new SandboxClosedError('the sandbox was closed before its clock moved');
   const move = (async () => {
     const pass = start();
     while (pass.step(SLICE_MAX_MS)) {
@@ -246,6 +251,9 @@ async function holdingTheClock(ctx: AppContext, start: () => Pass): Promise<numb
     return await move;
   } finally {
     hold.underWay = null;
+    // the jobs timer skipped its passes during the move: look again, also when the move failed (a move that finished
+    // re-armed it already; a second look costs one query)
+    if (ctx.db.open) rearmJobsTimer(ctx);
   }
 }
 
@@ -378,7 +386,7 @@ export function startSchedulerTimer(ctx: AppContext, lookAgainMs: number = ctx.d
     firesAtRealMs = Infinity;
     if (stopped) return;
     if (running) return; // the pass going on looks again when it ends
-    if (clockMoveUnderWay(ctx)) return; // the move runs what is due, then re-arms this timer (docs/decisions.md#scheduler-slices)
+    if (clockMoveUnderWay(ctx)) return; // no pass starts during a move: it runs what is due, then re-arms this timer (docs/decisions.md#scheduler-slices)
     running = true;
     const startedAtMs = ctx.clock.nowMs();
     void runDueJobsInSlices(ctx, () => stopped).then((ran) => {

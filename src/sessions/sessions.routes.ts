@@ -10,6 +10,11 @@ import { createSessionBody, endedSessionsSchema, endSessionsQuery, sessionListQu
 import { openSession, sessionOptionsOf, sessionOrThrow, sessionView } from './sessions.service.js';
 import { SESSION_PATH, type Session, type SessionRegistry } from './sessions.registry.js';
 import { startScenario } from './sessions.scenario.js';
+import { ANSWERED_DURING_CLOCK_MOVES } from '../http/clock-move-gate.js';
+
+// a session's start, list and end read nothing of the root's database: a move of the root's clock holds none of them
+// (docs/decisions.md#scheduler-slices)
+const ANSWERED_BESIDE_THE_ROOT_CLOCK = { ...CONTROL_PLANE, ...ANSWERED_DURING_CLOCK_MOVES };
 
 // docs/sessions.md: the root sandbox's control plane creates, lists and ends sessions. A session's own control
 // plane ({baseUrl}/_emulator/...) has every other route but these: sessions do not nest.
@@ -23,7 +28,7 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
     app.post(
       '/_emulator/sessions',
       {
-        config: CONTROL_PLANE,
+        config: ANSWERED_BESIDE_THE_ROOT_CLOCK,
         // a scenario's text (up to 1 MiB) or fixtures, as JSON
         bodyLimit: 4 * 1024 * 1024,
         schema: {
@@ -51,7 +56,7 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
     app.get(
       '/_emulator/sessions',
       {
-        config: CONTROL_PLANE,
+        config: ANSWERED_BESIDE_THE_ROOT_CLOCK,
         schema: {
           operationId: 'emulatorListSessions',
           tags: ['Emulator: sessions'],
@@ -73,7 +78,7 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
     app.delete(
       '/_emulator/sessions',
       {
-        config: CONTROL_PLANE,
+        config: ANSWERED_BESIDE_THE_ROOT_CLOCK,
         schema: {
           tags: ['Emulator: sessions'],
           operationId: 'emulatorEndLabelledSessions',
@@ -91,7 +96,7 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
     app.get(
       '/_emulator/sessions/:id',
       {
-        config: CONTROL_PLANE,
+        config: ANSWERED_BESIDE_THE_ROOT_CLOCK,
         schema: { operationId: 'emulatorGetSession', description: 'One live session, described as in the list. 404 once it has ended or expired.', tags: ['Emulator: sessions'], summary: 'One live session', params: sessionParams, response: { 200: sessionSchema, ...errorResponses(404) } },
       },
       async (request) => sessionView(registry, sessionOrThrow(registry, request.params.id), originOf(root, request)),
@@ -100,7 +105,7 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
     app.delete(
       '/_emulator/sessions/:id',
       {
-        config: CONTROL_PLANE,
+        config: ANSWERED_BESIDE_THE_ROOT_CLOCK,
         schema: {
           operationId: 'emulatorEndSession',
           tags: ['Emulator: sessions'],

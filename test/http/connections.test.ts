@@ -184,6 +184,12 @@ t.test('snapshot uploads being received at once are capped: one more is a 429 wi
   t.equal(body.errorCode, 'TOO_MANY_REQUESTS');
   t.equal(body.message, '2 snapshot uploads are already being received; send this one again once one of them is in');
   t.equal(snapshotUploadsReceiving(), 2, 'a refusal takes no place');
+  // refused for what they are, not for the places: checked before a place is asked for
+  const tooLarge = await raw(port, `PUT /_emulator/snapshots/huge HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: ${512 * 1024 * 1024 + 1}\r\n\r\n`);
+  t.match(await within(tooLarge.closed, 'the 413'), /^HTTP\/1.1 413 /, 'a file past 512 MiB is a 413 while both places are taken');
+  const json = await fetch(`${base}/_emulator/snapshots/json`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+  t.equal(json.status, 415, 'a JSON body is a 415 while both places are taken');
+  t.equal(snapshotUploadsReceiving(), 2);
 
   first.socket.destroy();
   await within(waitFor(() => snapshotUploadsReceiving() === 1), 'the abandoned upload gave its place back');

@@ -4,6 +4,7 @@ import { createContext } from '../../src/create-context.js';
 import { createClock } from '../../src/lib/clock.js';
 import { advanceClockYielding, clockMoveUnderWay, scheduleJob, SLICE_MAX_JOBS } from '../../src/scheduler/scheduler.js';
 import type { AppContext } from '../../src/context.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // docs/decisions.md#scheduler-slices: a move of the clock asked for by a request runs its jobs in slices with a turn of
 // the event loop between two. Other sandboxes (and the health check) are answered meanwhile; the sandbox's own requests
@@ -61,11 +62,43 @@ t.test('a session ended while its clock moves: the move stops between slices and
   for (let i = 0; i < SLICE_MAX_JOBS * 20; i += 1) scheduleJob(ctx, 'test:record', ctx.clock.nowMs() + 1_000 + i, { label: String(i) });
   const moving = sandbox.app.inject({ method: 'POST', url: `/_sessions/${session.id}/_emulator/clock`, payload: { advanceMs: 60_000 } });
   while (!clockMoveUnderWay(ctx)) await new Promise((resolve) => setImmediate(resolve));
+  // requests of the session queued behind the move
+  const prefix = `/_sessions/${session.id}`;
+  const queued = [
+    sandbox.app.inject({ method: 'GET', url: `${prefix}/_emulator/clock` }),
+    sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/clock`, payload: { advanceMs: 1 } }),
+    sandbox.app.inject({ method: 'POST', url: `${prefix}/_emulator/reset` }),
+  ];
+  await new Promise((resolve) => setImmediate(resolve));
   // what ending the session does to a request still inside after its few seconds of wait (src/sessions/sessions.registry.ts)
   ctx.db.close();
   const answer = await moving;
   t.equal(answer.statusCode, 404);
   t.match(json(answer).message, /ended while its clock moved/);
+  for (const [what, waited] of [['a clock read', await queued[0]!], ['a second move', await queued[1]!], ['a reset', await queued[2]!]] as const) {
+    t.equal(waited.statusCode, 404, `${what} that waited for the move: 404, not a 500 on the closed database`);
+    t.match(json(waited).message, /ended while its clock moved/);
+  }
+});
+
+t.test('a move that fails still re-arms the jobs timer it held back', async (t) => {
+  const sandbox = await buildTestApp();
+  t.teardown(() => sandbox.close());
+  const created = await sandbox.app.inject({ method: 'POST', url: '/_emulator/sessions', payload: {} });
+  const ctx = sandbox.sessions.get(json(created).id)!.sandbox.ctx;
+  const ran = withRecorder(ctx);
+  for (let i = 0; i < SLICE_MAX_JOBS * 2; i += 1) scheduleJob(ctx, 'test:record', ctx.clock.nowMs() + 1_000 + i, { label: String(i) });
+  const afterJobsRan = ctx.afterJobsRan;
+  ctx.afterJobsRan = () => {
+    throw new Error('a failure at the end of the move');
+  };
+  await t.rejects(advanceClockYielding(ctx, 60_000), /a failure at the end of the move/);
+  ctx.afterJobsRan = afterJobsRan;
+  t.equal(clockMoveUnderWay(ctx), null, 'the hold is released');
+  // a job due now, written without a wake-up (as another process writing the same file would): only a live timer runs it
+  ctx.db.prepare("INSERT INTO jobs (type, due_at_ms, payload, created_at_ms) VALUES ('test:record', ?, '{\"label\":\"late\"}', ?)").run(ctx.clock.nowMs(), ctx.clock.nowMs());
+  await waitUntil(() => ran.includes('late'), 'the timer to run the job written after the failed move');
+  t.ok(ran.includes('late'));
 });
 
 t.test('over the app: while the root clock moves, a session and the health check are answered; the root waits', async (t) => {
@@ -88,9 +121,11 @@ t.test('over the app: while the root clock moves, a session and the health check
   const move = settled('root clock move', sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: 86_400_000 } }));
   while (!clockMoveUnderWay(sandbox.ctx)) await new Promise((resolve) => setImmediate(resolve));
   const rootRead = settled('root clock read', sandbox.app.inject({ method: 'GET', url: '/_emulator/clock' }));
+  const refused = settled('root bad request', sandbox.app.inject({ method: 'POST', url: '/_emulator/clock', payload: { advanceMs: -1 } }));
   const sessionRead = settled('session clock read', sandbox.app.inject({ method: 'GET', url: `/_sessions/${sessionId}/_emulator/clock` }));
   const health = settled('health', sandbox.app.inject({ method: 'GET', url: '/_emulator/health' }));
-  const [moved, read, other, healthy] = await Promise.all([move, rootRead, sessionRead, health]);
+  const sessionList = settled('session list', sandbox.app.inject({ method: 'GET', url: '/_emulator/sessions' }));
+  const [moved, read, other, healthy, listed, bad] = await Promise.all([move, rootRead, sessionRead, health, sessionList, refused]);
   t.equal(moved.statusCode, 200);
   t.equal(json(moved).jobsRun, count);
   t.equal(ran.length, count);
@@ -100,6 +135,10 @@ t.test('over the app: while the root clock moves, a session and the health check
   t.ok(order.indexOf('health') < order.indexOf('root clock move'), 'and the health check');
   t.ok(jobsRunWhenAnswered['session clock read']! < count, `the session's answer came with root jobs still to run (${jobsRunWhenAnswered['session clock read']} of ${count} run)`);
   t.equal(jobsRunWhenAnswered['root clock read'], count, "the root's own read waited for every job of the move");
+  t.equal(bad.statusCode, 400);
+  t.equal(jobsRunWhenAnswered['root bad request'], count, 'so did a request its validation refuses: nothing of it runs during the move');
+  t.equal(listed.statusCode, 200);
+  t.ok(jobsRunWhenAnswered['session list']! < count, "the root's session routes are not held (they read nothing the move changes)");
   t.equal(read.statusCode, 200);
   t.equal(json(read).now, json(moved).now, 'and saw the settled clock');
 });
