@@ -7,7 +7,7 @@ import type { BackgroundService } from '../domains/domain.js';
 import { checkInWorker, type CheckedFile } from '../snapshots/snapshots.check.js';
 import { fileTableName, fileTableSql, SNAPSHOT_FORMAT, SNAPSHOT_INFO_SQL } from '../db/snapshot-tables.js';
 import { asSnapshot, captureSnapshot, refused, restoreSnapshot, type Snapshot } from '../snapshots/snapshot.js';
-import { dropSessionImage, makeRoomForRows, snapshotBudget } from '../snapshots/snapshot-budget.js';
+import { dropSessionImage, makeRoomForRows, rowBytesHeld, snapshotBudget } from '../snapshots/snapshot-budget.js';
 
 // The control plane's snapshots (docs/control-plane.md#snapshots, docs/decisions.md#snapshots): each sandbox's saved
 // snapshots by name, kept in memory (a runtime slot: docs/architecture.md#runtime), saved, restored, exported and
@@ -91,13 +91,12 @@ function checkRoomBefore(ctx: AppContext, name: string): void {
         `(saved: ${[...state.store.keys()].sort().join(', ')}), or save under one of those names to replace it`,
     );
   }
-  makeRoomForRows(1);
-  if (snapshotBudget.heldBytes >= snapshotBudget.limitBytes) throw budgetSpent(0);
+  if (rowBytesHeld() >= snapshotBudget.limitBytes) throw budgetSpent(0);
 }
 
 function budgetSpent(bytes: number): Error {
   return errors.conflict(
-    `The saved snapshots of this server (the root's and every session's) hold ${mib(snapshotBudget.heldBytes)} of rows, and the most they may hold is ` +
+    `The saved snapshots of this server (the root's and every session's) hold ${mib(rowBytesHeld())} of rows, and the most they may hold is ` +
       `${mib(snapshotBudget.limitBytes)}${bytes > 0 ? `; this one would add ${mib(bytes)}` : ''}: ${FREE_ROOM}`,
   );
 }
@@ -111,10 +110,11 @@ function keep(ctx: AppContext, snapshot: Snapshot): boolean {
   const bytes = snapshotBytes(snapshot.tables);
   const previous = state.store.get(snapshot.name);
   const replacedBytes = state.sizes.get(snapshot.name) ?? 0;
+  // refused only when the rows do not fit even without the session images (a cache), and then none is given up
+  if (rowBytesHeld() - replacedBytes + bytes > snapshotBudget.limitBytes) throw budgetSpent(bytes);
   // the replaced one's image goes with it (its bytes given back): sessions from the new one take an image of their own
   if (previous) dropSessionImage(previous);
   makeRoomForRows(bytes - replacedBytes);
-  if (snapshotBudget.heldBytes - replacedBytes + bytes > snapshotBudget.limitBytes) throw budgetSpent(bytes);
   state.store.set(snapshot.name, snapshot);
   state.sizes.set(snapshot.name, bytes);
   snapshotBudget.heldBytes += bytes - replacedBytes;

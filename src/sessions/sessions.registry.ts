@@ -5,7 +5,7 @@ import type { AppContext } from '../context.js';
 import { configSchema, type Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
-import { keepSessionImage } from '../snapshots/snapshot-budget.js';
+import { keepSessionImage, roomForImage } from '../snapshots/snapshot-budget.js';
 import { pinSessionWebhookUrl } from '../domains/webhooks/webhooks.endpoints.js';
 import { errors } from '../core/errors.js';
 import { enterPathPrefix } from '../http/public-url.js';
@@ -205,7 +205,9 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
         } else {
           restoreSnapshot(sandbox.ctx, snapshot);
           // docs/sessions.md#how-fast: later sessions from it open this database, while the process budget has room
-          if (!sessionConfig.snapshot) keepSessionImage(snapshot, sandboxImage(sandbox.ctx.db));
+          // (the database's size bounds the image's: without room for it, no copy is made only to be thrown away)
+          const databaseBytes = Number(sandbox.ctx.db.pragma('page_count', { simple: true })) * Number(sandbox.ctx.db.pragma('page_size', { simple: true }));
+          if (!sessionConfig.snapshot && roomForImage(databaseBytes)) keepSessionImage(snapshot, sandboxImage(sandbox.ctx.db));
         }
       }
       // A session sends only where its creator said, whatever its fixtures or snapshot name, and after every

@@ -13,7 +13,17 @@ export const SNAPSHOT_BUDGET_BYTES = 1024 * 1024 * 1024;
  * queue (docs/robustness.md#off-thread-work): the heap it protects is the process's. A sandbox gives its snapshots back
  * when it closes (the emulator's snapshotsBudgetService).
  */
-export const snapshotBudget = { heldBytes: 0, limitBytes: SNAPSHOT_BUDGET_BYTES };
+export const snapshotBudget = { heldBytes: 0, limitBytes: SNAPSHOT_BUDGET_BYTES, imageBytes: 0 };
+
+/** The saved rows' share of `heldBytes` (the rest is session images, a cache). */
+export function rowBytesHeld(): number {
+  return snapshotBudget.heldBytes - snapshotBudget.imageBytes;
+}
+
+/** Whether an image of at most `bytes` would fit now (checked before one is made: making it costs a copy). */
+export function roomForImage(bytes: number): boolean {
+  return snapshotBudget.heldBytes + bytes <= snapshotBudget.limitBytes;
+}
 
 /** The snapshots holding an image now, oldest image first: a cache, given up before a save or upload is refused. */
 const withImages = new Set<Snapshot>();
@@ -24,17 +34,18 @@ const withImages = new Set<Snapshot>();
  * with the snapshot (`dropSessionImage`).
  */
 export function keepSessionImage(snapshot: Snapshot, image: Buffer): boolean {
-  if (snapshot.sessionImage || snapshotBudget.heldBytes + image.length > snapshotBudget.limitBytes) return false;
+  if (snapshot.sessionImage || !roomForImage(image.length)) return false;
   snapshot.sessionImage = image;
   snapshotBudget.heldBytes += image.length;
+  snapshotBudget.imageBytes += image.length;
   withImages.add(snapshot);
   return true;
 }
 
 /**
  * Make room for `bytes` of saved rows by giving up session images, oldest first: an image only spares later sessions
- * a row-by-row restore, so it never makes a save or an upload a 409 (docs/control-plane.md#snapshots). Whether the
- * rows then fit is the caller's to check.
+ * a row-by-row restore, so it never makes a save or an upload a 409 (docs/control-plane.md#snapshots). The caller
+ * first checks that the rows fit once every image is given up (`rowBytesHeld`), so a refused save gives up none.
  */
 export function makeRoomForRows(bytes: number): void {
   for (const snapshot of withImages) {
@@ -47,6 +58,7 @@ export function makeRoomForRows(bytes: number): void {
 export function dropSessionImage(snapshot: Snapshot): void {
   if (!snapshot.sessionImage) return;
   snapshotBudget.heldBytes -= snapshot.sessionImage.length;
+  snapshotBudget.imageBytes -= snapshot.sessionImage.length;
   snapshot.sessionImage = undefined;
   withImages.delete(snapshot);
 }

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { buildTestApp, json, type TestApp } from '../helper.js';
 import { MAX_SNAPSHOTS_PER_SANDBOX, snapshotBytes } from '../../src/emulator/snapshots.service.js';
-import { snapshotBudget } from '../../src/snapshots/snapshot-budget.js';
+import { rowBytesHeld, snapshotBudget } from '../../src/snapshots/snapshot-budget.js';
 import { captureSnapshot } from '../../src/snapshots/snapshot.js';
 import { SNAPSHOT_CHECKS, checkInWorker } from '../../src/snapshots/snapshots.check.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -100,6 +100,13 @@ t.test('the image sessions from a snapshot open counts in the budget, goes with 
   const second = await startFrom();
   t.same(await accountsOf(second), await accountsOf(first), 'a session opened from the image starts as the first did');
   t.equal(snapshotBudget.heldBytes - base - rows, held, 'one image for every later session');
+  snapshotBudget.limitBytes = base + rows + Math.floor(rows / 2); // the rows of a second save do not fit, images or not
+  const refused = await save(sandbox, 'other');
+  t.equal(refused.statusCode, 409, 'a save whose rows do not fit is refused');
+  t.equal(rowBytesHeld(), snapshotBudget.heldBytes - held, 'the rows held are the budget less the image');
+  t.match(json(refused).message, `hold ${(rowBytesHeld() / 1024 / 1024).toFixed(1)} MiB of rows`, 'the message counts the rows, not the image');
+  t.equal(snapshotBudget.heldBytes - base - rows, held, 'and gives up no image');
+  snapshotBudget.limitBytes = limit;
 
   t.equal((await sandbox.app.inject({ method: 'DELETE', url: '/_emulator/snapshots/start' })).statusCode, 204);
   t.equal(snapshotBudget.heldBytes, base, 'deleting the snapshot gives back its rows and its image');
