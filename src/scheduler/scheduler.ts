@@ -229,10 +229,22 @@ export function clockMoveUnderWay(ctx: AppContext): Promise<unknown> | null {
 /** The sandbox was closed (its session ended, the server stopping) between two slices of a move. */
 export class SandboxClosedError extends Error {}
 
+/**
+ * Resolves once no move of the clock holds the sandbox: what a caller in process (the test kit) waits for, as the
+ * app's hooks make a request wait. A settled move still in the slot is being let go: it is not waited for twice.
+ */
+export async function afterClockMoves(ctx: AppContext): Promise<void> {
+  const hold = ctx.runtime.get(clockMoveSlot);
+  for (let after: Promise<unknown> | null = null; hold.underWay && hold.underWay !== after; ) {
+    after = hold.underWay;
+    await after.catch(() => undefined);
+  }
+}
+
 async function holdingTheClock(ctx: AppContext, start: () => Pass): Promise<number> {
   const hold = ctx.runtime.get(clockMoveSlot);
-  // a caller in process (the test kit) is not held by the app's hooks: moves of one sandbox take turns (a settled move
-  // still in the slot is being let go: it is not waited for twice)
+  // moves of one sandbox take turns. No await when none holds it: the hold must be taken in this same turn, before any
+  // request can pass the app's hooks (a settled move still in the slot is let go, as in afterClockMoves)
   for (let after: Promise<unknown> | null = null; hold.underWay && hold.underWay !== after; ) {
     after = hold.underWay;
     await after.catch(() => undefined);
@@ -250,7 +262,7 @@ async function holdingTheClock(ctx: AppContext, start: () => Pass): Promise<numb
   try {
     return await move;
   } finally {
-    hold.underWay = null;
+    if (hold.underWay === move) hold.underWay = null; // a next move may have taken the hold already
     // the jobs timer skipped its passes during the move: look again, also when the move failed (a move that finished
     // re-armed it already; a second look costs one query)
     if (ctx.db.open) rearmJobsTimer(ctx);

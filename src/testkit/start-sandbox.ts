@@ -1,5 +1,5 @@
 import { startServer, type RunningServer } from '../server.js';
-import { advanceClockYielding } from '../scheduler/scheduler.js';
+import { advanceClockYielding, afterClockMoves } from '../scheduler/scheduler.js';
 import { createFaultRuleBody } from '../faults/fault-rules.schema.js';
 import { addFaultRule, clearFaultRules } from '../faults/fault-rules.service.js';
 import { webhookChaosBody } from '../faults/webhook-chaos.schema.js';
@@ -80,14 +80,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     async advanceClock(ms) {
       await advanceClockYielding(ctx, ms);
     },
+    // after any move of the clock the app under test asked for, as a request would be (docs/decisions.md#scheduler-slices)
     async reset() {
+      await afterClockMoves(ctx);
       resetSandbox(ctx);
       inbox.clear();
     },
     async snapshot(name) {
+      await afterClockMoves(ctx);
       saveSnapshot(ctx, name);
     },
     async restore(name) {
+      await afterClockMoves(ctx);
       restoreNamedSnapshot(ctx, name);
       inbox.clear();
     },

@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildTestApp, json } from '../helper.js';
 import { createContext } from '../../src/create-context.js';
 import { createClock } from '../../src/lib/clock.js';
-import { advanceClockYielding, clockMoveUnderWay, scheduleJob, SLICE_MAX_JOBS } from '../../src/scheduler/scheduler.js';
+import { advanceClockYielding, afterClockMoves, clockMoveUnderWay, scheduleJob, SLICE_MAX_JOBS } from '../../src/scheduler/scheduler.js';
 import type { AppContext } from '../../src/context.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -36,6 +36,20 @@ t.test('a move yields after its first slice, holds the sandbox until its end, an
   t.same(ran, Array.from({ length: count }, (_, i) => String(i)), 'in due-time order');
   t.equal(ctx.clock.nowMs(), START_MS + 60_000, 'the clock ends at the target');
   t.equal(clockMoveUnderWay(ctx), null, 'the hold is released');
+});
+
+t.test('afterClockMoves (what the test kit\'s reset, snapshot and restore wait for) resolves once the move has ended', async (t) => {
+  const ctx = createContext({ config: { logLevel: 'silent', db: ':memory:' }, clock: createClock({ mode: 'frozen', atMs: START_MS }) });
+  t.teardown(() => ctx.db.close());
+  withRecorder(ctx);
+  for (let i = 0; i < SLICE_MAX_JOBS * 3; i += 1) scheduleJob(ctx, 'test:record', START_MS + 1_000 + i, { label: String(i) });
+  const move = advanceClockYielding(ctx, 60_000);
+  t.ok(pendingOf(ctx) > 0, 'the move is under way');
+  await afterClockMoves(ctx);
+  t.equal(pendingOf(ctx), 0, 'every job of the move ran before it resolved');
+  t.equal(ctx.clock.nowMs(), START_MS + 60_000, 'and the clock is at the target');
+  await move;
+  await afterClockMoves(ctx); // and with no move, at once
 });
 
 t.test('two moves of one sandbox from inside the process take turns instead of interleaving', async (t) => {
