@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { buildTestApp, json, type TestApp } from '../helper.js';
 import { MAX_SNAPSHOTS_PER_SANDBOX, snapshotBytes } from '../../src/emulator/snapshots.service.js';
 import { rowBytesHeld, snapshotBudget } from '../../src/snapshots/snapshot-budget.js';
@@ -15,6 +15,17 @@ const save = (sandbox: TestApp, name: string, prefix = '') =>
 
 async function upload(sandbox: TestApp, name: string, bytes: Buffer) {
   return sandbox.app.inject({ method: 'PUT', url: `/_emulator/snapshots/${name}`, payload: bytes, headers: { 'content-type': 'application/octet-stream' } });
+}
+
+/** A sandbox; the process budget's limit, which the test may lower, is put back at its end. */
+async function sandboxWithBudgetRestored(t: Test): Promise<{ sandbox: TestApp; limit: number }> {
+  const sandbox = await buildTestApp();
+  const limit = snapshotBudget.limitBytes;
+  t.teardown(async () => {
+    snapshotBudget.limitBytes = limit;
+    await sandbox.close();
+  });
+  return { sandbox, limit };
 }
 
 t.test('a sandbox keeps at most 32 snapshots; replacing one does not count twice', async (t) => {
@@ -35,12 +46,7 @@ t.test('a sandbox keeps at most 32 snapshots; replacing one does not count twice
 });
 
 t.test('one budget of bytes for the root and every session; given back on delete and when a session ends', async (t) => {
-  const sandbox = await buildTestApp();
-  const limit = snapshotBudget.limitBytes;
-  t.teardown(async () => {
-    snapshotBudget.limitBytes = limit;
-    await sandbox.close();
-  });
+  const { sandbox } = await sandboxWithBudgetRestored(t);
   // the budget is the process's: the snapshots of the test above are still counted (its root was not opened with the
   // background services that give them back), so this test counts from what is held now
   const base = snapshotBudget.heldBytes;
@@ -72,12 +78,7 @@ t.test('one budget of bytes for the root and every session; given back on delete
 });
 
 t.test('the image sessions from a snapshot open counts in the budget, goes with the snapshot, and is not kept past it', async (t) => {
-  const sandbox = await buildTestApp();
-  const limit = snapshotBudget.limitBytes;
-  t.teardown(async () => {
-    snapshotBudget.limitBytes = limit;
-    await sandbox.close();
-  });
+  const { sandbox, limit } = await sandboxWithBudgetRestored(t);
   const base = snapshotBudget.heldBytes;
   t.equal((await save(sandbox, 'start')).statusCode, 201);
   const rows = snapshotBudget.heldBytes - base;
