@@ -4,6 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { isCalendarDay } from './lib/calendar.js';
 import { inClockRange } from './lib/clock.js';
+import { isHttpUrl } from './lib/http-url.js';
 
 // One zod schema for every flag and environment variable (docs/configuration.md). A flag wins over its variable.
 
@@ -60,7 +61,7 @@ export const configSchema = z.object({
     .optional(),
   webhookUrl: z
     .string()
-    .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), { message: 'accepts an http:// or https:// URL' })
+    .refine(isHttpUrl, { message: 'accepts an http:// or https:// URL' })
     .optional(),
   logLevel: z.enum(LOG_LEVELS, { error: `accepts one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   adminToken: z.string().min(1, 'accepts a non-empty token').optional(),

@@ -1,6 +1,7 @@
 import { DEFAULT_FIXTURES, emptyEnvMessage } from '../config.js';
 import { FixturesError, loadFixtures } from '../fixtures/fixtures.loader.js';
-import { CHECK_TIMEOUT_DEFAULT_MS, CHECK_TIMEOUT_MAX_MS, CHECK_TIMEOUT_MIN_MS, isHttpUrl } from '../faults/receiver-check.schema.js';
+import { CHECK_TIMEOUT_DEFAULT_MS, CHECK_TIMEOUT_MAX_MS, CHECK_TIMEOUT_MIN_MS } from '../faults/receiver-check.schema.js';
+import { isHttpUrl } from '../lib/http-url.js';
 import { runReceiverCheck, type CheckSubject } from '../faults/receiver-check.service.js';
 import { terminalText } from '../lib/terminal-text.js';
 

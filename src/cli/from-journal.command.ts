@@ -1,6 +1,7 @@
 import { emptyEnvMessage } from '../config.js';
 import { readUserFile, UserFileError } from '../lib/user-file.js';
 import { scenarioFromJournal, type JournalEntry } from '../scenarios/scenario.from-journal.js';
+import { isHttpUrl } from '../lib/http-url.js';
 
 // `service-sandbox scenario-from-journal [--url URL | --journal FILE] [--name NAME] [--admin-token TOKEN]`
 // (docs/scenarios.md#from-a-request-journal-to-a-scenario): prints a scenario skeleton made from a sandbox's request
@@ -29,7 +30,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): { url: string | null; jo
   }
   if (args.url !== null && args.journal !== null) throw new UsageError('--url and --journal are exclusive');
   if (args.url === null && args.journal === null) args.url = 'http://127.0.0.1:4010';
-  if (args.url !== null && !(/^https?:\/\//.test(args.url) && URL.canParse(args.url))) throw new UsageError(`--url "${args.url}": accepts an http:// or https:// URL, such as http://127.0.0.1:4010`);
+  if (args.url !== null && !isHttpUrl(args.url)) throw new UsageError(`--url "${args.url}": accepts an http:// or https:// URL, such as http://127.0.0.1:4010`);
   if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(args.name)) throw new UsageError(`--name "${args.name}": lower-case letters, digits and - (at most 64), as a scenario's name`);
   return args;
 }

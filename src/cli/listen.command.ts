@@ -1,6 +1,7 @@
 import { forwardWebhooks, WebhookForwardingError, type ForwardedDelivery, type WebhookForwarder } from '../client/forward.js';
 import { emptyEnvMessage } from '../config.js';
 import { terminalText } from '../lib/terminal-text.js';
+import { isHttpUrl } from '../lib/http-url.js';
 
 // `service-sandbox listen --forward-to URL` (docs/cli.md#listen, docs/webhooks.md#listen): webhooks for an app the
 // emulator cannot reach (the emulator in a container, the app on the host). The forwarding itself is the client kit's
@@ -23,10 +24,6 @@ interface ListenArguments {
   base: string;
   adminToken: string | undefined;
   json: boolean;
-}
-
-function isHttpUrl(value: string): boolean {
-  return /^https?:\/\//.test(value) && URL.canParse(value);
 }
 
 function parseArguments(argv: string[], env: NodeJS.ProcessEnv): ListenArguments {

@@ -10,6 +10,7 @@ import { runScenario, type ScenarioResult, type StepResult } from '../scenarios/
 import { httpTransport } from '../scenarios/scenario.transport.js';
 import { junitReport, type FileReport } from './run.report.js';
 import { terminalText } from '../lib/terminal-text.js';
+import { isHttpUrl } from '../lib/http-url.js';
 
 // `service-sandbox run FILE... [--url URL] [--session] [--junit FILE] [--json] [--admin-token TOKEN]` (docs/cli.md#run):
 // each scenario file runs in a fresh session of the server at --url, or of a server this command starts in process on
@@ -51,7 +52,7 @@ function parseArguments(argv: string[], env: NodeJS.ProcessEnv): Arguments {
     else throw new UsageError(`unknown option ${arg}; usage: ${USAGE}`);
   }
   if (args.files.length === 0) throw new UsageError(`no scenario file given; usage: ${USAGE}`);
-  if (args.url !== null && !(/^https?:\/\//.test(args.url) && URL.canParse(args.url))) throw new UsageError(`--url "${args.url}": accepts an http:// or https:// URL, such as http://127.0.0.1:4010`);
+  if (args.url !== null && !isHttpUrl(args.url)) throw new UsageError(`--url "${args.url}": accepts an http:// or https:// URL, such as http://127.0.0.1:4010`);
   if (args.keepSession && args.url === null) throw new UsageError('--session keeps each file\'s session on the server at --url; without --url the server this command starts ends with it');
   if (args.junit !== null) args.junit = junitTarget(args.junit, args.files);
   return args;

@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { checkServerVersion } from './version-check.js';
 import { timeoutOf, timeoutSignal } from './timeout.js';
+import { isHttpUrl } from '../lib/http-url.js';
 
 // Webhook forwarding (docs/clients.md#forwarding, docs/webhooks.md#listen): the relay's client, spoken natively over
 // fetch. It holds the sandbox's event stream open (`GET {base}/_emulator/webhooks/listen/stream?forwardTo=URL`), posts
@@ -125,7 +126,7 @@ export class WebhookForwardingError extends Error {
  */
 export async function forwardWebhooks(baseUrl: string, appUrl: string, options: ForwardWebhooksOptions = {}): Promise<WebhookForwarder> {
   const base = baseUrl.replace(/\/+$/, '');
-  if (!/^https?:\/\//.test(appUrl) || !URL.canParse(appUrl)) {
+  if (!isHttpUrl(appUrl)) {
     throw new TypeError(`forwardWebhooks: "${appUrl}" is not an http:// or https:// URL, such as http://127.0.0.1:3000/webhooks`);
   }
   const send = options.fetch ?? globalThis.fetch;

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { instant } from '../http/formats.js';
+import { isHttpUrl } from '../lib/http-url.js';
 
 // docs/webhooks.md#listen: the relay that carries a sandbox's webhook attempts to `service-sandbox listen`.
 
 const httpUrl = z
   .string()
   .max(2048, 'forwardTo accepts an http:// or https:// URL of at most 2048 characters')
-  .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), { message: 'forwardTo accepts an http:// or https:// URL, such as http://127.0.0.1:3000/webhooks' });
+  .refine(isHttpUrl, { message: 'forwardTo accepts an http:// or https:// URL, such as http://127.0.0.1:3000/webhooks' });
 
 export const listenStreamQuery = z.strictObject({
   forwardTo: httpUrl.meta({ examples: ['http://127.0.0.1:3000/webhooks'] }).describe('Where the listener posts the deliveries: every programme\'s webhook endpoint becomes this URL, and deliveries are signed for its path'),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isHttpUrl } from '../lib/http-url.js';
 
 // POST /_emulator/webhooks/check (docs/faults.md#receiver-check): the request and the report.
 
@@ -7,11 +8,6 @@ export const CHECK_TIMEOUT_MAX_MS = 30_000;
 export const CHECK_TIMEOUT_DEFAULT_MS = 10_000;
 
 const TIMEOUT_RULE = `timeoutMs must be an integer number of milliseconds ${CHECK_TIMEOUT_MIN_MS}-${CHECK_TIMEOUT_MAX_MS}`;
-
-/** An http(s) URL, as the webhook endpoint accepts (docs/webhooks.md#pointing-it-at-your-app). */
-export function isHttpUrl(value: string): boolean {
-  return /^https?:\/\//i.test(value) && URL.canParse(value);
-}
 
 export const receiverCheckBody = z
   .strictObject({

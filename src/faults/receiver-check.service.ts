@@ -6,10 +6,10 @@ import { prepared } from '../db/connection.js';
 import { errors } from '../core/errors.js';
 import { buildDelivery, CHECK_CASES, type CheckCaseDefinition, type CheckTarget, type Delivery } from './receiver-check.cases.js';
 import { newHttpAgent, postWithTimeout } from '../lib/http-post.js';
+import { isHttpUrl } from '../lib/http-url.js';
 import { programmeWebhookOf, type ProgrammeWebhookRow } from '../domains/webhooks/webhooks.endpoints.js';
 import {
   CHECK_TIMEOUT_DEFAULT_MS,
-  isHttpUrl,
   type ReceiverCheckCase,
   type ReceiverCheckInput,
   type ReceiverCheckReport,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { instant } from '../http/formats.js';
 import { isIsoInstant } from '../config.js';
 import { snapshotName } from '../emulator/snapshots.schema.js';
+import { isHttpUrl } from '../lib/http-url.js';
 
 // docs/sessions.md
 
@@ -30,7 +31,7 @@ export const createSessionBody = z
       .describe(`${CLOCK_RULE}; default: the server's --clock`),
     webhookUrl: z
       .string()
-      .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), { message: 'webhookUrl accepts an http:// or https:// URL' })
+      .refine(isHttpUrl, { message: 'webhookUrl accepts an http:// or https:// URL' })
       .nullable()
       .optional()
       .describe('Where this session sends its webhooks; default none (events are recorded SKIPPED)'),

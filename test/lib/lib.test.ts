@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { openDatabase } from '../../src/db/connection.js';
 import { databaseCounter } from '../../src/db/id-counter.js';
 import { createClock } from '../../src/lib/clock.js';
+import { isHttpUrl } from '../../src/lib/http-url.js';
 import { canonicalRequest, hexDigestsEqual, hmacSha256Hex, signRequest } from '../../src/lib/hmac.js';
 import { createIdSource, ID_PREFIXES, type CounterStore } from '../../src/lib/ids.js';
 import { convertMinor, divideRounded, formatAmount, MoneyFormatError, parseAmount, parseDecimal } from '../../src/lib/money.js';
@@ -209,4 +210,14 @@ t.test('state machines as data', async (t) => {
   t.doesNotThrow(() => assertTransition('intent', table, 'CREATED', 'CANCELED'));
   t.throws(() => assertTransition('intent', table, 'CANCELED', 'COMMITTED'), InvalidTransitionError);
   t.throws(() => assertTransition('intent', table, 'CANCELED', 'COMMITTED'), { message: /intent cannot move from CANCELED to COMMITTED; .*final state/ });
+});
+
+// docs/webhooks.md#pointing-it-at-your-app: the one URL rule of the server, the CLI and the kits' forwarders
+t.test('isHttpUrl: an http(s) scheme in any case and a URL the parser takes', async (t) => {
+  for (const good of ['http://127.0.0.1:3000/webhooks', 'https://app.example/hook?x=1', 'HTTP://127.0.0.1/x', 'Https://a/b', 'http://127.0.0.1:9/a b"<x>']) {
+    t.ok(isHttpUrl(good), `${good}: taken`);
+  }
+  for (const bad of ['', 'ftp://a/b', '127.0.0.1:3000', 'http:/a', 'http://a b/', 'javascript:alert(1)', ' http://a/', 'http://[::1/']) {
+    t.notOk(isHttpUrl(bad), `${JSON.stringify(bad)}: refused`);
+  }
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { instant } from '../../http/formats.js';
 import { pageQuery } from '../../http/pagination.js';
 import { WEBHOOK_EVENT_TYPES } from '../../core/webhook-events.js';
+import { isHttpUrl } from '../../lib/http-url.js';
 
 // The control plane's view of webhook deliveries (docs/webhooks.md#delivery-log-and-replay). One schema per resource.
 
@@ -103,7 +104,7 @@ export const deliveryParams = z.object({ id: z.string().min(1).describe('Deliver
 /** A webhook URL as the control plane takes one (also the snapshot file rule: src/snapshots/snapshots.rules.ts). */
 export const webhookUrl = z
   .string()
-  .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), { message: 'url must be an http:// or https:// URL' });
+  .refine(isHttpUrl, { message: 'url must be an http:// or https:// URL' });
 
 export const setEndpointBody = z
   .object({
