@@ -115,6 +115,10 @@ export const errors = {
   notFound(message: string, validationErrors?: ValidationError[]) {
     return new ServiceError(404, 'NOT_FOUND', message, validationErrors);
   },
+  /** A session ended (or the server began stopping) while a request of its sandbox waited: `during` says on what. */
+  sandboxEnded(during: string) {
+    return new ServiceError(404, 'NOT_FOUND', `The sandbox ended while ${during}: its session was ended or expired, or the server is stopping`);
+  },
   conflict(message: string, code: ErrorCode = 'INVALID_REQUEST') {
     return new ServiceError(409, code, message);
   },

@@ -39,7 +39,7 @@ export async function changeClock(ctx: AppContext, body: { freezeAt?: string; ad
     return clockView(ctx, await runDueJobsYielding(ctx));
   } catch (error) {
     if (error instanceof SandboxClosedError) {
-      throw errors.notFound('The sandbox ended while its clock moved: its session was ended or expired, or the server is stopping');
+      throw errors.sandboxEnded('its clock moved');
     }
     throw error;
   }

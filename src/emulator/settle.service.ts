@@ -23,10 +23,10 @@ export async function settleSandbox(ctx: AppContext, timeoutMs: number): Promise
     const dispatcher = webhookDispatcherOf(ctx);
     // docs/control-plane.md#settle: its session was ended (or the server is stopping) while this waited. Its dispatcher
     // is stopped, so nothing would be left on the wire, but nothing was delivered either: not "settled".
-    if (hadDispatcher && !dispatcher) throw errors.notFound('The sandbox ended while settle waited: its session was ended or expired, or the server is stopping');
+    if (hadDispatcher && !dispatcher) throw errors.sandboxEnded('settle waited');
     // in slices with turns between, as the jobs timer runs them (docs/decisions.md#scheduler-slices)
     jobsRun += await runDueJobsInSlices(ctx, () => !ctx.db.open);
-    if (!ctx.db.open) throw errors.notFound('The sandbox ended while settle waited: its session was ended or expired, or the server is stopping');
+    if (!ctx.db.open) throw errors.sandboxEnded('settle waited');
     const quiet = dispatcher ? dispatcher.idle() : true;
     const jobs = pendingJobs(ctx);
     const settled = quiet && jobs.dueNow === 0;

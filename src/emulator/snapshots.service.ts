@@ -105,7 +105,7 @@ function budgetSpent(bytes: number): Error {
 function keep(ctx: AppContext, snapshot: Snapshot): boolean {
   const state = ctx.runtime.get(snapshotsSlot);
   // docs/control-plane.md#snapshots: an upload checked while its session was ended would hold its bytes for good
-  if (state.closed) throw errors.notFound('The sandbox ended while the snapshot was made or checked: its session was ended or expired, or the server is stopping');
+  if (state.closed) throw errors.sandboxEnded('the snapshot was made or checked');
   checkRoomBefore(ctx, snapshot.name);
   const bytes = snapshotBytes(snapshot.tables);
   const previous = state.store.get(snapshot.name);

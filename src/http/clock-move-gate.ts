@@ -27,7 +27,7 @@ function waitForClockMoves(request: FastifyRequest, _reply: FastifyReply, done: 
       return;
     }
     // its session was ended while the request waited (src/sessions: the database closes after a few seconds)
-    if (!sandbox.db.open) return done(errors.notFound('The sandbox ended while its clock moved: its session was ended or expired, or the server is stopping'));
+    if (!sandbox.db.open) return done(errors.sandboxEnded('its clock moved'));
     done();
   };
   waitFor(null);
