@@ -1,5 +1,6 @@
 import { prepared, type Db } from './connection.js';
 import { stateTables } from './migrate.js';
+import { withoutTriggers } from './triggers.js';
 
 // The tables of a snapshot as rows, read from a database and written back into one (docs/control-plane.md#snapshots):
 // used by the snapshots of a sandbox (src/snapshots/snapshot.ts), by the control plane's export (src/emulator/snapshots.service.ts)
@@ -89,18 +90,68 @@ export function restoreNewDatabase(db: Db, tables: TableRows[]): void {
 
 export function writeTables(db: Db, tables: TableRows[], order: string[]): void {
   const byName = new Map(tables.map((table) => [table.name, table]));
+  const ordered = order.map((name) => byName.get(name)!);
   db.pragma('foreign_keys = OFF');
   try {
-    db.transaction(() => {
-      for (const name of order) writeBack(db, byName.get(name)!);
-    })();
+    if (involvesManyRows(db, ordered)) writeInBulk(db, ordered);
+    else db.transaction(() => ordered.forEach((table) => applyPlan(db, planTable(db, table))))();
   } finally {
     db.pragma('foreign_keys = ON');
   }
 }
 
-/** Make one table equal to its saved rows, touching only the rows that differ. */
-function writeBack(db: Db, table: TableRows): void {
+/**
+ * Rows (saved and present together) past which a restore is written in bulk (docs/control-plane.md#big-states):
+ * without the schema's triggers and, for a table that takes more writes than this, without its indexes.
+ */
+export const BULK_RESTORE_ROWS = 5_000;
+
+/** The page cache of a bulk restore, as `PRAGMA cache_size` takes it (negative: KiB): 64 MiB. */
+const BULK_CACHE_KIB = -65_536;
+
+function involvesManyRows(db: Db, tables: TableRows[]): boolean {
+  let rows = 0;
+  for (const table of tables) {
+    rows += table.rows.length + prepared<{ n: number }>(db, `SELECT count(*) AS n FROM "${table.name}"`).get()!.n;
+    if (rows > BULK_RESTORE_ROWS) return true;
+  }
+  return false;
+}
+
+/**
+ * docs/control-plane.md#big-states: every table is compared first, then written with the triggers dropped (each row
+ * written fired the list counters' triggers, whose writes were then compared and written back: the tables they
+ * write into are restored from the snapshot like the others), the indexes of a table taking many writes dropped
+ * and built again once (instead of one random insert per row and index), and a 64 MiB page cache (the default 2 MiB
+ * spilled a file database's pages to its WAL over and over). All in one transaction: a failure leaves it as it was.
+ */
+function writeInBulk(db: Db, tables: TableRows[]): void {
+  const cacheSize = db.pragma('cache_size', { simple: true }) as number;
+  db.pragma(`cache_size = ${BULK_CACHE_KIB}`);
+  try {
+    db.transaction(() => {
+      // sqlite_sequence last: inserting into an AUTOINCREMENT table writes it too
+      const plans = tables.filter((table) => table.name !== 'sqlite_sequence').map((table) => planTable(db, table));
+      const rebuilt = new Set(plans.filter((plan) => plan.deletes.length + plan.inserts.length > BULK_RESTORE_ROWS).map((plan) => plan.table));
+      withoutTriggers(db, () => plans.forEach((plan) => applyPlan(db, plan)), rebuilt);
+      for (const table of tables) if (table.name === 'sqlite_sequence') applyPlan(db, planTable(db, table));
+    })();
+  } finally {
+    db.pragma(`cache_size = ${cacheSize}`);
+  }
+}
+
+/** What makes one table equal to its saved rows: the keys of the rows to delete, the saved rows to insert. */
+interface TablePlan {
+  table: string;
+  deleteSql: string;
+  deletes: unknown[][];
+  insertSql: string;
+  inserts: unknown[][];
+}
+
+/** Compare one table with its saved rows (reading only), so only the rows that differ are touched. */
+function planTable(db: Db, table: TableRows): TablePlan {
   const { name, columns, key } = table;
   const keyPositions = key === 'rowid' ? [0] : key;
   const offset = key === 'rowid' ? 1 : 0; // column i of a row is at i + offset
@@ -110,21 +161,33 @@ function writeBack(db: Db, table: TableRows): void {
   const saved = new Map<unknown, unknown[]>(table.rows.map((row) => [keyText(row), row]));
   const quoted = columns.map((column) => `"${column}"`);
   const where = key === 'rowid' ? 'rowid = ?' : key.map((i) => `${quoted[i]} = ?`).join(' AND ');
-  const keyValues = (row: unknown[]) => keyPositions.map((i) => row[i]);
   // Rows that are gone or changed are deleted first and changed ones inserted again as saved: updating in
   // place could collide with a unique key another row still holds until it is rewritten too.
+  const deletes: unknown[][] = [];
   for (const row of readRows(db, name, key)) {
     const id = keyText(row);
     const want = saved.get(id);
     if (want && sameRow(row, want)) saved.delete(id);
-    else prepared(db, `DELETE FROM "${name}" WHERE ${where}`).run(keyValues(row));
+    else deletes.push(keyPositions.map((i) => row[i]));
   }
-  if (saved.size === 0) return;
-  const insert = prepared(
-    db,
-    `INSERT INTO "${name}" (${key === 'rowid' ? 'rowid, ' : ''}${quoted.join(', ')}) VALUES (${[...Array(columns.length + offset)].map(() => '?').join(', ')})`,
-  );
-  for (const row of saved.values()) insert.run(row);
+  return {
+    table: name,
+    deleteSql: `DELETE FROM "${name}" WHERE ${where}`,
+    deletes,
+    insertSql: `INSERT INTO "${name}" (${key === 'rowid' ? 'rowid, ' : ''}${quoted.join(', ')}) VALUES (${[...Array(columns.length + offset)].map(() => '?').join(', ')})`,
+    inserts: [...saved.values()],
+  };
+}
+
+function applyPlan(db: Db, plan: TablePlan): void {
+  if (plan.deletes.length > 0) {
+    const remove = prepared(db, plan.deleteSql);
+    for (const keyValues of plan.deletes) remove.run(keyValues);
+  }
+  if (plan.inserts.length > 0) {
+    const insert = prepared(db, plan.insertSql);
+    for (const row of plan.inserts) insert.run(row);
+  }
 }
 
 function sameRow(a: unknown[], b: unknown[]): boolean {

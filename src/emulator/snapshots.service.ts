@@ -6,7 +6,7 @@ import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import type { BackgroundService } from '../domains/domain.js';
 import { checkInWorker, type CheckedFile } from '../snapshots/snapshots.check.js';
 import { fileTableName, fileTableSql, SNAPSHOT_FORMAT, SNAPSHOT_INFO_SQL } from '../db/snapshot-tables.js';
-import { asSnapshot, captureSnapshot, refused, restoreSnapshot, type Snapshot } from '../snapshots/snapshot.js';
+import { asSnapshot, captureSnapshot, refused, restoreSnapshot, rowsIn, type Snapshot } from '../snapshots/snapshot.js';
 import { dropSessionImage, makeRoomForRows, rowBytesHeld, snapshotBudget } from '../snapshots/snapshot-budget.js';
 
 // The control plane's snapshots (docs/control-plane.md#snapshots, docs/decisions.md#snapshots): each sandbox's saved
@@ -149,7 +149,7 @@ export function summarize(snapshot: Snapshot): SnapshotSummary {
     schemaVersion: snapshot.schemaVersion,
     savedAt: snapshot.savedAt,
     tables: snapshot.tables.length,
-    rows: snapshot.tables.reduce((sum, table) => sum + table.rows.length, 0),
+    rows: rowsIn(snapshot),
   };
 }
 

@@ -4,7 +4,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { configSchema, type Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
-import { restoreSnapshot, setStartingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
+import { restoreSnapshot, rowsIn, setStartingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
+import { markEqualTo } from '../snapshots/snapshots.tracking.js';
+import { BULK_RESTORE_ROWS } from '../db/snapshot-tables.js';
 import { keepSessionImage, roomForImage } from '../snapshots/snapshot-budget.js';
 import { pinSessionWebhookUrl } from '../domains/webhooks/webhooks.endpoints.js';
 import { errors } from '../core/errors.js';
@@ -207,9 +209,16 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
           // docs/sessions.md#how-fast: later sessions from it open this database, while the process budget has room
           // (the database's size bounds the image's: without room for it, no copy is made only to be thrown away)
           const databaseBytes = Number(sandbox.ctx.db.pragma('page_count', { simple: true })) * Number(sandbox.ctx.db.pragma('page_size', { simple: true }));
-          if (!sessionConfig.snapshot && roomForImage(databaseBytes)) keepSessionImage(snapshot, sandboxImage(sandbox.ctx.db));
+          // (a big one as it is: sessions opening an image restore `meta` from the snapshot, clock record included, so
+          // it needs no copy without that record)
+          if (!sessionConfig.snapshot && roomForImage(databaseBytes)) {
+            keepSessionImage(snapshot, databaseBytes > COMPACT_IMAGES_UP_TO ? sandbox.ctx.db.serialize() : sandboxImage(sandbox.ctx.db));
+          }
         }
       }
+      // docs/control-plane.md#big-states: a big snapshot's session notes the tables it writes from the start, so its
+      // reset compares those only, not every row of the snapshot
+      if (snapshot && rowsIn(snapshot) > BULK_RESTORE_ROWS) markEqualTo(sandbox.ctx, snapshot);
       // A session sends only where its creator said, whatever its fixtures or snapshot name, and after every
       // reset too (docs/sessions.md#webhooks): deliveries of two sessions never reach one receiver by accident.
       pinSessionWebhookUrl(sandbox.ctx, sessionOptions.webhookUrl ?? null);
@@ -330,6 +339,12 @@ function hasPendingJobs(db: Db): boolean {
  * tables without the clock record, so each sandbox opened from it starts its own clock as a new database does.
  * Seeding never reads the clock (src/emulator/reset.service.ts keeps one image per sandbox on the same ground).
  */
+/**
+ * docs/sessions.md#how-fast: a snapshot's database up to this size is written with 1 KiB pages for its image, saving
+ * the empty tables' pages; a bigger one would be copied row by row for a few percent, and is kept as it is.
+ */
+const COMPACT_IMAGES_UP_TO = 8 * 1024 * 1024;
+
 export function sandboxImage(db: Db): Buffer {
   const copy = openImage(db.serialize());
   try {

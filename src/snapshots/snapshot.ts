@@ -32,6 +32,11 @@ export interface Snapshot {
   sessionImage?: Buffer;
 }
 
+/** How many rows a snapshot holds, every table's together. */
+export function rowsIn(snapshot: Snapshot): number {
+  return snapshot.tables.reduce((sum, table) => sum + table.rows.length, 0);
+}
+
 /** Take the current state as a snapshot (not stored). */
 export function captureSnapshot(ctx: AppContext, name: string): Snapshot {
   return {

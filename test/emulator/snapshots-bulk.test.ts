@@ -1,0 +1,172 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import t from 'tap';
+import type { LightMyRequestResponse } from 'fastify';
+import { buildTestApp, json, type TestApp } from '../helper.js';
+import { DEFAULT_FIXTURES } from '../../src/config.js';
+import type { Db } from '../../src/db/db.js';
+import { BULK_RESTORE_ROWS, readTables } from '../../src/db/snapshot-tables.js';
+import { withoutTriggers } from '../../src/db/triggers.js';
+
+// Big states (docs/control-plane.md#big-states): past BULK_RESTORE_ROWS a restore is written without the schema's
+// triggers and, for a table taking many writes, without its indexes; the first reset empties the tables the same way;
+// a big snapshot's sessions note what they write. Whatever the path, every table must end exactly as saved, and the
+// schema exactly as it was.
+
+const HISTORY = 1_500; // deposits on top of the default fixtures: about 7,000 rows in all
+
+function bigFixtures(dir: string): string {
+  const fixtures = JSON.parse(readFileSync(DEFAULT_FIXTURES, 'utf8'));
+  const programme = fixtures.programmes[0];
+  for (let i = 0; i < HISTORY; i += 1) {
+    const day = String(1 + (i % 28)).padStart(2, '0');
+    programme.history.push({
+      id: `txn_bulk_${i}`,
+      accountId: 'acct_acme_usd',
+      type: 'DEPOSIT',
+      createdAt: `2026-02-${day}T10:00:00.000Z`,
+      completedAt: `2026-02-${day}T10:05:00.000Z`,
+      amount: `${1 + (i % 50)}.00`,
+      rail: 'US.USD.ACH',
+      payer: { displayName: `Payer ${i}` },
+    });
+  }
+  const file = path.join(dir, 'big-fixtures.json');
+  writeFileSync(file, JSON.stringify(fixtures));
+  return file;
+}
+
+const rowCount = (db: Db): number => readTables(db).reduce((sum, table) => sum + table.rows.length, 0);
+const schemaOf = (db: Db): unknown[] => db.prepare("SELECT type, name, tbl_name, sql FROM main.sqlite_master ORDER BY type, name").all();
+/**
+ * A session's tables against the root's: without `programmes` (a session sends where its creator said, whatever the
+ * snapshot's webhook URL) and `meta` (a session records its own clock), and `sqlite_sequence` by name (its rows come in
+ * the order the tables were first written).
+ */
+function comparable(tables: ReturnType<typeof readTables>): unknown[] {
+  return tables
+    .filter((table) => table.name !== 'programmes' && table.name !== 'meta')
+    .map((table) => (table.name === 'sqlite_sequence' ? { ...table, rows: [...table.rows].sort((a, b) => String(a[0]).localeCompare(String(b[0]))) } : table));
+}
+
+const control = (sandbox: TestApp, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown): Promise<LightMyRequestResponse> =>
+  sandbox.app.inject({ method, url, ...(body === undefined ? {} : { payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) });
+
+async function deposit(sandbox: TestApp, prefix = '', reference = 'bulk'): Promise<void> {
+  const answer = await sandbox.request('POST', `${prefix}/v1/sandbox/accounts/acct_acme_usd/deposits`, { depositInstructionId: 'di_acme_usd_ach', amount: '25.00', reference });
+  t.equal(answer.statusCode, 202, answer.body);
+}
+
+/** What the list counters say against what the rows are: the triggers keep them, so a lost trigger shows here. */
+async function listTotal(sandbox: TestApp, prefix = ''): Promise<number> {
+  const answer = await sandbox.request('GET', `${prefix}/v1/transactions?accountId=acct_acme_usd&pageSize=1`);
+  t.equal(answer.statusCode, 200, answer.body);
+  return json(answer).totalRecords;
+}
+
+t.test('a big state: reset, restore and a snapshot\'s sessions end exactly as saved, schema and counters too', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'snapshots-bulk-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // a database file, as the root's usually is (its WAL and page cache are part of what a bulk write changes)
+  const sandbox = await buildTestApp({ db: path.join(dir, 'sandbox.db'), config: { fixtures: bigFixtures(dir), maxSessions: 4 } });
+  t.teardown(() => sandbox.close());
+  const db = sandbox.ctx.db;
+  const schema = schemaOf(db);
+  t.ok(rowCount(db) > BULK_RESTORE_ROWS, `the state is big enough for the bulk path (${rowCount(db)} rows)`);
+
+  await deposit(sandbox);
+  t.equal((await control(sandbox, 'POST', '/_emulator/clock', { advanceMs: 3_600_000 })).statusCode, 200);
+  await deposit(sandbox, '', 'pending at the snapshot');
+  const totalSaved = await listTotal(sandbox);
+  t.equal((await control(sandbox, 'POST', '/_emulator/snapshots', { name: 'big' })).statusCode, 201);
+  const saved = readTables(db);
+
+  // the first reset empties every table without its triggers and indexes, then seeds the fixtures with them
+  t.equal((await control(sandbox, 'POST', '/_emulator/reset')).statusCode, 200);
+  t.same(schemaOf(db), schema, 'reset gives every trigger and index back');
+  t.equal(await listTotal(sandbox), totalSaved - 2, 'the fixtures again: the two deposits are gone');
+  await deposit(sandbox, '', 'after the reset');
+  t.equal(await listTotal(sandbox), totalSaved - 1, 'the counters follow a new row: the triggers are back');
+
+  // restore: every row of the saved state differs from the fixtures' or is new
+  const restored = await control(sandbox, 'POST', '/_emulator/snapshots/big/restore');
+  t.equal(restored.statusCode, 200, restored.body);
+  t.same(readTables(db), saved, 'every table as saved, the counters and listing tables included');
+  t.same(schemaOf(db), schema, 'the restore gives every trigger and index back');
+  await deposit(sandbox, '', 'after the restore');
+  t.equal(await listTotal(sandbox), totalSaved + 1);
+
+  // the later reset goes back through the kept image of the fixtures (a restore with many rows to delete)
+  t.equal((await control(sandbox, 'POST', '/_emulator/reset')).statusCode, 200);
+  t.equal(await listTotal(sandbox), totalSaved - 2);
+  t.same(schemaOf(db), schema);
+
+  // sessions from the big snapshot: the first restores it and keeps its database as the image, the second opens that
+  const ids: string[] = [];
+  for (let i = 0; i < 2; i += 1) {
+    const made = await control(sandbox, 'POST', '/_emulator/sessions', { snapshot: 'big' });
+    t.equal(made.statusCode, 201, made.body);
+    ids.push(json(made).id);
+  }
+  for (const id of ids) {
+    const sessionDb = sandbox.sessions.get(id)!.sandbox.ctx.db;
+    t.same(comparable(readTables(sessionDb)), comparable(saved), `session ${ids.indexOf(id) + 1} starts as saved`);
+    t.same(schemaOf(sessionDb), schema, 'with the whole schema');
+    const prefix = `/_sessions/${id}`;
+    t.equal(await listTotal(sandbox, prefix), totalSaved);
+    await deposit(sandbox, prefix, 'in the session');
+    t.equal(await listTotal(sandbox, prefix), totalSaved + 1);
+    const before = readTables(sessionDb);
+    t.equal((await control(sandbox, 'POST', `${prefix}/_emulator/reset`)).statusCode, 200);
+    // its reset compares only the tables it wrote since it started (it notes them from the start)
+    t.same(comparable(readTables(sessionDb)), comparable(saved), 'its reset goes back to the snapshot');
+    t.notSame(before, readTables(sessionDb));
+    t.equal(await listTotal(sandbox, prefix), totalSaved);
+  }
+});
+
+t.test('withoutTriggers: a write that fails leaves triggers, indexes and rows as they were', async (t) => {
+  const db = new Database(':memory:');
+  t.teardown(() => db.close());
+  db.exec(`
+    CREATE TABLE items (id INTEGER PRIMARY KEY, code TEXT NOT NULL);
+    CREATE TABLE counts (name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+    CREATE UNIQUE INDEX items_code ON items (code);
+    CREATE TRIGGER items_count AFTER INSERT ON items BEGIN UPDATE counts SET n = n + 1 WHERE name = 'items'; END;
+    INSERT INTO counts VALUES ('items', 0);
+    INSERT INTO items (code) VALUES ('a');
+  `);
+  const schema = schemaOf(db);
+  t.throws(() => withoutTriggers(db, () => undefined), /inside a transaction/, 'refused outside a transaction');
+
+  t.throws(() =>
+    db.transaction(() =>
+      withoutTriggers(
+        db,
+        () => {
+          db.exec("INSERT INTO items (code) VALUES ('b')");
+          throw new Error('the write failed');
+        },
+        new Set(['items']),
+      ),
+    )(),
+  );
+  t.same(schemaOf(db), schema, 'the trigger and index are back');
+  t.same(db.prepare('SELECT code FROM items ORDER BY id').pluck().all(), ['a'], 'the row written is gone');
+
+  // an index built again checks its UNIQUE rule: a duplicate written while it was away fails the whole transaction
+  t.throws(() => db.transaction(() => withoutTriggers(db, () => db.exec("INSERT INTO items (code) VALUES ('a')"), new Set(['items'])))(), /UNIQUE/);
+  t.same(schemaOf(db), schema);
+  t.same(db.prepare('SELECT code FROM items ORDER BY id').pluck().all(), ['a']);
+
+  // and a write that succeeds: no trigger fired during it, both are there after it
+  const counted = () => db.prepare("SELECT n FROM counts WHERE name = 'items'").pluck().get();
+  t.equal(counted(), 1, "the fixture's row was counted");
+  db.transaction(() => withoutTriggers(db, () => db.exec("INSERT INTO items (code) VALUES ('c')"), new Set(['items'])))();
+  t.equal(counted(), 1, 'the trigger did not fire during the write');
+  db.exec("INSERT INTO items (code) VALUES ('d')");
+  t.equal(counted(), 2, 'and fires after it');
+  t.same(schemaOf(db), schema);
+});
