@@ -1,6 +1,7 @@
 import { prepared, type Db } from './connection.js';
 import { stateTables } from './migrate.js';
-import { withoutTriggers } from './triggers.js';
+import { createAgain, dropTriggersAndIndexes } from './triggers.js';
+import { runNow, type Steps } from '../lib/turns.js';
 
 // The tables of a snapshot as rows, read from a database and written back into one (docs/control-plane.md#snapshots):
 // used by the snapshots of a sandbox (src/snapshots/snapshot.ts), by the control plane's export (src/emulator/snapshots.service.ts)
@@ -89,14 +90,22 @@ export function restoreNewDatabase(db: Db, tables: TableRows[]): void {
 }
 
 export function writeTables(db: Db, tables: TableRows[], order: string[]): void {
+  runNow(writeTablesSteps(db, tables, order));
+}
+
+/**
+ * writeTables as steps (src/lib/turns.ts): a bulk write yields between chunks of rows, inside one transaction that
+ * stays open across the turns (docs/control-plane.md#big-states); a small one runs in a single step.
+ */
+export function* writeTablesSteps(db: Db, tables: TableRows[], order: string[]): Steps {
   const byName = new Map(tables.map((table) => [table.name, table]));
   const ordered = order.map((name) => byName.get(name)!);
   db.pragma('foreign_keys = OFF');
   try {
-    if (involvesManyRows(db, ordered)) writeInBulk(db, ordered);
-    else db.transaction(() => ordered.forEach((table) => applyPlan(db, planTable(db, table))))();
+    if (involvesManyRows(db, ordered)) yield* bulkSteps(db, ordered);
+    else db.transaction(() => ordered.forEach((table) => applyPlan(db, runNow(planSteps(db, table)))))();
   } finally {
-    db.pragma('foreign_keys = ON');
+    if (db.open) db.pragma('foreign_keys = ON');
   }
 }
 
@@ -106,8 +115,8 @@ export function writeTables(db: Db, tables: TableRows[], order: string[]): void 
  */
 export const BULK_RESTORE_ROWS = 5_000;
 
-/** The page cache of a bulk restore, as `PRAGMA cache_size` takes it (negative: KiB): 64 MiB. */
-const BULK_CACHE_KIB = -65_536;
+/** Rows read, compared or written between two points where the event loop may take a turn. */
+const CHUNK_ROWS = 1_024;
 
 function involvesManyRows(db: Db, tables: TableRows[]): boolean {
   let rows = 0;
@@ -122,22 +131,29 @@ function involvesManyRows(db: Db, tables: TableRows[]): boolean {
  * docs/control-plane.md#big-states: every table is compared first, then written with the triggers dropped (each row
  * written fired the list counters' triggers, whose writes were then compared and written back: the tables they
  * write into are restored from the snapshot like the others), the indexes of a table taking many writes dropped
- * and built again once (instead of one random insert per row and index), and a 64 MiB page cache (the default 2 MiB
- * spilled a file database's pages to its WAL over and over). All in one transaction: a failure leaves it as it was.
+ * and built again once (instead of one random insert per row and index: with a 2 MiB page cache, a file database's
+ * index pages went to its WAL over and over). All in one savepoint (a transaction of its own unless the caller has
+ * one): a failure, or the steps ended part way, leaves the database as it was.
  */
-function writeInBulk(db: Db, tables: TableRows[]): void {
-  const cacheSize = db.pragma('cache_size', { simple: true }) as number;
-  db.pragma(`cache_size = ${BULK_CACHE_KIB}`);
+function* bulkSteps(db: Db, tables: TableRows[]): Steps {
+  db.exec('SAVEPOINT bulk_write');
+  let written = false;
   try {
-    db.transaction(() => {
-      // sqlite_sequence last: inserting into an AUTOINCREMENT table writes it too
-      const plans = tables.filter((table) => table.name !== 'sqlite_sequence').map((table) => planTable(db, table));
-      const rebuilt = new Set(plans.filter((plan) => plan.deletes.length + plan.inserts.length > BULK_RESTORE_ROWS).map((plan) => plan.table));
-      withoutTriggers(db, () => plans.forEach((plan) => applyPlan(db, plan)), rebuilt);
-      for (const table of tables) if (table.name === 'sqlite_sequence') applyPlan(db, planTable(db, table));
-    })();
+    // sqlite_sequence last: inserting into an AUTOINCREMENT table writes it too
+    const plans: TablePlan[] = [];
+    for (const table of tables) if (table.name !== 'sqlite_sequence') plans.push(yield* planSteps(db, table));
+    const rebuilt = new Set(plans.filter((plan) => plan.deletes.length + plan.inserts.length > BULK_RESTORE_ROWS).map((plan) => plan.table));
+    const dropped = dropTriggersAndIndexes(db, rebuilt);
+    for (const plan of plans) yield* applySteps(db, plan);
+    for (const object of dropped) {
+      createAgain(db, object); // an index over many rows is the longest single step
+      yield;
+    }
+    for (const table of tables) if (table.name === 'sqlite_sequence') applyPlan(db, runNow(planSteps(db, table)));
+    db.exec('RELEASE bulk_write');
+    written = true;
   } finally {
-    db.pragma(`cache_size = ${cacheSize}`);
+    if (db.open && !written) db.exec('ROLLBACK TO bulk_write; RELEASE bulk_write');
   }
 }
 
@@ -151,24 +167,43 @@ interface TablePlan {
 }
 
 /** Compare one table with its saved rows (reading only), so only the rows that differ are touched. */
-function planTable(db: Db, table: TableRows): TablePlan {
+function* planSteps(db: Db, table: TableRows): Generator<void, TablePlan, void> {
   const { name, columns, key } = table;
   const keyPositions = key === 'rowid' ? [0] : key;
   const offset = key === 'rowid' ? 1 : 0; // column i of a row is at i + offset
   const single = keyPositions.length === 1 ? keyPositions[0]! : -1;
   // rowids are numbers and a one-column key is used as it is; a key of several columns is joined by NUL
   const keyText = (row: unknown[]): unknown => (single >= 0 ? row[single] : keyPositions.map((i) => String(row[i])).join('\u0000'));
-  const saved = new Map<unknown, unknown[]>(table.rows.map((row) => [keyText(row), row]));
+  const saved = new Map<unknown, unknown[]>();
+  for (let i = 0; i < table.rows.length; i += 1) {
+    saved.set(keyText(table.rows[i]!), table.rows[i]!);
+    if (i % CHUNK_ROWS === CHUNK_ROWS - 1) yield;
+  }
   const quoted = columns.map((column) => `"${column}"`);
   const where = key === 'rowid' ? 'rowid = ?' : key.map((i) => `${quoted[i]} = ?`).join(' AND ');
   // Rows that are gone or changed are deleted first and changed ones inserted again as saved: updating in
   // place could collide with a unique key another row still holds until it is rewritten too.
   const deletes: unknown[][] = [];
-  for (const row of readRows(db, name, key)) {
-    const id = keyText(row);
-    const want = saved.get(id);
-    if (want && sameRow(row, want)) saved.delete(id);
-    else deletes.push(keyPositions.map((i) => row[i]));
+  const compare = (rows: unknown[][]) => {
+    for (const row of rows) {
+      const id = keyText(row);
+      const want = saved.get(id);
+      if (want && sameRow(row, want)) saved.delete(id);
+      else deletes.push(keyPositions.map((i) => row[i]));
+    }
+  };
+  if (key === 'rowid') {
+    // in rowid order, a chunk at a time (a table without a rowid holds counters: it is read at once)
+    const chunk = prepared(db, `SELECT rowid, * FROM "${name}" WHERE rowid > ? ORDER BY rowid LIMIT ${CHUNK_ROWS}`).raw(true);
+    for (let after: unknown = -Infinity; ; ) {
+      const rows = chunk.all(after) as unknown[][];
+      compare(rows);
+      if (rows.length < CHUNK_ROWS) break;
+      after = rows[rows.length - 1]![0];
+      yield;
+    }
+  } else {
+    compare(readRows(db, name, key));
   }
   return {
     table: name,
@@ -180,13 +215,23 @@ function planTable(db: Db, table: TableRows): TablePlan {
 }
 
 function applyPlan(db: Db, plan: TablePlan): void {
+  runNow(applySteps(db, plan));
+}
+
+function* applySteps(db: Db, plan: TablePlan): Steps {
   if (plan.deletes.length > 0) {
     const remove = prepared(db, plan.deleteSql);
-    for (const keyValues of plan.deletes) remove.run(keyValues);
+    for (let i = 0; i < plan.deletes.length; i += 1) {
+      remove.run(plan.deletes[i]);
+      if (i % CHUNK_ROWS === CHUNK_ROWS - 1) yield;
+    }
   }
   if (plan.inserts.length > 0) {
     const insert = prepared(db, plan.insertSql);
-    for (const row of plan.inserts) insert.run(row);
+    for (let i = 0; i < plan.inserts.length; i += 1) {
+      insert.run(plan.inserts[i]);
+      if (i % CHUNK_ROWS === CHUNK_ROWS - 1) yield;
+    }
   }
 }
 

@@ -3,7 +3,7 @@ import { ctxOf } from '../http/request-sandbox.js';
 import { errorResponses } from '../core/errors.js';
 import { CONTROL_PLANE } from './emulator.auth.js';
 import { resetResponse } from './reset.schema.js';
-import { resetSandbox } from './reset.service.js';
+import { resetSandboxInTurns } from './reset.service.js';
 
 // POST /_emulator/reset (docs/control-plane.md#health-reset-and-clock)
 export const resetRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -21,7 +21,7 @@ export const resetRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => {
       const started = process.hrtime.bigint();
-      resetSandbox(ctxOf(request));
+      await resetSandboxInTurns(ctxOf(request));
       return { status: 'reset' as const, durationMs: Number(process.hrtime.bigint() - started) / 1e6 };
     },
   );

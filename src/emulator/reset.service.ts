@@ -1,7 +1,9 @@
-import { rearmJobsTimer } from '../scheduler/scheduler.js';
+import { holdSandbox, rearmJobsTimer, SandboxClosedError } from '../scheduler/scheduler.js';
+import { errors } from '../core/errors.js';
 import type { AppContext } from '../context.js';
 import { resetState } from '../fixtures/fixtures.seed.js';
-import { captureSnapshot, restoreSnapshot, restoreTables, startingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
+import { captureSnapshot, restoreSnapshotSteps, restoreTablesSteps, startingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
+import { runInTurns, runNow, type Steps } from '../lib/turns.js';
 import { sessionWebhookUrl, setWebhookEndpoint } from '../domains/webhooks/webhooks.endpoints.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import { forgetAttemptsOnTheWire } from '../domains/webhooks/webhooks.sender.js';
@@ -31,12 +33,20 @@ export const resetImageSlot: StateSlot<{ webhookUrl: string | null | undefined; 
  * (docs/architecture.md#runtime): fault rules and webhook chaos are cleared, attempts chaos held are dropped.
  */
 export function resetSandbox(ctx: AppContext): void {
+  runNow(resetSteps(ctx));
+}
+
+/**
+ * resetSandbox as steps: the restore of a big state yields between chunks of rows (docs/control-plane.md#big-states);
+ * the route runs them a turn at a time while it holds the sandbox (resetSandboxInTurns).
+ */
+function* resetSteps(ctx: AppContext): Steps {
   ctx.runtime.reset(); // every slot by its declaration (docs/faults.md#lifetime, docs/faults.md#reset-sessions-and-snapshots)
   forgetAttemptsOnTheWire(ctx); // their deliveries' ids are drawn again by the new state (docs/webhooks.md#reset)
   const snapshot = startingSnapshot(ctx);
   const pinnedUrl = sessionWebhookUrl(ctx);
   if (snapshot) {
-    restoreSnapshot(ctx, snapshot); // started with --snapshot: that state is the new sandbox (docs/configuration.md#snapshot)
+    yield* restoreSnapshotSteps(ctx, snapshot); // started with --snapshot: that state is the new sandbox (docs/configuration.md#snapshot)
     // a session keeps the webhook URL it was created with, not the snapshot's (docs/sessions.md#webhooks)
     if (pinnedUrl !== undefined) setWebhookEndpoint(ctx, { url: pinnedUrl });
     return;
@@ -44,11 +54,23 @@ export function resetSandbox(ctx: AppContext): void {
   ctx.clock.restoreInitial(); // the fixtures are seeded at the start instant
   const kept = ctx.runtime.get(resetImageSlot);
   if (kept && kept.webhookUrl === pinnedUrl) {
-    restoreTables(ctx, kept.image);
+    yield* restoreTablesSteps(ctx, kept.image);
   } else {
     resetState(ctx);
     ctx.runtime.set(resetImageSlot, { webhookUrl: pinnedUrl, image: captureSnapshot(ctx, 'reset') });
   }
   ctx.clock.restoreInitial(); // meta was cleared with every other table: record the clock again
   rearmJobsTimer(ctx); // the jobs table and the clock went back (docs/decisions.md#scheduler-wake-up)
+}
+
+/**
+ * POST /_emulator/reset: the same steps a turn of the event loop at a time, holding the sandbox (its other requests
+ * wait, every other sandbox is answered: docs/control-plane.md#big-states).
+ */
+export async function resetSandboxInTurns(ctx: AppContext): Promise<void> {
+  try {
+    await holdSandbox(ctx, (stillWanted) => runInTurns(resetSteps(ctx), stillWanted));
+  } catch (error) {
+    throw error instanceof SandboxClosedError ? errors.sandboxEnded('it was reset') : error;
+  }
 }

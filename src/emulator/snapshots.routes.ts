@@ -203,7 +203,7 @@ export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: restoreSnapshotResponse, ...errorResponses(404) },
       },
     },
-    async (request) => ({ status: 'restored' as const, ...restoreNamedSnapshot(ctxOf(request), request.params.name) }),
+    async (request) => ({ status: 'restored' as const, ...(await restoreNamedSnapshot(ctxOf(request), request.params.name)) }),
   );
 
   app.get(

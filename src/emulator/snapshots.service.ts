@@ -6,8 +6,10 @@ import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import type { BackgroundService } from '../domains/domain.js';
 import { checkInWorker, type CheckedFile } from '../snapshots/snapshots.check.js';
 import { fileTableName, fileTableSql, SNAPSHOT_FORMAT, SNAPSHOT_INFO_SQL } from '../db/snapshot-tables.js';
-import { asSnapshot, captureSnapshot, refused, restoreSnapshot, rowsIn, type Snapshot } from '../snapshots/snapshot.js';
-import { dropSessionImage, makeRoomForRows, rowBytesHeld, snapshotBudget } from '../snapshots/snapshot-budget.js';
+import { asSnapshot, captureSnapshot, refused, restoreSnapshotSteps, rowsIn, type Snapshot } from '../snapshots/snapshot.js';
+import { holdSandbox, SandboxClosedError } from '../scheduler/scheduler.js';
+import { runInTurns } from '../lib/turns.js';
+import { makeRoomForRows, releaseSnapshot, rowBytesHeld, snapshotBudget } from '../snapshots/snapshot-budget.js';
 
 // The control plane's snapshots (docs/control-plane.md#snapshots, docs/decisions.md#snapshots): each sandbox's saved
 // snapshots by name, kept in memory (a runtime slot: docs/architecture.md#runtime), saved, restored, exported and
@@ -113,7 +115,7 @@ function keep(ctx: AppContext, snapshot: Snapshot): boolean {
   // refused only when the rows do not fit even without the session images (a cache), and then none is given up
   if (rowBytesHeld() - replacedBytes + bytes > snapshotBudget.limitBytes) throw budgetSpent(bytes);
   // the replaced one's image goes with it (its bytes given back): sessions from the new one take an image of their own
-  if (previous) dropSessionImage(previous);
+  if (previous) releaseSnapshot(previous);
   makeRoomForRows(bytes - replacedBytes);
   state.store.set(snapshot.name, snapshot);
   state.sizes.set(snapshot.name, bytes);
@@ -124,7 +126,7 @@ function keep(ctx: AppContext, snapshot: Snapshot): boolean {
 function forget(state: SnapshotsState, name: string): void {
   snapshotBudget.heldBytes -= state.sizes.get(name) ?? 0;
   const snapshot = state.store.get(name);
-  if (snapshot) dropSessionImage(snapshot);
+  if (snapshot) releaseSnapshot(snapshot);
   state.sizes.delete(name);
   state.store.delete(name);
 }
@@ -182,10 +184,18 @@ export function deleteSnapshot(ctx: AppContext, name: string): void {
 }
 
 /** POST /_emulator/snapshots/{name}/restore */
-export function restoreNamedSnapshot(ctx: AppContext, name: string): { snapshot: SnapshotSummary; durationMs: number } {
+/**
+ * POST /_emulator/snapshots/{name}/restore, holding the sandbox while it writes: a big restore takes turns of the event
+ * loop, and every other sandbox is answered meanwhile (docs/control-plane.md#big-states).
+ */
+export async function restoreNamedSnapshot(ctx: AppContext, name: string): Promise<{ snapshot: SnapshotSummary; durationMs: number }> {
   const snapshot = getSnapshot(ctx, name);
   const started = process.hrtime.bigint();
-  restoreSnapshot(ctx, snapshot);
+  try {
+    await holdSandbox(ctx, (stillWanted) => runInTurns(restoreSnapshotSteps(ctx, snapshot), stillWanted));
+  } catch (error) {
+    throw error instanceof SandboxClosedError ? errors.sandboxEnded('a snapshot was restored') : error;
+  }
   markEqualTo(ctx, snapshot); // restored by name: the next restore of it compares what changed (snapshots.tracking.ts)
   return { snapshot: summarize(snapshot), durationMs: Number(process.hrtime.bigint() - started) / 1e6 };
 }

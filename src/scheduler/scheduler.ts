@@ -241,29 +241,40 @@ export async function afterClockMoves(ctx: AppContext): Promise<void> {
   }
 }
 
-async function holdingTheClock(ctx: AppContext, start: () => Pass): Promise<number> {
+function holdingTheClock(ctx: AppContext, start: () => Pass): Promise<number> {
+  return holdSandbox(ctx, async (stillWanted) => {
+    const pass = start();
+    while (pass.step(SLICE_MAX_MS)) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const stop = stillWanted();
+      if (stop) throw stop;
+    }
+    return pass.finish();
+  });
+}
+
+/**
+ * Hold the sandbox for work that takes turns of the event loop (docs/decisions.md#scheduler-slices): a move of its
+ * clock, a big restore or reset (docs/control-plane.md#big-states). Its requests wait for the end of the hold (the
+ * app's clock-move gate), its jobs timer starts no pass, and holds of one sandbox take turns. `work` is given the
+ * check to make after each turn: an error once the sandbox was closed meanwhile.
+ */
+export async function holdSandbox<T>(ctx: AppContext, work: (stillWanted: () => Error | null) => Promise<T>): Promise<T> {
   const hold = ctx.runtime.get(clockMoveSlot);
-  // moves of one sandbox take turns. No await when none holds it: the hold must be taken in this same turn, before any
-  // request can pass the app's hooks (a settled move still in the slot is let go, as in afterClockMoves)
+  // holds of one sandbox take turns. No await when none holds it: the hold must be taken in this same turn, before any
+  // request can pass the app's hooks (a settled hold still in the slot is let go, as in afterClockMoves)
   for (let after: Promise<unknown> | null = null; hold.underWay && hold.underWay !== after; ) {
     after = hold.underWay;
     await after.catch(() => undefined);
   }
-  if (!ctx.db.open) throw new SandboxClosedError('the sandbox was closed before its clock moved');
-  const move = (async () => {
-    const pass = start();
-    while (pass.step(SLICE_MAX_MS)) {
-      await new Promise((resolve) => setImmediate(resolve));
-      if (!ctx.db.open) throw new SandboxClosedError('the sandbox was closed while its clock moved');
-    }
-    return pass.finish();
-  })();
-  hold.underWay = move;
+  if (!ctx.db.open) throw new SandboxClosedError('the sandbox was closed before its turn came');
+  const held = work(() => (ctx.db.open ? null : new SandboxClosedError('the sandbox was closed while it was held')));
+  hold.underWay = held;
   try {
-    return await move;
+    return await held;
   } finally {
-    if (hold.underWay === move) hold.underWay = null; // a next move may have taken the hold already
-    // the jobs timer skipped its passes during the move: look again, also when the move failed (a move that finished
+    if (hold.underWay === held) hold.underWay = null; // a next hold may have taken the slot already
+    // the jobs timer skipped its passes during the hold: look again, also when the work failed (work that finished
     // re-armed it already; a second look costs one query)
     if (ctx.db.open) rearmJobsTimer(ctx);
   }
@@ -285,7 +296,9 @@ export function runDueJobsInSlices(ctx: AppContext, stopped: () => boolean = () 
     const next = () => {
       let more = false;
       try {
-        if (!stopped()) {
+        // a big restore or reset keeps a transaction open across turns while it holds the sandbox
+        // (docs/control-plane.md#big-states): no job writes into it; the hold's end re-arms the timer
+        if (!stopped() && !ctx.db.inTransaction) {
           const slice = runSlice(ctx, ctx.clock.nowMs(), null, SLICE_MAX_JOBS, SLICE_MAX_MS);
           if (slice) {
             ran += slice.ran;

@@ -4,7 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { configSchema, type Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
-import { restoreSnapshot, rowsIn, setStartingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
+import { restoreSnapshot, restoreSnapshotSteps, rowsIn, setStartingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
+import { runInTurns } from '../lib/turns.js';
 import { markEqualTo } from '../snapshots/snapshots.tracking.js';
 import { BULK_RESTORE_ROWS } from '../db/snapshot-tables.js';
 import { keepSessionImage, roomForImage } from '../snapshots/snapshot-budget.js';
@@ -80,7 +81,7 @@ export interface Session {
 export interface SessionRegistry {
   readonly limit: number;
   readonly idleTimeoutMs: number;
-  create(options: SessionOptions): Session;
+  create(options: SessionOptions): Promise<Session>;
   get(id: string): Session | undefined;
   /** Oldest first; only those created with `label` when it is given. */
   list(label?: string): Session[];
@@ -116,6 +117,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
   let closed = false;
   let sweeper: NodeJS.Timeout | undefined;
   let created = 0;
+  let opening = 0; // sessions being created (a big snapshot's restore takes turns of the event loop)
   // docs/sessions.md#ids: unseeded sessions draw from the server's --seed, or without one from a seed of this start's
   // own, so no two starts hand out the same ids either.
   const startSeed = root.config.seed ?? `start-${randomBytes(8).toString('hex')}`;
@@ -180,9 +182,9 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
     return Number.isFinite(expected) ? Math.max(1, Math.ceil((expected - at) / 1000)) : 1;
   }
 
-  function create(sessionOptions: SessionOptions): Session {
+  async function create(sessionOptions: SessionOptions): Promise<Session> {
     if (closed) throw errors.unavailable('The server is shutting down');
-    if (sessions.size >= limit) {
+    if (sessions.size + opening >= limit) {
       throw errors.tooManyRequests(
         limit === 0
           ? 'Sessions are turned off on this server (--max-sessions 0)'
@@ -192,6 +194,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
       );
     }
     const sandbox = openFor(sessionOptions);
+    opening += 1; // counted against the limit while a big snapshot's restore takes turns
     try {
       // docs/sessions.md#ids: a sequence of the session's own, so no two sessions hand out the same id; with a
       // seed, the ids a fresh server started with that --seed would draw.
@@ -205,7 +208,9 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
           // put back as the full restore leaves it, then the clock as a restore sets it
           restoreSnapshot(sandbox.ctx, { ...snapshot, tables: snapshot.tables.filter((table) => table.name === 'meta') });
         } else {
-          restoreSnapshot(sandbox.ctx, snapshot);
+          // docs/control-plane.md#big-states: a big snapshot's restore takes turns (the new sandbox serves nothing yet,
+          // so nothing waits for it but its creator)
+          await runInTurns(restoreSnapshotSteps(sandbox.ctx, snapshot), () => (closed ? errors.unavailable('The server is shutting down') : null));
           // docs/sessions.md#how-fast: later sessions from it open this database, while the process budget has room
           // (the database's size bounds the image's: without room for it, no copy is made only to be thrown away)
           const databaseBytes = Number(sandbox.ctx.db.pragma('page_count', { simple: true })) * Number(sandbox.ctx.db.pragma('page_size', { simple: true }));
@@ -223,9 +228,12 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
       // reset too (docs/sessions.md#webhooks): deliveries of two sessions never reach one receiver by accident.
       pinSessionWebhookUrl(sandbox.ctx, sessionOptions.webhookUrl ?? null);
       sandbox.ctx.db.pragma('shrink_memory');
+      if (closed) throw errors.unavailable('The server is shutting down'); // while a restore took turns
     } catch (error) {
       void sandbox.close();
       throw error;
+    } finally {
+      opening -= 1;
     }
     const at = now();
     const session: Session = {

@@ -46,7 +46,7 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
       },
       async (request, reply) => {
         const { scenario, ...options } = await sessionOptionsOf(root, request.body);
-        const session: Session = openSession(registry, options);
+        const session: Session = await openSession(registry, options);
         // docs/sessions.md#scenarios: the scenario's `given` is built before the answer; a failure ends the session
         if (scenario) await startScenario(app, registry, session, SESSION_PATH + session.id, scenario);
         return reply.status(201).send(sessionView(registry, session, originOf(root, request)));

@@ -160,9 +160,9 @@ function optionsOf(root: AppContext, body: NonNullable<CreateSessionInput>): Ses
  * the currency's precision, a birth date after the session's clock): a 400 on fixtures or clock, never a 500
  * (docs/sessions.md#given-fixtures).
  */
-export function openSession(registry: SessionRegistry, options: SessionOptions): Session {
+export async function openSession(registry: SessionRegistry, options: SessionOptions): Promise<Session> {
   try {
-    return registry.create(options);
+    return await registry.create(options);
   } catch (error) {
     // a uniqueness the fixtures' own checks do not know of (a counterparty id given twice): the database's word
     if (isConstraintError(error)) throw errors.field('InvalidValue', 'fixtures', `the fixtures cannot be seeded: ${(error as Error).message}`);

@@ -34,7 +34,7 @@ const withImages = new Set<Snapshot>();
  * with the snapshot (`dropSessionImage`).
  */
 export function keepSessionImage(snapshot: Snapshot, image: Buffer): boolean {
-  if (snapshot.sessionImage || !roomForImage(image.length)) return false;
+  if (snapshot.sessionImage || snapshot.released || !roomForImage(image.length)) return false;
   snapshot.sessionImage = image;
   snapshotBudget.heldBytes += image.length;
   snapshotBudget.imageBytes += image.length;
@@ -54,11 +54,20 @@ export function makeRoomForRows(bytes: number): void {
   }
 }
 
-/** A snapshot deleted, replaced or closed with its sandbox: its image goes, and its bytes back to the budget. */
+/** A snapshot's image goes, and its bytes back to the budget (the snapshot stays: releaseSnapshot when it goes too). */
 export function dropSessionImage(snapshot: Snapshot): void {
   if (!snapshot.sessionImage) return;
   snapshotBudget.heldBytes -= snapshot.sessionImage.length;
   snapshotBudget.imageBytes -= snapshot.sessionImage.length;
   snapshot.sessionImage = undefined;
   withImages.delete(snapshot);
+}
+
+/**
+ * A snapshot deleted, replaced or closed with its sandbox: its image goes, and none is kept for it later (the first
+ * session from a big snapshot takes turns to start, and its snapshot may go meanwhile: docs/control-plane.md#big-states).
+ */
+export function releaseSnapshot(snapshot: Snapshot): void {
+  snapshot.released = true;
+  dropSessionImage(snapshot);
 }

@@ -4,7 +4,8 @@ import { notifyOutbox } from '../domains/webhooks/outbox.js';
 import { forgetAttemptsOnTheWire } from '../domains/webhooks/webhooks.sender.js';
 import { rearmJobsTimer } from '../scheduler/scheduler.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
-import { readTables, schemaVersionOf, triggerOrder, writeTables, type TableRows } from '../db/snapshot-tables.js';
+import { readTables, schemaVersionOf, triggerOrder, writeTablesSteps, type TableRows } from '../db/snapshot-tables.js';
+import { runNow, type Steps } from '../lib/turns.js';
 import { markEqualIfTracking, snapshotTrackingSlot, tablesThatMayDiffer } from './snapshots.tracking.js';
 import { checkInWorkerSync, SnapshotRefusal, type CheckedFile } from './snapshots.check.js';
 
@@ -30,6 +31,8 @@ export interface Snapshot {
    * no session opens the image of a snapshot that was replaced.
    */
   sessionImage?: Buffer;
+  /** Deleted, replaced, or closed with its sandbox (releaseSnapshot): no image is kept for it any more. */
+  released?: boolean;
 }
 
 /** How many rows a snapshot holds, every table's together. */
@@ -54,10 +57,17 @@ export function captureSnapshot(ctx: AppContext, name: string): Snapshot {
  * docs/decisions.md#snapshots).
  */
 export function restoreSnapshot(ctx: AppContext, snapshot: Snapshot): void {
-  restoreTables(ctx, snapshot);
+  runNow(restoreSnapshotSteps(ctx, snapshot));
+}
+
+/** restoreSnapshot as steps: a big restore yields between chunks of rows (docs/control-plane.md#big-states). */
+export function* restoreSnapshotSteps(ctx: AppContext, snapshot: Snapshot): Steps {
+  // attempts under way are of deliveries the restore replaces (docs/webhooks.md#reset): forgotten before the rows are
+  // written, so no result of theirs is recorded into a restore that takes turns (none starts during one)
+  forgetAttemptsOnTheWire(ctx);
+  yield* restoreTablesSteps(ctx, snapshot);
   ctx.clock.freezeAt(snapshot.clockMs);
   if (snapshot.clockMode === 'realtime') ctx.clock.resume();
-  forgetAttemptsOnTheWire(ctx); // they were attempts of deliveries the restore replaced (docs/webhooks.md#reset)
   notifyOutbox(ctx); // deliveries that were due in the snapshot go out again
   rearmJobsTimer(ctx); // and its pending jobs run when they come due (docs/decisions.md#scheduler-wake-up)
 }
@@ -75,7 +85,11 @@ export function restoreSnapshot(ctx: AppContext, snapshot: Snapshot): void {
  * ends exactly as saved.
  */
 export function restoreTables(ctx: AppContext, snapshot: Snapshot): void {
-  writeTables(ctx.db, snapshot.tables, tablesThatMayDiffer(ctx, snapshot, orderOf(ctx, snapshot)));
+  runNow(restoreTablesSteps(ctx, snapshot));
+}
+
+export function* restoreTablesSteps(ctx: AppContext, snapshot: Snapshot): Steps {
+  yield* writeTablesSteps(ctx.db, snapshot.tables, tablesThatMayDiffer(ctx, snapshot, orderOf(ctx, snapshot)));
   markEqualIfTracking(ctx, snapshot);
 }
 

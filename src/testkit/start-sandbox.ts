@@ -4,7 +4,7 @@ import { createFaultRuleBody } from '../faults/fault-rules.schema.js';
 import { addFaultRule, clearFaultRules } from '../faults/fault-rules.service.js';
 import { webhookChaosBody } from '../faults/webhook-chaos.schema.js';
 import { clearWebhookChaos, putWebhookChaos } from '../faults/webhook-chaos.service.js';
-import { resetSandbox } from '../emulator/reset.service.js';
+import { resetSandboxInTurns } from '../emulator/reset.service.js';
 import { restoreNamedSnapshot, saveSnapshot } from '../emulator/snapshots.service.js';
 import { loadFixtures, validateFixtures } from '../fixtures/fixtures.loader.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
@@ -82,8 +82,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     // after any move of the clock the app under test asked for, as a request would be (docs/decisions.md#scheduler-slices)
     async reset() {
-      await afterClockMoves(ctx);
-      resetSandbox(ctx);
+      await resetSandboxInTurns(ctx); // its hold waits for moves of the clock
       inbox.clear();
     },
     async snapshot(name) {
@@ -91,8 +90,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       saveSnapshot(ctx, name);
     },
     async restore(name) {
-      await afterClockMoves(ctx);
-      restoreNamedSnapshot(ctx, name);
+      await restoreNamedSnapshot(ctx, name); // its hold waits for moves of the clock
       inbox.clear();
     },
     async addFault(rule) {

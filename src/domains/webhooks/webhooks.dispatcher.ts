@@ -90,6 +90,9 @@ export function startWebhookDispatcher(ctx: AppContext, options: WebhookDispatch
 
   function pump(): void {
     if (stopped || busy() >= concurrency) return;
+    // a big restore or reset keeps a transaction open across turns (docs/control-plane.md#big-states): no attempt
+    // starts during it; its end wakes the outbox
+    if (ctx.db.open && ctx.db.inTransaction) return;
     const limit = concurrency + sender.inFlight.size;
     let ids: string[];
     try {
