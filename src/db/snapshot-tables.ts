@@ -70,13 +70,45 @@ export function snapshotTables(db: Db): string[] {
 
 /** Read every state table in one read transaction, so the snapshot is one consistent instant. */
 export function readTables(db: Db): TableRows[] {
-  const read = db.transaction(() =>
-    snapshotTables(db).map((name) => {
+  return runNow(readTablesSteps(db));
+}
+
+/** readTables as steps: a big table is read a chunk at a time (docs/control-plane.md#big-states), in one savepoint. */
+export function* readTablesSteps(db: Db): Steps<TableRows[]> {
+  db.exec('SAVEPOINT read_tables');
+  try {
+    const tables: TableRows[] = [];
+    for (const name of snapshotTables(db)) {
       const key = keyOf(db, name);
-      return { name, columns: columnsOf(db, name), key, rows: readRows(db, name, key) };
-    }),
-  );
-  return read();
+      const rows: unknown[][] = [];
+      yield* rowsInChunks(db, name, key, (chunk) => {
+        for (const row of chunk) rows.push(row);
+      });
+      tables.push({ name, columns: columnsOf(db, name), key, rows });
+    }
+    return tables;
+  } finally {
+    if (db.open) db.exec('RELEASE read_tables');
+  }
+}
+
+/**
+ * Every row of a table, handed to `each` a chunk at a time with a step between two: a table with a rowid in rowid
+ * order, CHUNK_ROWS at a time; one without (the list counters, sqlite_sequence) at once.
+ */
+function* rowsInChunks(db: Db, table: string, key: 'rowid' | number[], each: (rows: unknown[][]) => void): Steps {
+  if (key !== 'rowid') {
+    each(readRows(db, table, key));
+    return;
+  }
+  const chunk = prepared(db, `SELECT rowid, * FROM "${table}" WHERE rowid > ? ORDER BY rowid LIMIT ${CHUNK_ROWS}`).raw(true);
+  for (let after: unknown = -Infinity; ; ) {
+    const rows = chunk.all(after) as unknown[][];
+    each(rows);
+    if (rows.length < CHUNK_ROWS) return;
+    after = rows[rows.length - 1]![0];
+    yield;
+  }
 }
 
 export function hasTable(db: Db, name: string): boolean {
@@ -192,19 +224,7 @@ function* planSteps(db: Db, table: TableRows): Generator<void, TablePlan, void> 
       else deletes.push(keyPositions.map((i) => row[i]));
     }
   };
-  if (key === 'rowid') {
-    // in rowid order, a chunk at a time (a table without a rowid holds counters: it is read at once)
-    const chunk = prepared(db, `SELECT rowid, * FROM "${name}" WHERE rowid > ? ORDER BY rowid LIMIT ${CHUNK_ROWS}`).raw(true);
-    for (let after: unknown = -Infinity; ; ) {
-      const rows = chunk.all(after) as unknown[][];
-      compare(rows);
-      if (rows.length < CHUNK_ROWS) break;
-      after = rows[rows.length - 1]![0];
-      yield;
-    }
-  } else {
-    compare(readRows(db, name, key));
-  }
+  yield* rowsInChunks(db, name, key, compare);
   return {
     table: name,
     deleteSql: `DELETE FROM "${name}" WHERE ${where}`,

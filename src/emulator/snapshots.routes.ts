@@ -139,7 +139,7 @@ export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const { snapshot, replaced } = saveSnapshot(ctxOf(request), request.body.name);
+      const { snapshot, replaced } = await saveSnapshot(ctxOf(request), request.body.name);
       return reply.status(replaced ? 200 : 201).send(snapshot);
     },
   );
@@ -221,7 +221,7 @@ export const snapshotsRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const file = exportSnapshot(ctxOf(request), request.params.name);
+      const file = await exportSnapshot(ctxOf(request), request.params.name);
       return reply
         .header('content-type', 'application/vnd.sqlite3')
         .header('content-disposition', `attachment; filename="${request.params.name}.sandbox-snapshot"`)

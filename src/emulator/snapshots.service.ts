@@ -6,9 +6,9 @@ import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import type { BackgroundService } from '../domains/domain.js';
 import { checkInWorker, type CheckedFile } from '../snapshots/snapshots.check.js';
 import { fileTableName, fileTableSql, SNAPSHOT_FORMAT, SNAPSHOT_INFO_SQL } from '../db/snapshot-tables.js';
-import { asSnapshot, captureSnapshot, refused, restoreSnapshotSteps, rowsIn, type Snapshot } from '../snapshots/snapshot.js';
+import { asSnapshot, captureSnapshotSteps, refused, restoreSnapshotSteps, rowsIn, type Snapshot } from '../snapshots/snapshot.js';
 import { holdSandbox, SandboxClosedError } from '../scheduler/scheduler.js';
-import { runInTurns } from '../lib/turns.js';
+import { runInTurns, type Steps } from '../lib/turns.js';
 import { makeRoomForRows, releaseSnapshot, rowBytesHeld, snapshotBudget } from '../snapshots/snapshot-budget.js';
 
 // The control plane's snapshots (docs/control-plane.md#snapshots, docs/decisions.md#snapshots): each sandbox's saved
@@ -156,13 +156,27 @@ export function summarize(snapshot: Snapshot): SnapshotSummary {
 }
 
 /** POST /_emulator/snapshots: save the state under a name (replacing a snapshot of that name). */
-export function saveSnapshot(ctx: AppContext, name: string): { snapshot: SnapshotSummary; replaced: boolean } {
+export async function saveSnapshot(ctx: AppContext, name: string): Promise<{ snapshot: SnapshotSummary; replaced: boolean }> {
   checkSnapshotName(name);
   checkRoomBefore(ctx, name); // before the copy of every row, which is what the limits spare
-  const snapshot = captureSnapshot(ctx, name);
-  const replaced = keep(ctx, snapshot);
-  markEqualTo(ctx, snapshot);
-  return { snapshot: summarize(snapshot), replaced };
+  // docs/control-plane.md#big-states: a big state is read a chunk at a time while the sandbox is held; stored and
+  // noted as equal before the hold ends, so no request of the sandbox writes in between
+  const saved = await heldInTurns(ctx, 'a snapshot was saved', async (stillWanted) => {
+    const snapshot = await runInTurns(captureSnapshotSteps(ctx, name), stillWanted);
+    const replaced = keep(ctx, snapshot);
+    markEqualTo(ctx, snapshot);
+    return { snapshot, replaced };
+  });
+  return { snapshot: summarize(saved.snapshot), replaced: saved.replaced };
+}
+
+/** Work held on the sandbox (holdSandbox); the sandbox closed meanwhile is the 404 of a session that ended. */
+async function heldInTurns<T>(ctx: AppContext, during: string, work: (stillWanted: () => Error | null) => Promise<T>): Promise<T> {
+  try {
+    return await holdSandbox(ctx, work);
+  } catch (error) {
+    throw error instanceof SandboxClosedError ? errors.sandboxEnded(during) : error;
+  }
 }
 
 export function listSnapshots(ctx: AppContext): SnapshotSummary[] {
@@ -191,12 +205,10 @@ export function deleteSnapshot(ctx: AppContext, name: string): void {
 export async function restoreNamedSnapshot(ctx: AppContext, name: string): Promise<{ snapshot: SnapshotSummary; durationMs: number }> {
   const snapshot = getSnapshot(ctx, name);
   const started = process.hrtime.bigint();
-  try {
-    await holdSandbox(ctx, (stillWanted) => runInTurns(restoreSnapshotSteps(ctx, snapshot), stillWanted));
-  } catch (error) {
-    throw error instanceof SandboxClosedError ? errors.sandboxEnded('a snapshot was restored') : error;
-  }
-  markEqualTo(ctx, snapshot); // restored by name: the next restore of it compares what changed (snapshots.tracking.ts)
+  await heldInTurns(ctx, 'a snapshot was restored', async (stillWanted) => {
+    await runInTurns(restoreSnapshotSteps(ctx, snapshot), stillWanted);
+    markEqualTo(ctx, snapshot); // restored by name: the next restore of it compares what changed (snapshots.tracking.ts)
+  });
   return { snapshot: summarize(snapshot), durationMs: Number(process.hrtime.bigint() - started) / 1e6 };
 }
 
@@ -205,38 +217,50 @@ export async function restoreNamedSnapshot(ctx: AppContext, name: string): Promi
  * (same names and columns) and a `snapshot_info` table (format, schema version, clock). Open it with any
  * SQLite tool to look inside.
  */
-export function exportSnapshot(ctx: AppContext, name: string): Buffer {
+export function exportSnapshot(ctx: AppContext, name: string): Promise<Buffer> {
   const snapshot = getSnapshot(ctx, name);
+  // docs/control-plane.md#big-states: the file is written a chunk of rows at a time; the snapshot is never changed
+  // once taken, so nothing is held meanwhile
+  return runInTurns(exportSteps(snapshot));
+}
+
+function* exportSteps(snapshot: Snapshot): Steps<Buffer> {
   const file = new Database(':memory:');
   try {
-    file.transaction(() => {
-      file.exec(SNAPSHOT_INFO_SQL);
-      const info = file.prepare('INSERT INTO snapshot_info (key, value) VALUES (?, ?)');
-      info.run('format', SNAPSHOT_FORMAT);
-      info.run('name', snapshot.name);
-      info.run('schema_version', String(snapshot.schemaVersion));
-      info.run('clock_ms', String(snapshot.clockMs));
-      info.run('clock_mode', snapshot.clockMode);
-      info.run('saved_at', snapshot.savedAt);
-      for (const table of snapshot.tables) {
-        // Columns without constraints: the file is a copy of the rows, not a second database to run on.
-        // Rows keep their rowids, so a restore from an uploaded file compares rows as one from memory does.
-        const target = fileTableName(table.name);
-        const quoted = table.columns.map((column) => `"${column}"`);
-        file.exec(fileTableSql(table.name, table.columns));
-        const withRowid = table.key === 'rowid';
-        const insert = file.prepare(
-          `INSERT INTO "${target}" (${withRowid ? 'rowid, ' : ''}${quoted.join(', ')}) VALUES (${[...Array(quoted.length + (withRowid ? 1 : 0))].map(() => '?').join(', ')})`,
-        );
-        for (const row of table.rows) insert.run(row);
+    file.exec('BEGIN');
+    file.exec(SNAPSHOT_INFO_SQL);
+    const info = file.prepare('INSERT INTO snapshot_info (key, value) VALUES (?, ?)');
+    info.run('format', SNAPSHOT_FORMAT);
+    info.run('name', snapshot.name);
+    info.run('schema_version', String(snapshot.schemaVersion));
+    info.run('clock_ms', String(snapshot.clockMs));
+    info.run('clock_mode', snapshot.clockMode);
+    info.run('saved_at', snapshot.savedAt);
+    for (const table of snapshot.tables) {
+      // Columns without constraints: the file is a copy of the rows, not a second database to run on.
+      // Rows keep their rowids, so a restore from an uploaded file compares rows as one from memory does.
+      const target = fileTableName(table.name);
+      const quoted = table.columns.map((column) => `"${column}"`);
+      file.exec(fileTableSql(table.name, table.columns));
+      const withRowid = table.key === 'rowid';
+      const insert = file.prepare(
+        `INSERT INTO "${target}" (${withRowid ? 'rowid, ' : ''}${quoted.join(', ')}) VALUES (${[...Array(quoted.length + (withRowid ? 1 : 0))].map(() => '?').join(', ')})`,
+      );
+      for (let i = 0; i < table.rows.length; i += 1) {
+        insert.run(table.rows[i]);
+        if (i % EXPORT_CHUNK_ROWS === EXPORT_CHUNK_ROWS - 1) yield;
       }
-      file.pragma(`user_version = ${snapshot.schemaVersion}`);
-    })();
+    }
+    file.pragma(`user_version = ${snapshot.schemaVersion}`);
+    file.exec('COMMIT');
     return file.serialize();
   } finally {
-    file.close();
+    file.close(); // a failure part way: the file goes, with what it held
   }
 }
+
+/** Rows written into an exported file between two points where the event loop may take a turn. */
+const EXPORT_CHUNK_ROWS = 1_024;
 
 /**
  * PUT /_emulator/snapshots/{name}: store an uploaded file under a name once it passes every check

@@ -229,18 +229,6 @@ export function clockMoveUnderWay(ctx: AppContext): Promise<unknown> | null {
 /** The sandbox was closed (its session ended, the server stopping) between two slices of a move. */
 export class SandboxClosedError extends Error {}
 
-/**
- * Resolves once no move of the clock holds the sandbox: what a caller in process (the test kit) waits for, as the
- * app's hooks make a request wait. A settled move still in the slot is being let go: it is not waited for twice.
- */
-export async function afterClockMoves(ctx: AppContext): Promise<void> {
-  const hold = ctx.runtime.get(clockMoveSlot);
-  for (let after: Promise<unknown> | null = null; hold.underWay && hold.underWay !== after; ) {
-    after = hold.underWay;
-    await after.catch(() => undefined);
-  }
-}
-
 function holdingTheClock(ctx: AppContext, start: () => Pass): Promise<number> {
   return holdSandbox(ctx, async (stillWanted) => {
     const pass = start();
@@ -262,7 +250,7 @@ function holdingTheClock(ctx: AppContext, start: () => Pass): Promise<number> {
 export async function holdSandbox<T>(ctx: AppContext, work: (stillWanted: () => Error | null) => Promise<T>): Promise<T> {
   const hold = ctx.runtime.get(clockMoveSlot);
   // holds of one sandbox take turns. No await when none holds it: the hold must be taken in this same turn, before any
-  // request can pass the app's hooks (a settled hold still in the slot is let go, as in afterClockMoves)
+  // request can pass the app's hooks (a settled hold still in the slot is being let go: it is not waited for twice)
   for (let after: Promise<unknown> | null = null; hold.underWay && hold.underWay !== after; ) {
     after = hold.underWay;
     await after.catch(() => undefined);

@@ -4,7 +4,7 @@ import { notifyOutbox } from '../domains/webhooks/outbox.js';
 import { forgetAttemptsOnTheWire } from '../domains/webhooks/webhooks.sender.js';
 import { rearmJobsTimer } from '../scheduler/scheduler.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
-import { readTables, schemaVersionOf, triggerOrder, writeTablesSteps, type TableRows } from '../db/snapshot-tables.js';
+import { readTablesSteps, schemaVersionOf, triggerOrder, writeTablesSteps, type TableRows } from '../db/snapshot-tables.js';
 import { runNow, type Steps } from '../lib/turns.js';
 import { markEqualIfTracking, snapshotTrackingSlot, tablesThatMayDiffer } from './snapshots.tracking.js';
 import { checkInWorkerSync, SnapshotRefusal, type CheckedFile } from './snapshots.check.js';
@@ -42,14 +42,19 @@ export function rowsIn(snapshot: Snapshot): number {
 
 /** Take the current state as a snapshot (not stored). */
 export function captureSnapshot(ctx: AppContext, name: string): Snapshot {
-  return {
+  return runNow(captureSnapshotSteps(ctx, name));
+}
+
+/** captureSnapshot as steps: a big state is read a chunk at a time (docs/control-plane.md#big-states). */
+export function* captureSnapshotSteps(ctx: AppContext, name: string): Steps<Snapshot> {
+  const taken = {
     name,
     clockMs: ctx.clock.nowMs(),
     clockMode: ctx.clock.state().mode,
     schemaVersion: schemaVersionOf(ctx.db),
     savedAt: new Date(ctx.clock.realNowMs()).toISOString(),
-    tables: readTables(ctx.db),
   };
+  return { ...taken, tables: yield* readTablesSteps(ctx.db) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { startServer, type RunningServer } from '../server.js';
-import { advanceClockYielding, afterClockMoves } from '../scheduler/scheduler.js';
+import { advanceClockYielding } from '../scheduler/scheduler.js';
 import { createFaultRuleBody } from '../faults/fault-rules.schema.js';
 import { addFaultRule, clearFaultRules } from '../faults/fault-rules.service.js';
 import { webhookChaosBody } from '../faults/webhook-chaos.schema.js';
@@ -86,8 +86,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       inbox.clear();
     },
     async snapshot(name) {
-      await afterClockMoves(ctx);
-      saveSnapshot(ctx, name);
+      await saveSnapshot(ctx, name); // its hold waits for moves of the clock
     },
     async restore(name) {
       await restoreNamedSnapshot(ctx, name); // its hold waits for moves of the clock

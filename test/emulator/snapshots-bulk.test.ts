@@ -9,13 +9,15 @@ import { DEFAULT_FIXTURES } from '../../src/config.js';
 import type { Db } from '../../src/db/db.js';
 import { BULK_RESTORE_ROWS, readTables } from '../../src/db/snapshot-tables.js';
 import { withoutTriggers } from '../../src/db/triggers.js';
+import { restoreNamedSnapshot } from '../../src/emulator/snapshots.service.js';
+import { clockMoveUnderWay } from '../../src/scheduler/scheduler.js';
 
 // Big states (docs/control-plane.md#big-states): past BULK_RESTORE_ROWS a restore is written without the schema's
 // triggers and, for a table taking many writes, without its indexes; the first reset empties the tables the same way;
 // a big snapshot's sessions note what they write. Whatever the path, every table must end exactly as saved, and the
 // schema exactly as it was.
 
-const HISTORY = 1_500; // deposits on top of the default fixtures: about 7,000 rows in all
+const HISTORY = 3_000; // deposits on top of the default fixtures: about 10,000 rows in all
 
 function bigFixtures(dir: string): string {
   const fixtures = JSON.parse(readFileSync(DEFAULT_FIXTURES, 'utf8'));
@@ -125,6 +127,48 @@ t.test('a big state: reset, restore and a snapshot\'s sessions end exactly as sa
     t.notSame(before, readTables(sessionDb));
     t.equal(await listTotal(sandbox, prefix), totalSaved);
   }
+});
+
+t.test('a big restore takes turns: others are answered meanwhile, the sandbox\'s own requests wait for its end', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'snapshots-bulk-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const sandbox = await buildTestApp({ config: { fixtures: bigFixtures(dir), maxSessions: 2 } });
+  t.teardown(() => sandbox.close());
+  const session = json(await control(sandbox, 'POST', '/_emulator/sessions', {}));
+  await deposit(sandbox);
+  const totalSaved = await listTotal(sandbox);
+  t.equal((await control(sandbox, 'POST', '/_emulator/snapshots', { name: 'big' })).statusCode, 201);
+  t.equal((await control(sandbox, 'POST', '/_emulator/reset')).statusCode, 200); // every saved row to write again
+
+  // the restore starts in this turn and holds the root; each turn seen while its transaction is open is a turn it gave
+  let done = false;
+  const restored = restoreNamedSnapshot(sandbox.ctx, 'big').finally(() => (done = true));
+  t.ok(clockMoveUnderWay(sandbox.ctx), 'the root is held');
+  const duringTurns: Array<Promise<[number, number, boolean]>> = [];
+  await new Promise<void>((resolve) => {
+    const look = () => {
+      if (done) return resolve();
+      if (sandbox.ctx.db.inTransaction && duringTurns.length === 0) {
+        // asked while the restore is half written: the session and the health check, then the root's own list
+        const asked = Promise.all([
+          sandbox.app.inject({ method: 'GET', url: '/_emulator/health' }).then((answer) => answer.statusCode),
+          sandbox.request('GET', `/_sessions/${session.id}/v1/accounts`).then((answer) => answer.statusCode),
+          listTotal(sandbox).then((total) => total === totalSaved),
+        ]) as Promise<[number, number, boolean]>;
+        duringTurns.push(asked);
+      }
+      setImmediate(look);
+    };
+    setImmediate(look);
+  });
+  await restored;
+  t.equal(duringTurns.length, 1, 'the event loop turned while the restore was half written');
+  const [health, sessionAnswer, rootSawRestored] = await duringTurns[0]!;
+  t.equal(health, 200);
+  t.equal(sessionAnswer, 200);
+  t.ok(rootSawRestored, "the root's own request waited for the restore and saw it whole");
+  t.equal(sandbox.ctx.db.inTransaction, false);
+  t.equal(clockMoveUnderWay(sandbox.ctx), null, 'and the hold is let go');
 });
 
 t.test('withoutTriggers: a write that fails leaves triggers, indexes and rows as they were', async (t) => {

@@ -90,7 +90,7 @@ function fakeStream(): ServerResponse {
 async function touchEverything(t: Test, sandbox: { ctx: AppContext; app: FastifyInstance; prefix?: string }, receiver: Receiver): Promise<void> {
   const { ctx, app, prefix = '' } = sandbox;
   resetSandbox(ctx); // the first reset keeps the fixtures' image
-  saveSnapshot(ctx, 'touched');
+  await saveSnapshot(ctx, 'touched');
   setStartingSnapshot(ctx, getSnapshot(ctx, 'touched'));
   // a played step's progress, in the database (docs/sessions.md#playing-a-scenario): the demo started, one step done
   savePlay(ctx, { ...beginPlay(ctx, findScenario(ctx.config, 'demo').loaded, 'shipped'), completed: 1 });

@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildTestApp, json } from '../helper.js';
 import { createContext } from '../../src/create-context.js';
 import { createClock } from '../../src/lib/clock.js';
-import { advanceClockYielding, afterClockMoves, clockMoveUnderWay, scheduleJob, SLICE_MAX_JOBS } from '../../src/scheduler/scheduler.js';
+import { advanceClockYielding, clockMoveUnderWay, holdSandbox, scheduleJob, SLICE_MAX_JOBS } from '../../src/scheduler/scheduler.js';
 import type { AppContext } from '../../src/context.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -38,18 +38,18 @@ t.test('a move yields after its first slice, holds the sandbox until its end, an
   t.equal(clockMoveUnderWay(ctx), null, 'the hold is released');
 });
 
-t.test('afterClockMoves (what the test kit\'s reset, snapshot and restore wait for) resolves once the move has ended', async (t) => {
+t.test('a hold taken during a move (the test kit\'s reset, snapshot and restore, a restore by name) starts once the move has ended', async (t) => {
   const ctx = createContext({ config: { logLevel: 'silent', db: ':memory:' }, clock: createClock({ mode: 'frozen', atMs: START_MS }) });
   t.teardown(() => ctx.db.close());
   withRecorder(ctx);
   for (let i = 0; i < SLICE_MAX_JOBS * 3; i += 1) scheduleJob(ctx, 'test:record', START_MS + 1_000 + i, { label: String(i) });
   const move = advanceClockYielding(ctx, 60_000);
   t.ok(pendingOf(ctx) > 0, 'the move is under way');
-  await afterClockMoves(ctx);
-  t.equal(pendingOf(ctx), 0, 'every job of the move ran before it resolved');
-  t.equal(ctx.clock.nowMs(), START_MS + 60_000, 'and the clock is at the target');
+  const seen = await holdSandbox(ctx, async () => ({ pending: pendingOf(ctx), nowMs: ctx.clock.nowMs() }));
+  t.same(seen, { pending: 0, nowMs: START_MS + 60_000 }, 'every job of the move ran, and the clock is at the target, before the hold began');
   await move;
-  await afterClockMoves(ctx); // and with no move, at once
+  t.equal(clockMoveUnderWay(ctx), null, 'and both are let go');
+  t.equal(await holdSandbox(ctx, async () => 'at once'), 'at once', 'with nothing under way, a hold starts at once');
 });
 
 t.test('two moves of one sandbox from inside the process take turns instead of interleaving', async (t) => {
