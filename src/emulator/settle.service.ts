@@ -27,6 +27,11 @@ export async function settleSandbox(ctx: AppContext, timeoutMs: number): Promise
     // in slices with turns between, as the jobs timer runs them (docs/decisions.md#scheduler-slices)
     jobsRun += await runDueJobsInSlices(ctx, () => !ctx.db.open);
     if (!ctx.db.open) throw errors.sandboxEnded('settle waited');
+    // a big save, restore or reset of this sandbox is half way (docs/control-plane.md#big-states): look again after it
+    if (ctx.db.inTransaction && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, deadline - Date.now())));
+      continue;
+    }
     const quiet = dispatcher ? dispatcher.idle() : true;
     const jobs = pendingJobs(ctx);
     const settled = quiet && jobs.dueNow === 0;

@@ -4,8 +4,8 @@ import { clockMoveUnderWay } from '../scheduler/scheduler.js';
 import { sandboxOf } from './request-sandbox.js';
 
 // docs/decisions.md#scheduler-slices: while a sandbox's clock moves (its jobs run in slices with turns of the event
-// loop between), its other requests wait for the move's end, so they see the settled state; every other sandbox is
-// served meanwhile. They wait before anything of theirs runs (onRequest: auth, validation and fault rules too), and
+// loop between), or a big save, restore or reset of it takes turns (docs/control-plane.md#big-states), its other
+// requests wait for the end of that hold, so they see the settled state; every other sandbox is served meanwhile. They wait before anything of theirs runs (onRequest: auth, validation and fault rules too), and
 // again before their handler (preHandler) for a move that started while they were parsed. A route whose config says
 // `duringClockMoves` is never held: the health check, the listen relay's results, the sessions' routes.
 
