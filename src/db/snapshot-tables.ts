@@ -88,8 +88,27 @@ export function* readTablesSteps(db: Db): Steps<TableRows[]> {
     }
     return tables;
   } finally {
-    if (db.open) db.exec('RELEASE read_tables');
+    if (db.open && db.inTransaction) db.exec('RELEASE read_tables');
   }
+}
+
+/**
+ * Thrown when something else wrote on the connection while a save or restore taking turns had its transaction open
+ * (docs/control-plane.md#big-states): the save would be torn, the restore would keep or collide with that write.
+ */
+export class WrittenMeanwhileError extends Error {}
+
+/** A point where the event loop may take a turn, inside a transaction no one else may write in: checked on return. */
+function* turn(db: Db): Steps {
+  const before = changesOf(db);
+  yield;
+  if (!db.open) return; // the caller's runner stops the steps
+  if (!db.inTransaction) throw new WrittenMeanwhileError('the transaction was ended by another statement on its connection');
+  if (changesOf(db) !== before) throw new WrittenMeanwhileError('another write was made on the connection while the state was being read or written');
+}
+
+function changesOf(db: Db): number {
+  return prepared<{ n: number }>(db, 'SELECT total_changes() AS n').get()!.n;
 }
 
 /**
@@ -107,7 +126,7 @@ function* rowsInChunks(db: Db, table: string, key: 'rowid' | number[], each: (ro
     each(rows);
     if (rows.length < CHUNK_ROWS) return;
     after = rows[rows.length - 1]![0];
-    yield;
+    yield* turn(db);
   }
 }
 
@@ -168,7 +187,10 @@ function involvesManyRows(db: Db, tables: TableRows[]): boolean {
  * one): a failure, or the steps ended part way, leaves the database as it was.
  */
 function* bulkSteps(db: Db, tables: TableRows[]): Steps {
-  db.exec('SAVEPOINT bulk_write');
+  // its own transaction takes the write lock at once: a read that turned into a write after another process had
+  // committed would fail (SQLITE_BUSY_SNAPSHOT) after seconds of comparing
+  const own = !db.inTransaction;
+  db.exec(own ? 'BEGIN IMMEDIATE' : 'SAVEPOINT bulk_write');
   let written = false;
   try {
     // sqlite_sequence last: inserting into an AUTOINCREMENT table writes it too
@@ -179,13 +201,14 @@ function* bulkSteps(db: Db, tables: TableRows[]): Steps {
     for (const plan of plans) yield* applySteps(db, plan);
     for (const object of dropped) {
       createAgain(db, object); // an index over many rows is the longest single step
-      yield;
+      yield* turn(db);
     }
     for (const table of tables) if (table.name === 'sqlite_sequence') applyPlan(db, runNow(planSteps(db, table)));
-    db.exec('RELEASE bulk_write');
+    db.exec(own ? 'COMMIT' : 'RELEASE bulk_write');
     written = true;
   } finally {
-    if (db.open && !written) db.exec('ROLLBACK TO bulk_write; RELEASE bulk_write');
+    // (SQLite may have rolled the transaction back itself, on a full disk: then there is nothing to undo)
+    if (db.open && !written && db.inTransaction) db.exec(own ? 'ROLLBACK' : 'ROLLBACK TO bulk_write; RELEASE bulk_write');
   }
 }
 
@@ -209,7 +232,7 @@ function* planSteps(db: Db, table: TableRows): Generator<void, TablePlan, void> 
   const saved = new Map<unknown, unknown[]>();
   for (let i = 0; i < table.rows.length; i += 1) {
     saved.set(keyText(table.rows[i]!), table.rows[i]!);
-    if (i % CHUNK_ROWS === CHUNK_ROWS - 1) yield;
+    if (i % CHUNK_ROWS === CHUNK_ROWS - 1) yield* turn(db);
   }
   const quoted = columns.map((column) => `"${column}"`);
   const where = key === 'rowid' ? 'rowid = ?' : key.map((i) => `${quoted[i]} = ?`).join(' AND ');
@@ -243,14 +266,14 @@ function* applySteps(db: Db, plan: TablePlan): Steps {
     const remove = prepared(db, plan.deleteSql);
     for (let i = 0; i < plan.deletes.length; i += 1) {
       remove.run(plan.deletes[i]);
-      if (i % CHUNK_ROWS === CHUNK_ROWS - 1) yield;
+      if (i % CHUNK_ROWS === CHUNK_ROWS - 1) yield* turn(db);
     }
   }
   if (plan.inserts.length > 0) {
     const insert = prepared(db, plan.insertSql);
     for (let i = 0; i < plan.inserts.length; i += 1) {
       insert.run(plan.inserts[i]);
-      if (i % CHUNK_ROWS === CHUNK_ROWS - 1) yield;
+      if (i % CHUNK_ROWS === CHUNK_ROWS - 1) yield* turn(db);
     }
   }
 }

@@ -13,6 +13,7 @@ export const clockHighWaterService: BackgroundService = (ctx: AppContext) => {
   if (ctx.config.db === ':memory:') return () => undefined;
   const record = () => {
     if (ctx.clock.state().mode !== 'realtime') return;
+    if (ctx.db.inTransaction) return; // a big save, restore or reset takes turns (docs/control-plane.md#big-states): the next tick
     try {
       storeHighWater(ctx.db, ctx.clock.nowMs());
     } catch {

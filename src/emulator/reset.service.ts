@@ -1,5 +1,5 @@
-import { holdSandbox, rearmJobsTimer, SandboxClosedError } from '../scheduler/scheduler.js';
-import { errors } from '../core/errors.js';
+import { rearmJobsTimer } from '../scheduler/scheduler.js';
+import { heldInTurns } from './snapshots.service.js';
 import type { AppContext } from '../context.js';
 import { resetState } from '../fixtures/fixtures.seed.js';
 import { captureSnapshot, restoreSnapshotSteps, restoreTablesSteps, startingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
@@ -67,10 +67,6 @@ function* resetSteps(ctx: AppContext): Steps {
  * POST /_emulator/reset: the same steps a turn of the event loop at a time, holding the sandbox (its other requests
  * wait, every other sandbox is answered: docs/control-plane.md#big-states).
  */
-export async function resetSandboxInTurns(ctx: AppContext): Promise<void> {
-  try {
-    await holdSandbox(ctx, (stillWanted) => runInTurns(resetSteps(ctx), stillWanted));
-  } catch (error) {
-    throw error instanceof SandboxClosedError ? errors.sandboxEnded('it was reset') : error;
-  }
+export function resetSandboxInTurns(ctx: AppContext): Promise<void> {
+  return heldInTurns(ctx, 'it was reset', (stillWanted) => runInTurns(resetSteps(ctx), stillWanted));
 }

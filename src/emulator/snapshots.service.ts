@@ -2,10 +2,11 @@ import Database from 'better-sqlite3';
 import type { AppContext } from '../context.js';
 import { errors } from '../core/errors.js';
 import { markEqualTo } from '../snapshots/snapshots.tracking.js';
+import { notifyOutbox } from '../domains/webhooks/outbox.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import type { BackgroundService } from '../domains/domain.js';
 import { checkInWorker, type CheckedFile } from '../snapshots/snapshots.check.js';
-import { fileTableName, fileTableSql, SNAPSHOT_FORMAT, SNAPSHOT_INFO_SQL } from '../db/snapshot-tables.js';
+import { fileTableName, fileTableSql, SNAPSHOT_FORMAT, SNAPSHOT_INFO_SQL, WrittenMeanwhileError } from '../db/snapshot-tables.js';
 import { asSnapshot, captureSnapshotSteps, refused, restoreSnapshotSteps, rowsIn, type Snapshot } from '../snapshots/snapshot.js';
 import { holdSandbox, SandboxClosedError } from '../scheduler/scheduler.js';
 import { runInTurns, type Steps } from '../lib/turns.js';
@@ -170,12 +171,21 @@ export async function saveSnapshot(ctx: AppContext, name: string): Promise<{ sna
   return { snapshot: summarize(saved.snapshot), replaced: saved.replaced };
 }
 
-/** Work held on the sandbox (holdSandbox); the sandbox closed meanwhile is the 404 of a session that ended. */
-async function heldInTurns<T>(ctx: AppContext, during: string, work: (stillWanted: () => Error | null) => Promise<T>): Promise<T> {
+/**
+ * Work held on the sandbox (holdSandbox); the sandbox closed meanwhile is the 404 of a session that ended, and a write
+ * that landed in its transaction all the same a 409 (docs/control-plane.md#big-states).
+ */
+export async function heldInTurns<T>(ctx: AppContext, during: string, work: (stillWanted: () => Error | null) => Promise<T>): Promise<T> {
   try {
     return await holdSandbox(ctx, work);
   } catch (error) {
-    throw error instanceof SandboxClosedError ? errors.sandboxEnded(during) : error;
+    if (error instanceof SandboxClosedError) throw errors.sandboxEnded(during);
+    if (error instanceof WrittenMeanwhileError) {
+      throw errors.conflict(`Another request of this sandbox wrote while ${during}, so nothing was done: try again (${error.message})`);
+    }
+    throw error;
+  } finally {
+    if (ctx.db.open) notifyOutbox(ctx); // no attempt started during the hold: whatever is due goes out now
   }
 }
 

@@ -229,6 +229,23 @@ export function clockMoveUnderWay(ctx: AppContext): Promise<unknown> | null {
 /** The sandbox was closed (its session ended, the server stopping) between two slices of a move. */
 export class SandboxClosedError extends Error {}
 
+/**
+ * Resolves once no save, restore or reset of the sandbox holds a transaction open across turns
+ * (docs/control-plane.md#big-states): what a webhook attempt released meanwhile waits for before it reads or records.
+ */
+export async function afterOpenTransaction(ctx: AppContext): Promise<void> {
+  let waited: Promise<unknown> | null = null;
+  while (ctx.db.open && ctx.db.inTransaction) {
+    const hold = clockMoveUnderWay(ctx);
+    if (hold && hold !== waited) {
+      waited = hold;
+      await hold.catch(() => undefined);
+    } else {
+      await new Promise((resolve) => setTimeout(resolve, 5)); // a hold being let go
+    }
+  }
+}
+
 function holdingTheClock(ctx: AppContext, start: () => Pass): Promise<number> {
   return holdSandbox(ctx, async (stillWanted) => {
     const pass = start();

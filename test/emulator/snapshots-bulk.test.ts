@@ -7,10 +7,12 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildTestApp, json, type TestApp } from '../helper.js';
 import { DEFAULT_FIXTURES } from '../../src/config.js';
 import type { Db } from '../../src/db/db.js';
-import { BULK_RESTORE_ROWS, readTables } from '../../src/db/snapshot-tables.js';
+import { BULK_RESTORE_ROWS, readTables, WrittenMeanwhileError } from '../../src/db/snapshot-tables.js';
 import { withoutTriggers } from '../../src/db/triggers.js';
-import { restoreNamedSnapshot } from '../../src/emulator/snapshots.service.js';
-import { clockMoveUnderWay } from '../../src/scheduler/scheduler.js';
+import { getSnapshot, heldInTurns } from '../../src/emulator/snapshots.service.js';
+import { captureSnapshotSteps, restoreSnapshotSteps } from '../../src/snapshots/snapshot.js';
+import { runNow } from '../../src/lib/turns.js';
+import { clockMoveUnderWay, holdSandbox } from '../../src/scheduler/scheduler.js';
 
 // Big states (docs/control-plane.md#big-states): past BULK_RESTORE_ROWS a restore is written without the schema's
 // triggers and, for a table taking many writes, without its indexes; the first reset empties the tables the same way;
@@ -51,6 +53,15 @@ function comparable(tables: ReturnType<typeof readTables>): unknown[] {
   return tables
     .filter((table) => table.name !== 'programmes' && table.name !== 'meta')
     .map((table) => (table.name === 'sqlite_sequence' ? { ...table, rows: [...table.rows].sort((a, b) => String(a[0]).localeCompare(String(b[0]))) } : table));
+}
+
+function thrownBy(act: () => unknown): unknown {
+  try {
+    act();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
 }
 
 const control = (sandbox: TestApp, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown): Promise<LightMyRequestResponse> =>
@@ -140,35 +151,71 @@ t.test('a big restore takes turns: others are answered meanwhile, the sandbox\'s
   t.equal((await control(sandbox, 'POST', '/_emulator/snapshots', { name: 'big' })).statusCode, 201);
   t.equal((await control(sandbox, 'POST', '/_emulator/reset')).statusCode, 200); // every saved row to write again
 
-  // the restore starts in this turn and holds the root; each turn seen while its transaction is open is a turn it gave
+  // the restore's own steps, driven by hand under the root's hold: paused half way until the other requests have their
+  // answers, so nothing here depends on how fast either is
+  const snapshot = getSnapshot(sandbox.ctx, 'big');
   let done = false;
-  const restored = restoreNamedSnapshot(sandbox.ctx, 'big').finally(() => (done = true));
-  t.ok(clockMoveUnderWay(sandbox.ctx), 'the root is held');
-  const duringTurns: Array<Promise<[number, number, boolean]>> = [];
-  await new Promise<void>((resolve) => {
-    const look = () => {
-      if (done) return resolve();
-      if (sandbox.ctx.db.inTransaction && duringTurns.length === 0) {
-        // asked while the restore is half written: the session and the health check, then the root's own list
-        const asked = Promise.all([
-          sandbox.app.inject({ method: 'GET', url: '/_emulator/health' }).then((answer) => answer.statusCode),
-          sandbox.request('GET', `/_sessions/${session.id}/v1/accounts`).then((answer) => answer.statusCode),
-          listTotal(sandbox).then((total) => total === totalSaved),
-        ]) as Promise<[number, number, boolean]>;
-        duringTurns.push(asked);
-      }
-      setImmediate(look);
-    };
-    setImmediate(look);
+  let rootAnswer: Promise<boolean> | undefined;
+  const answered = await holdSandbox(sandbox.ctx, async () => {
+    const steps = restoreSnapshotSteps(sandbox.ctx, snapshot);
+    for (let i = 0; i < 3; i += 1) t.notOk(steps.next().done, 'the restore has more steps');
+    t.ok(sandbox.ctx.db.inTransaction, 'half way: its transaction is open');
+    // the root's own list, asked now, waits for the end of the hold
+    rootAnswer = listTotal(sandbox).then((total) => done && total === totalSaved);
+    const others = await Promise.all([
+      sandbox.app.inject({ method: 'GET', url: '/_emulator/health' }).then((answer) => [answer.statusCode, done]),
+      sandbox.request('GET', `/_sessions/${session.id}/v1/accounts`).then((answer) => [answer.statusCode, done]),
+    ]);
+    t.ok(sandbox.ctx.db.inTransaction, 'still half way once they are answered');
+    while (!steps.next().done);
+    done = true;
+    return others;
   });
-  await restored;
-  t.equal(duringTurns.length, 1, 'the event loop turned while the restore was half written');
-  const [health, sessionAnswer, rootSawRestored] = await duringTurns[0]!;
-  t.equal(health, 200);
-  t.equal(sessionAnswer, 200);
-  t.ok(rootSawRestored, "the root's own request waited for the restore and saw it whole");
+  t.same(answered, [[200, false], [200, false]], 'the health check and another sandbox were answered while the restore was half way');
+  t.ok(await rootAnswer, "the root's own request waited for the restore and saw it whole");
   t.equal(sandbox.ctx.db.inTransaction, false);
   t.equal(clockMoveUnderWay(sandbox.ctx), null, 'and the hold is let go');
+  t.same(comparable(readTables(sandbox.ctx.db)), comparable(snapshot.tables), 'every table as saved');
+});
+
+t.test('a write on the connection while a big save or restore takes turns: noticed, nothing done, a 409', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'snapshots-bulk-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const sandbox = await buildTestApp({ db: path.join(dir, 'sandbox.db'), config: { fixtures: bigFixtures(dir) } });
+  t.teardown(() => sandbox.close());
+  const { ctx } = sandbox;
+  const db = ctx.db;
+  t.equal((await control(sandbox, 'POST', '/_emulator/snapshots', { name: 'big' })).statusCode, 201);
+  t.equal((await control(sandbox, 'POST', '/_emulator/reset')).statusCode, 200);
+  const before = readTables(db);
+  const schema = schemaOf(db);
+  // what a handler already running when the hold began could do between two turns, driven by hand: a write half way
+  const rename = () => db.prepare("UPDATE programmes SET name = name || ' (renamed)'").run();
+
+  const restore = restoreSnapshotSteps(ctx, getSnapshot(ctx, 'big'));
+  for (let i = 0; i < 3; i += 1) t.notOk(restore.next().done);
+  rename();
+  t.ok(thrownBy(() => restore.next()) instanceof WrittenMeanwhileError, 'the restore notices at its next step');
+  t.same(readTables(db), before, 'and leaves every row as it was (the other write with it: it was made inside its transaction)');
+  t.same(schemaOf(db), schema, 'every trigger and index too');
+  t.equal(db.inTransaction, false);
+  t.equal(db.pragma('foreign_keys', { simple: true }), 1);
+
+  const save = captureSnapshotSteps(ctx, 'torn');
+  t.notOk(save.next().done);
+  rename();
+  t.ok(thrownBy(() => runNow(save)) instanceof WrittenMeanwhileError, 'a save notices too: its copy would be torn');
+  t.equal(db.inTransaction, false);
+  t.match(db.prepare('SELECT name FROM programmes LIMIT 1').pluck().get(), /\(renamed\)$/, 'the other write stays');
+
+  // over HTTP that is a 409 that says to try again, and the outbox is looked at after the hold
+  const refused = await heldInTurns(ctx, 'a snapshot was saved', async () => {
+    throw new WrittenMeanwhileError('a write');
+  }).then(
+    () => null,
+    (error: unknown) => error,
+  );
+  t.match(refused, { statusCode: 409, message: /^Another request of this sandbox wrote while a snapshot was saved, so nothing was done: try again/ });
 });
 
 t.test('withoutTriggers: a write that fails leaves triggers, indexes and rows as they were', async (t) => {

@@ -7,6 +7,7 @@ import { recordAttempt, RESPONSE_BODY_LOG_LIMIT } from './webhooks.record.js';
 import { deliveryInterceptorOf, noChaos, type AttemptChaos } from './webhooks.interceptor.js';
 import { deliveryTransportFor } from './webhooks.transport.js';
 import type { StateSlot } from '../../runtime/sandbox-runtime.js';
+import { afterOpenTransaction } from '../../scheduler/scheduler.js';
 
 // The asynchronous half of one webhook attempt (docs/webhooks.md#delivery-rules, interface 6.1): prepare the signed
 // request in a short transaction, POST it (src/lib/http-post.ts) outside any transaction, then record the outcome in another.
@@ -79,6 +80,10 @@ export async function attemptDelivery(ctx: AppContext, deliveryId: string, kind:
     const interceptor = deliveryInterceptorOf(ctx);
     const chaos = kind === 'SCHEDULED' ? planChaos(ctx, deliveryId) : noChaos();
     if (!(await interceptor.hold(ctx, chaos, options.signal))) return 'ABORTED';
+    // released while a big save, restore or reset holds the sandbox: prepared on the state that follows it
+    // (docs/control-plane.md#big-states)
+    if (ctx.db.inTransaction) await afterOpenTransaction(ctx);
+    if (!ctx.db.open) return 'ABORTED';
     const generation = state.generation; // the deliveries as prepared; a reset during the send makes them others
     const prepared = prepareAttempt(ctx, deliveryId, kind, chaos);
     if ('skipped' in prepared) return 'SKIPPED';
@@ -116,6 +121,8 @@ async function sendAndRecord(ctx: AppContext, state: SenderState, prepared: Prep
     result = await send(state.agent, prepared, options);
   }
   if (options.signal?.aborted) return 'ABORTED';
+  // recorded after a big save, restore or reset that holds the sandbox now, never into it (docs/control-plane.md#big-states)
+  if (ctx.db.inTransaction) await afterOpenTransaction(ctx);
   // docs/webhooks.md#reset: reset or restored while on the wire; its delivery id may now name another event's delivery
   if (state.generation !== generation) return 'ABORTED';
   try {
