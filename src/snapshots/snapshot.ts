@@ -79,7 +79,7 @@ export function* restoreSnapshotSteps(ctx: AppContext, snapshot: Snapshot): Step
 
 /**
  * The table part of a restore, in one transaction with foreign keys off (as reset does): on a sandbox's database
- * (`restoreTables`, comparing only the tables its tracking says may differ), or on a bare one at start-up, before the
+ * (`restoreTablesSteps`, comparing only the tables its tracking says may differ), or on a bare one at start-up, before the
  * context exists (`restoreNewDatabase`). Each table is compared with the snapshot row by row
  * (rowid or key): rows added or changed since are deleted, and the saved version of changed and missing rows
  * inserted. A restore
@@ -89,10 +89,6 @@ export function* restoreSnapshotSteps(ctx: AppContext, snapshot: Snapshot): Step
  * which come after `transactions` in trigger order, are then compared like any other table, so every table
  * ends exactly as saved.
  */
-export function restoreTables(ctx: AppContext, snapshot: Snapshot): void {
-  runNow(restoreTablesSteps(ctx, snapshot));
-}
-
 export function* restoreTablesSteps(ctx: AppContext, snapshot: Snapshot): Steps {
   yield* writeTablesSteps(ctx.db, snapshot.tables, tablesThatMayDiffer(ctx, snapshot, orderOf(ctx, snapshot)));
   markEqualIfTracking(ctx, snapshot);

@@ -4,6 +4,7 @@ import { errors } from '../core/errors.js';
 import type { Db } from '../db/connection.js';
 import { createJobQueue } from '../lib/job-queue.js';
 import { migrate } from '../db/migrate.js';
+import { dropTriggersAndIndexes } from '../db/triggers.js';
 import { migrations } from '../db/migrations/index.js';
 import { rowProblem } from './snapshots.rules.js';
 import { inClockRange } from '../lib/clock.js';
@@ -109,7 +110,7 @@ export function knownLevels(): SchemaLevel[] {
       migrate(db, version);
       made.push(levelOf(db, version));
     }
-    latestImage = withoutTriggers(db.serialize());
+    latestImage = imageWithoutTriggers(db.serialize());
     levels = made;
     return made;
   } finally {
@@ -123,11 +124,10 @@ export function knownLevels(): SchemaLevel[] {
  * makes those tables equal to the file's rows anyway; firing them on every transaction row made the fill about twice
  * as slow (docs/robustness.md#hostile-files), so the scratch database takes each table's rows as the file holds them.
  */
-function withoutTriggers(image: Buffer): Buffer {
+function imageWithoutTriggers(image: Buffer): Buffer {
   const db = new Database(image);
   try {
-    const triggers = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[];
-    for (const name of triggers) db.exec(`DROP TRIGGER "${name}"`);
+    db.transaction(() => dropTriggersAndIndexes(db))(); // dropped for good: nothing is created again
     return db.serialize();
   } finally {
     db.close();
@@ -283,7 +283,7 @@ function checkRows(tables: TableRows[], latest: SchemaLevel): void {
  * names the first row that refers to a row that is not there. A restore writes with foreign keys off (a sandbox's
  * tables are not written in reference order), so these would otherwise pass into the sandbox and fail its later
  * requests with a 500. The rows go in table by table with foreign keys off, so the order does not matter, into a
- * database without triggers (withoutTriggers); sqlite_sequence, which has no constraint, is only checked for a name
+ * database without triggers (imageWithoutTriggers); sqlite_sequence, which has no constraint, is only checked for a name
  * held twice.
  */
 function checkKeys(tables: TableRows[], latest: SchemaLevel): void {
