@@ -1,4 +1,4 @@
-import { rearmJobsTimer } from '../scheduler/scheduler.js';
+import { rearmJobsTimer, stateReplaced } from '../scheduler/scheduler.js';
 import { heldInTurns } from './snapshots.service.js';
 import type { AppContext } from '../context.js';
 import { resetState } from '../fixtures/fixtures.seed.js';
@@ -43,6 +43,7 @@ export function resetSandbox(ctx: AppContext): void {
 function* resetSteps(ctx: AppContext): Steps {
   ctx.runtime.reset(); // every slot by its declaration (docs/faults.md#lifetime, docs/faults.md#reset-sessions-and-snapshots)
   forgetAttemptsOnTheWire(ctx); // their deliveries' ids are drawn again by the new state (docs/webhooks.md#reset)
+  stateReplaced(ctx); // nor is a write prepared before it made in the new one (docs/control-plane.md#a-write-after-a-wait)
   const snapshot = startingSnapshot(ctx);
   const pinnedUrl = sessionWebhookUrl(ctx);
   if (snapshot) {

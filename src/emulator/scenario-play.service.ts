@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import { prepared } from '../db/connection.js';
 import { errors, ServiceError } from '../core/errors.js';
+import { stateReplacements, writeAfterWait } from '../scheduler/scheduler.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import type { LoadedScenario } from '../scenarios/scenario.load.js';
 import { keyBookFromFixtures } from '../scenarios/scenario.keys.js';
@@ -230,6 +231,7 @@ export async function playStep(ctx: AppContext, transport: ScenarioTransport, nu
     );
   }
   slot.runningStep = number;
+  const before = stateReplacements(ctx);
   const results: StepResult[] = [];
   let run = record.run;
   // the played step's engine steps run in one request: their matches share one time budget (docs/scenarios.md#matchers)
@@ -248,6 +250,20 @@ export async function playStep(ctx: AppContext, transport: ScenarioTransport, nu
   } finally {
     slot.runningStep = null;
   }
+  // docs/control-plane.md#a-write-after-a-wait: recorded once no save, restore or reset is under way; one that replaced
+  // the state while the step ran left a state this step's progress is not of
+  return writeAfterWait(ctx, `step ${number} of the scenario ${name} ran`, () => {
+    if (stateReplacements(ctx) !== before) {
+      throw errors.conflict(
+        `The sandbox was reset or restored while step ${number} of the scenario ${name} ran, so the step is not recorded; play from the state it is in now (GET /_emulator/scenario)`,
+      );
+    }
+    return recordStep(ctx, record, number, run, results);
+  });
+}
+
+/** The played step's results kept in the sandbox's record, and the answer. */
+function recordStep(ctx: AppContext, record: PlayRecord, number: number, run: RunState, results: StepResult[]): PlayStepResult {
   const transactionId = [...results].reverse().find((result) => result.transactionId)?.transactionId ?? null;
   const failedResult = results.find((result) => !result.passed);
   const next: PlayRecord = {

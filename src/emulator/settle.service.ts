@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { errors } from '../core/errors.js';
-import { pendingJobs, runDueJobsInSlices } from '../scheduler/scheduler.js';
+import { holdsEnded, pendingJobs, runDueJobsInSlices } from '../scheduler/scheduler.js';
 import { webhookDispatcherOf } from '../domains/webhooks/webhooks.dispatcher.js';
 import { waitingDeliveries } from '../domains/webhooks/webhooks.views.js';
 import type { SettleReport } from './settle.schema.js';
@@ -27,9 +27,11 @@ export async function settleSandbox(ctx: AppContext, timeoutMs: number): Promise
     // in slices with turns between, as the jobs timer runs them (docs/decisions.md#scheduler-slices)
     jobsRun += await runDueJobsInSlices(ctx, () => !ctx.db.open);
     if (!ctx.db.open) throw errors.sandboxEnded('settle waited');
-    // a big save, restore or reset of this sandbox is half way (docs/control-plane.md#big-states): look again after it
-    if (ctx.db.inTransaction && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, deadline - Date.now())));
+    // a big save, restore or reset of this sandbox is half way (docs/control-plane.md#big-states): look again after it,
+    // past the deadline too (an answer reads the state whole, never half written)
+    if (ctx.db.inTransaction) {
+      await holdsEnded(ctx);
+      if (ctx.db.inTransaction) await new Promise((resolve) => setTimeout(resolve, POLL_MS)); // a hold being let go
       continue;
     }
     const quiet = dispatcher ? dispatcher.idle() : true;

@@ -18,22 +18,48 @@ export function runNow<T>(steps: Steps<T>): T {
 export const TURN_MS = 4;
 
 /**
- * Run the steps with a turn of the event loop whenever TURN_MS have passed. After each turn `stillWanted()` is asked;
- * when it answers with an error (the sandbox was closed meanwhile), the steps are ended (their `finally` blocks run)
- * and that error is thrown.
+ * The process's work in turns, one piece after another (docs/control-plane.md#big-states): the piece taking its turns
+ * now, then those waiting. They share one thread, so two at once would finish neither sooner; one at a time bounds
+ * what they hold together (an export's file, the rows a save copied, a first session's database) to one's worth. One per
+ * process, like the snapshot budget: the heap it protects is the process's.
+ */
+let lastInLine: Promise<void> = Promise.resolve();
+
+/** Wait for every piece of work in turns before this one; the answer lets the next one go. */
+async function takeYourTurn(): Promise<() => void> {
+  const before = lastInLine;
+  let done!: () => void;
+  lastInLine = new Promise((resolve) => {
+    done = resolve;
+  });
+  await before;
+  return done;
+}
+
+/**
+ * Run the steps with a turn of the event loop whenever TURN_MS have passed. Work that needs a turn waits first for the
+ * work in turns before it, process-wide (work done within TURN_MS never waits). After each turn `stillWanted()` is
+ * asked; when it answers with an error (the sandbox was closed meanwhile), the steps are ended (their `finally` blocks
+ * run) and that error is thrown.
  */
 export async function runInTurns<T>(steps: Steps<T>, stillWanted: () => Error | null = () => null): Promise<T> {
   let since = performance.now();
-  for (;;) {
-    const next = steps.next();
-    if (next.done) return next.value;
-    if (performance.now() - since < TURN_MS) continue;
-    await new Promise((resolve) => setImmediate(resolve));
-    const stop = stillWanted();
-    if (stop) {
-      steps.return(undefined as T);
-      throw stop;
+  let letNextGo: (() => void) | undefined;
+  try {
+    for (;;) {
+      const next = steps.next();
+      if (next.done) return next.value;
+      if (performance.now() - since < TURN_MS) continue;
+      letNextGo ??= await takeYourTurn();
+      await new Promise((resolve) => setImmediate(resolve));
+      const stop = stillWanted();
+      if (stop) {
+        steps.return(undefined as T);
+        throw stop;
+      }
+      since = performance.now();
     }
-    since = performance.now();
+  } finally {
+    letNextGo?.();
   }
 }

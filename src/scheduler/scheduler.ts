@@ -1,4 +1,5 @@
 import { prepared } from '../db/connection.js';
+import { errors } from '../core/errors.js';
 import type { AppContext } from '../context.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import { clampToClockRange } from '../lib/clock.js';
@@ -210,12 +211,14 @@ export function runDueJobsYielding(ctx: AppContext): Promise<number> {
 /** What a sandbox's move of the clock holds (docs/decisions.md#scheduler-slices): the move under way, if any. */
 export interface ClockMove {
   underWay: Promise<unknown> | null;
+  /** How many restores and resets have replaced the sandbox's state (docs/control-plane.md#a-write-after-a-wait). */
+  replaced: number;
 }
 
 /** docs/architecture.md#runtime: the move of the clock a sandbox's requests wait for. */
 export const clockMoveSlot: StateSlot<ClockMove> = {
   name: 'emulator.clockMove',
-  create: () => ({ underWay: null }),
+  create: () => ({ underWay: null, replaced: 0 }),
   reset: 'keep',
   carriedBySnapshots: false,
   newSession: 'fresh',
@@ -266,15 +269,14 @@ function holdingTheClock(ctx: AppContext, start: () => Pass): Promise<number> {
  */
 export async function holdSandbox<T>(ctx: AppContext, work: (stillWanted: () => Error | null) => Promise<T>): Promise<T> {
   const hold = ctx.runtime.get(clockMoveSlot);
-  // holds of one sandbox take turns. No await when none holds it: the hold must be taken in this same turn, before any
-  // request can pass the app's hooks (a settled hold still in the slot is being let go: it is not waited for twice)
-  for (let after: Promise<unknown> | null = null; hold.underWay && hold.underWay !== after; ) {
-    after = hold.underWay;
-    await after.catch(() => undefined);
-  }
-  if (!ctx.db.open) throw new SandboxClosedError('the sandbox was closed before its turn came');
-  const held = work(() => (ctx.db.open ? null : new SandboxClosedError('the sandbox was closed while it was held')));
-  hold.underWay = held;
+  // holds of one sandbox take turns. Taken in the turn that sees none under way, before any request can pass the app's
+  // hooks (without a hold under way: in this same turn)
+  const { held } = await whenUnheld(hold, () => {
+    if (!ctx.db.open) throw new SandboxClosedError('the sandbox was closed before its turn came');
+    const started = work(() => (ctx.db.open ? null : new SandboxClosedError('the sandbox was closed while it was held')));
+    hold.underWay = started;
+    return { held: started };
+  });
   try {
     return await held;
   } finally {
@@ -283,6 +285,47 @@ export async function holdSandbox<T>(ctx: AppContext, work: (stillWanted: () => 
     // re-armed it already; a second look costs one query)
     if (ctx.db.open) rearmJobsTimer(ctx);
   }
+}
+
+/**
+ * Run `then` once no hold of the sandbox is under way, the holds queued behind one included, in the same turn as that
+ * check (synchronously when none is), so no hold starts between the two. A settled hold still in the slot is being let
+ * go: it is not waited for twice.
+ */
+async function whenUnheld<T>(hold: ClockMove, then: () => T): Promise<T> {
+  for (let after: Promise<unknown> | null = null; hold.underWay && hold.underWay !== after; ) {
+    after = hold.underWay;
+    await after.catch(() => undefined);
+  }
+  return then();
+}
+
+/** How many restores and resets have replaced the sandbox's state so far: read before a wait, compared after it. */
+export function stateReplacements(ctx: AppContext): number {
+  return ctx.runtime.get(clockMoveSlot).replaced;
+}
+
+/** A restore or reset is replacing the sandbox's state: writes prepared before it are of another state. */
+export function stateReplaced(ctx: AppContext): void {
+  ctx.runtime.get(clockMoveSlot).replaced += 1;
+}
+
+/**
+ * docs/control-plane.md#a-write-after-a-wait: a handler's write after it waited on something of its own (a statement
+ * rendered, documents parsed, a scenario's step played) runs once no hold of its sandbox is under way, in the turn that
+ * sees none, so it never lands inside a save, restore or reset taking turns, nor is read half way by one. `write` can
+ * compare stateReplacements with what it read before the wait. A sandbox closed meanwhile: the 404 of a session ended.
+ */
+export function writeAfterWait<T>(ctx: AppContext, during: string, write: () => T): Promise<T> {
+  return whenUnheld(ctx.runtime.get(clockMoveSlot), () => {
+    if (!ctx.db.open) throw errors.sandboxEnded(during);
+    return write();
+  });
+}
+
+/** Resolves once no hold of the sandbox is under way (settle looks at the state after it, never half way). */
+export function holdsEnded(ctx: AppContext): Promise<void> {
+  return whenUnheld(ctx.runtime.get(clockMoveSlot), () => undefined);
 }
 
 function moveTo(ctx: AppContext, ms: number, frozen: boolean): void {

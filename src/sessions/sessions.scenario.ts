@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { errors, ServiceError } from '../core/errors.js';
+import { stateReplacements, writeAfterWait } from '../scheduler/scheduler.js';
 import { captureSnapshot, setStartingSnapshot } from '../snapshots/snapshot.js';
 import { beginPlay, buildPlayGiven, givenIds, playGroups, savePlay } from '../emulator/scenario-play.service.js';
 import { injectTransport } from '../emulator/scenario-transport.js';
@@ -13,9 +14,15 @@ import type { Session, SessionRegistry } from './sessions.registry.js';
 export async function startScenario(app: FastifyInstance, registry: SessionRegistry, session: Session, prefix: string, chosen: ChosenScenario): Promise<void> {
   const { ctx } = session.sandbox;
   try {
+    const before = stateReplacements(ctx);
     const record = await buildPlayGiven(injectTransport(app, { prefix, adminToken: ctx.config.adminToken }), beginPlay(ctx, chosen.loaded, chosen.source));
-    savePlay(ctx, record);
-    setStartingSnapshot(ctx, captureSnapshot(ctx, `scenario-${chosen.loaded.scenario.name}`));
+    // the session is listed while its given is built: a reset or restore of it meanwhile (docs/control-plane.md#a-write-after-a-wait)
+    // leaves a state the given is not in, and the session is ended as for any failure of its given
+    await writeAfterWait(ctx, "the scenario's given was built", () => {
+      if (stateReplacements(ctx) !== before) throw errors.conflict("The session was reset or restored while its scenario's given was built, so it was ended; create it again");
+      savePlay(ctx, record);
+      setStartingSnapshot(ctx, captureSnapshot(ctx, `scenario-${chosen.loaded.scenario.name}`));
+    });
     session.scenario = { name: chosen.loaded.scenario.name, source: chosen.source, steps: playGroups(chosen.loaded).length, given: givenIds(record.run) };
   } catch (error) {
     await registry.end(session.id);

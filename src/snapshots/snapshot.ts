@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { errors, type ServiceError } from '../core/errors.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
 import { forgetAttemptsOnTheWire } from '../domains/webhooks/webhooks.sender.js';
-import { rearmJobsTimer } from '../scheduler/scheduler.js';
+import { rearmJobsTimer, stateReplaced } from '../scheduler/scheduler.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import { readTablesSteps, schemaVersionOf, triggerOrder, writeTablesSteps, type TableRows } from '../db/snapshot-tables.js';
 import { runNow, type Steps } from '../lib/turns.js';
@@ -70,6 +70,7 @@ export function* restoreSnapshotSteps(ctx: AppContext, snapshot: Snapshot): Step
   // attempts under way are of deliveries the restore replaces (docs/webhooks.md#reset): forgotten before the rows are
   // written, so no result of theirs is recorded into a restore that takes turns (none starts during one)
   forgetAttemptsOnTheWire(ctx);
+  stateReplaced(ctx); // a write prepared before it does not land in the restored state (docs/control-plane.md#a-write-after-a-wait)
   yield* restoreTablesSteps(ctx, snapshot);
   ctx.clock.freezeAt(snapshot.clockMs);
   if (snapshot.clockMode === 'realtime') ctx.clock.resume();

@@ -81,3 +81,34 @@ t.test('runInTurns ends the steps when the work is no longer wanted: their final
   );
   t.same(log, ['step 0', 'step 1', 'finally'], 'no step after the answer, and the finally block ran');
 });
+
+t.test('work in turns goes one piece at a time, process-wide: the second waits at its first turn until the first is done', async (t) => {
+  const log: string[] = [];
+  const tagged = (name: string, steps: number) =>
+    (function* () {
+      for (let i = 0; i < steps; i += 1) {
+        busyFor(TURN_MS + 1);
+        log.push(`${name}${i}`);
+        yield;
+      }
+    })();
+  const first = runInTurns(tagged('a', 4));
+  const second = runInTurns(tagged('b', 3)); // its first step runs at once, then it waits for its turn
+  // work done within TURN_MS never waits, even while another piece takes its turns
+  const quickWork = runInTurns(
+    (function* () {
+      yield;
+    })(),
+  ).then(() => log.push('quick'));
+  await Promise.all([first, second, quickWork]);
+  t.same(log, ['a0', 'b0', 'quick', 'a1', 'a2', 'a3', 'b1', 'b2'], 'no step of the second between the steps of the first; the quick work did not wait');
+
+  // a piece ended part way (its sandbox closed) lets the next go too
+  log.length = 0;
+  const gone = new Error('closed');
+  const ended = runInTurns(tagged('c', 5), () => gone);
+  const after = runInTurns(tagged('d', 2));
+  await t.rejects(ended, gone);
+  await after;
+  t.same(log, ['c0', 'd0', 'd1'], 'the ended piece stops at its first turn; the next runs to its end');
+});

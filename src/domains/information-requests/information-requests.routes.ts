@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ctxOf } from '../../http/request-sandbox.js';
 import { errorResponses } from '../../core/errors.js';
+import { writeAfterWait } from '../../scheduler/scheduler.js';
 import { userOf } from '../../http/auth.js';
 import { listEnrollmentInformationRequests } from '../enrollment/enrollment.service.js';
 import { inspectDocuments } from './documents.js';
@@ -73,7 +74,9 @@ export const informationRequestsRoutes: FastifyPluginAsyncZod = async (app) => {
       // PDF parsing is asynchronous and SQLite transactions are not: documents are checked first, then
       // every entry is written in one synchronous transaction (which checks the request again).
       const documents = await inspectDocuments(prepareEntryWrite(ctxOf(request), caller, informationRequestId, request.body));
-      return writeEntries(ctxOf(request), caller, informationRequestId, request.body, documents);
+      // once no save, restore or reset of the sandbox is under way (docs/control-plane.md#a-write-after-a-wait): the
+      // write checks the request again against the state it finds
+      return writeAfterWait(ctxOf(request), 'its documents were read', () => writeEntries(ctxOf(request), caller, informationRequestId, request.body, documents));
     },
   );
 

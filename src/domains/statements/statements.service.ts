@@ -1,6 +1,7 @@
 import { isCalendarDay, utcMs } from '../../lib/calendar.js';
 import { DEFAULT_SEED } from '../../config.js';
 import { prepared } from '../../db/connection.js';
+import { stateReplacements, writeAfterWait } from '../../scheduler/scheduler.js';
 import type { AppContext } from '../../context.js';
 import { precisionOf } from '../../context.js';
 import { errors, type ValidationError } from '../../core/errors.js';
@@ -375,23 +376,32 @@ export async function requestStatement(
   query: StatementQuery,
   baseUrl: string,
 ): Promise<Statement | StatementLink> {
-  const period = validateStatementQuery(ctx, query);
-  const statement = buildStatement(ctx, caller, accountId, period);
-  if (period.format === 'json') return statement;
-  let content: Buffer;
-  if (period.format === 'pdf') {
-    // Counted with the renderer's own layout, without drawing, so an oversized statement costs no rendering.
-    const pages = estimatePdfPages(statement);
-    if (pages > PDF_PAGE_LIMIT) {
-      throw errors.rejected(
-        'PDF_PAGE_LIMIT_EXCEEDED',
-        `The PDF statement would have ${pages} pages; the limit is ${PDF_PAGE_LIMIT}. Request a shorter period, or format=csv or json`,
-      );
+  for (;;) {
+    const before = stateReplacements(ctx);
+    const period = validateStatementQuery(ctx, query);
+    const statement = buildStatement(ctx, caller, accountId, period);
+    if (period.format === 'json') return statement;
+    const { format } = period;
+    let content: Buffer;
+    if (format === 'pdf') {
+      // Counted with the renderer's own layout, without drawing, so an oversized statement costs no rendering.
+      const pages = estimatePdfPages(statement);
+      if (pages > PDF_PAGE_LIMIT) {
+        throw errors.rejected(
+          'PDF_PAGE_LIMIT_EXCEEDED',
+          `The PDF statement would have ${pages} pages; the limit is ${PDF_PAGE_LIMIT}. Request a shorter period, or format=csv or json`,
+        );
+      }
+      content = await renderStatementPdf(statement);
+    } else {
+      content = await renderStatementCsv(statement);
     }
-    content = await renderStatementPdf(statement);
-  } else {
-    content = await renderStatementCsv(statement);
+    // docs/statements.md#links-and-stored-files, docs/control-plane.md#a-write-after-a-wait: stored once no save, restore or reset of
+    // the sandbox is under way; one that replaced the state while this rendered makes it a statement of another state,
+    // so it is built and rendered again from the state as it is now (each round needs a whole restore or reset)
+    const file = await writeAfterWait(ctx, 'its statement was rendered', () =>
+      stateReplacements(ctx) === before ? storeStatementFile(ctx, caller, statement, format, content) : null,
+    );
+    if (file) return statementLink(ctx, baseUrl, file);
   }
-  const file = storeStatementFile(ctx, caller, statement, period.format, content);
-  return statementLink(ctx, baseUrl, file);
 }
