@@ -117,7 +117,9 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
   let closed = false;
   let sweeper: NodeJS.Timeout | undefined;
   let created = 0;
-  let opening = 0; // sessions being created (a big snapshot's restore takes turns of the event loop)
+  // sessions being created (a big snapshot's restore takes turns of the event loop): counted against the limit, and
+  // close() waits for them to end, their databases closed
+  const opening = new Set<Promise<void>>();
   // docs/sessions.md#ids: unseeded sessions draw from the server's --seed, or without one from a seed of this start's
   // own, so no two starts hand out the same ids either.
   const startSeed = root.config.seed ?? `start-${randomBytes(8).toString('hex')}`;
@@ -184,7 +186,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
 
   async function create(sessionOptions: SessionOptions): Promise<Session> {
     if (closed) throw errors.unavailable('The server is shutting down');
-    if (sessions.size + opening >= limit) {
+    if (sessions.size + opening.size >= limit) {
       throw errors.tooManyRequests(
         limit === 0
           ? 'Sessions are turned off on this server (--max-sessions 0)'
@@ -194,7 +196,11 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
       );
     }
     const sandbox = openFor(sessionOptions);
-    opening += 1; // counted against the limit while a big snapshot's restore takes turns
+    let started!: () => void;
+    const starting = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    opening.add(starting);
     try {
       // docs/sessions.md#ids: a sequence of the session's own, so no two sessions hand out the same id; with a
       // seed, the ids a fresh server started with that --seed would draw.
@@ -230,10 +236,11 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
       sandbox.ctx.db.pragma('shrink_memory');
       if (closed) throw errors.unavailable('The server is shutting down'); // while a restore took turns
     } catch (error) {
-      void sandbox.close();
+      await sandbox.close();
       throw error;
     } finally {
-      opening -= 1;
+      opening.delete(starting);
+      started();
     }
     const at = now();
     const session: Session = {
@@ -328,6 +335,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
     async close() {
       closed = true;
       if (sweeper) clearInterval(sweeper);
+      await Promise.all(opening); // each stops at its next turn and closes its database
       await Promise.all([...sessions.keys()].map((id) => end(id, false)));
     },
   };

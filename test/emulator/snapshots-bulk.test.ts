@@ -261,3 +261,22 @@ t.test('withoutTriggers: a write that fails leaves triggers, indexes and rows as
   t.equal(counted(), 2, 'and fires after it');
   t.same(schemaOf(db), schema);
 });
+
+t.test('closing the sessions while the first session from a big snapshot restores it waits for that session to stop', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'snapshots-bulk-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const sandbox = await buildTestApp({ config: { fixtures: bigFixtures(dir) } });
+  t.teardown(() => sandbox.close());
+  t.equal((await control(sandbox, 'POST', '/_emulator/snapshots', { name: 'big' })).statusCode, 201);
+  const snapshot = getSnapshot(sandbox.ctx, 'big');
+  t.equal(snapshot.sessionImage, undefined, 'no session has opened it yet: the first restores it in turns');
+
+  let createSettled = false;
+  const created = sandbox.sessions.create({ snapshot }).finally(() => {
+    createSettled = true;
+  });
+  await sandbox.sessions.close();
+  t.ok(createSettled, 'close() answered once the session being created had stopped');
+  await t.rejects(created, { statusCode: 503, message: 'The server is shutting down' }, 'and that session is refused');
+  t.same(sandbox.sessions.list(), [], 'no session is left');
+});
