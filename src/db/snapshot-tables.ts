@@ -112,20 +112,29 @@ function changesOf(db: Db): number {
 }
 
 /**
- * Every row of a table, handed to `each` a chunk at a time with a step between two: a table with a rowid in rowid
- * order, CHUNK_ROWS at a time; one without (the list counters, sqlite_sequence) at once.
+ * Every row of a table, handed to `each` a chunk at a time with a step between two, CHUNK_ROWS at a time: a table
+ * with a rowid in rowid order, a WITHOUT ROWID table (the list counters, `transaction_accounts`) in the order of its
+ * primary key, each chunk found from the last key of the one before (a search of that key's b-tree, no sort). Only
+ * sqlite_sequence, a few rows with no key of its own, is read at once.
  */
 function* rowsInChunks(db: Db, table: string, key: 'rowid' | number[], each: (rows: unknown[][]) => void): Steps {
-  if (key !== 'rowid') {
+  if (table === 'sqlite_sequence') {
     each(readRows(db, table, key));
     return;
   }
-  const chunk = prepared(db, `SELECT rowid, * FROM "${table}" WHERE rowid > ? ORDER BY rowid LIMIT ${CHUNK_ROWS}`).raw(true);
-  for (let after: unknown = -Infinity; ; ) {
-    const rows = chunk.all(after) as unknown[][];
+  const names = key === 'rowid' ? [] : columnsOf(db, table);
+  const keyColumns = key === 'rowid' ? ['rowid'] : key.map((i) => `"${names[i]}"`);
+  const order = keyColumns.join(', ');
+  const selected = key === 'rowid' ? 'rowid, *' : '*';
+  const first = prepared(db, `SELECT ${selected} FROM "${table}" ORDER BY ${order} LIMIT ${CHUNK_ROWS}`).raw(true);
+  const after = prepared(db, `SELECT ${selected} FROM "${table}" WHERE (${order}) > (${keyColumns.map(() => '?').join(', ')}) ORDER BY ${order} LIMIT ${CHUNK_ROWS}`).raw(true);
+  const keyPositions = key === 'rowid' ? [0] : key;
+  for (let last: unknown[] | null = null; ; ) {
+    const rows = (last ? after.all(...last) : first.all()) as unknown[][];
     each(rows);
     if (rows.length < CHUNK_ROWS) return;
-    after = rows[rows.length - 1]![0];
+    const end = rows[rows.length - 1]!;
+    last = keyPositions.map((i) => end[i]);
     yield* turn(db);
   }
 }
@@ -167,7 +176,7 @@ export function* writeTablesSteps(db: Db, tables: TableRows[], order: string[]):
 export const BULK_RESTORE_ROWS = 5_000;
 
 /** Rows read, compared or written between two points where the event loop may take a turn. */
-const CHUNK_ROWS = 1_024;
+export const CHUNK_ROWS = 1_024;
 
 function involvesManyRows(db: Db, tables: TableRows[]): boolean {
   let rows = 0;

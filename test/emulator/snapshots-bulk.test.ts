@@ -7,7 +7,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildTestApp, json, type TestApp } from '../helper.js';
 import { DEFAULT_FIXTURES } from '../../src/config.js';
 import type { Db } from '../../src/db/db.js';
-import { BULK_RESTORE_ROWS, readTables, WrittenMeanwhileError } from '../../src/db/snapshot-tables.js';
+import { BULK_RESTORE_ROWS, CHUNK_ROWS, readTables, readTablesSteps, WrittenMeanwhileError } from '../../src/db/snapshot-tables.js';
 import { withoutTriggers } from '../../src/db/triggers.js';
 import { getSnapshot, heldInTurns } from '../../src/emulator/snapshots.service.js';
 import { captureSnapshotSteps, restoreSnapshotSteps } from '../../src/snapshots/snapshot.js';
@@ -279,4 +279,26 @@ t.test('closing the sessions while the first session from a big snapshot restore
   t.ok(createSettled, 'close() answered once the session being created had stopped');
   await t.rejects(created, { statusCode: 503, message: 'The server is shutting down' }, 'and that session is refused');
   t.same(sandbox.sessions.list(), [], 'no session is left');
+});
+
+t.test('a save reads every table a chunk at a time, the tables without a rowid in the order of their key', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'snapshots-bulk-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const sandbox = await buildTestApp({ config: { fixtures: bigFixtures(dir) } });
+  t.teardown(() => sandbox.close());
+  const db = sandbox.ctx.db;
+  const accounts = db.prepare('SELECT COUNT(*) FROM transaction_accounts').pluck().get() as number;
+  t.ok(accounts > 2 * CHUNK_ROWS, `transaction_accounts (WITHOUT ROWID) holds ${accounts} rows, most of one account: chunks meet inside one account_id`);
+
+  const steps = readTablesSteps(db);
+  let turns = 0;
+  let next = steps.next();
+  for (; !next.done; next = steps.next()) turns += 1;
+  const tables = next.value;
+  // a turn after each full chunk of every table, sqlite_sequence (read at once) aside
+  const expected = tables.filter((table) => table.name !== 'sqlite_sequence').reduce((sum, table) => sum + Math.floor(table.rows.length / CHUNK_ROWS), 0);
+  t.equal(turns, expected, `${turns} turns: one after each full chunk, the tables without a rowid included`);
+  const read = tables.find((table) => table.name === 'transaction_accounts')!;
+  t.same(read.rows, db.prepare('SELECT * FROM transaction_accounts ORDER BY account_id, transaction_id').raw(true).all(), 'every row once, in the order of the key');
+  t.same(tables.map((table) => table.rows.length), readTables(db).map((table) => table.rows.length));
 });
