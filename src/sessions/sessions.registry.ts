@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { configSchema, type Config } from '../config.js';
+import { clockStart, configSchema, type Config } from '../config.js';
 import type { Fixtures } from '../fixtures/fixtures.schema.js';
 import { restoreSnapshot, restoreSnapshotSteps, rowsIn, setStartingSnapshot, type Snapshot } from '../snapshots/snapshot.js';
-import { runInTurns } from '../lib/turns.js';
+import { runInTurns, runNow, type Steps } from '../lib/turns.js';
 import { markEqualTo } from '../snapshots/snapshots.tracking.js';
 import { BULK_RESTORE_ROWS } from '../db/snapshot-tables.js';
 import { keepSessionImage, roomForImage } from '../snapshots/snapshot-budget.js';
@@ -67,7 +67,14 @@ export interface SessionOptions {
 
 export interface Session {
   id: string;
-  sandbox: Sandbox;
+  /** Its sandbox: opened on first use, which comes in the turn the session was created (docs/sessions.md#how-fast). */
+  readonly sandbox: Sandbox;
+  /** Whether its sandbox is open yet (its create's answer is built before: docs/sessions.md#how-fast). */
+  readonly opened: boolean;
+  /** The fixtures it runs with (the server's, or those it was given). */
+  fixtures: Fixtures;
+  /** Where its creator said it sends (null: nowhere), as it starts and after every reset (docs/sessions.md#webhooks). */
+  pinnedWebhookUrl: string | null;
   createdAtMs: number;
   lastUsedAtMs: number;
   /** Requests being answered right now: a session is not ended by idleness while it works. */
@@ -81,7 +88,11 @@ export interface Session {
 export interface SessionRegistry {
   readonly limit: number;
   readonly idleTimeoutMs: number;
-  create(options: SessionOptions): Promise<Session>;
+  /**
+   * Create a session. `answer` is called with it once it is registered: before its database opens when it opens an
+   * image (then the database opens right after, in the same turn: docs/sessions.md#how-fast), after otherwise.
+   */
+  create(options: SessionOptions, answer?: (session: Session) => void): Promise<Session>;
   get(id: string): Session | undefined;
   /** Oldest first; only those created with `label` when it is given. */
   list(label?: string): Session[];
@@ -130,9 +141,9 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
   // parsed once: a session's clock, the one setting it may change, was checked by the request's schema already
   const sessionConfig: Config = configSchema.parse({ ...root.config, db: ':memory:', webhookUrl: undefined });
 
-  function openFor(sessionOptions: SessionOptions): Sandbox {
+  /** `fromSnapshot`: the image of its snapshot's database, when one is kept (read once, in the turn the session starts). */
+  function openFor(sessionOptions: SessionOptions, fromSnapshot: Buffer | undefined): Sandbox {
     const parsedConfig = sessionOptions.clock ? { ...sessionConfig, clock: sessionOptions.clock } : sessionConfig;
-    const fromSnapshot = sessionOptions.snapshot?.sessionImage;
     // its jobs run once the clock is at the snapshot's instant, as after the restore below
     if (fromSnapshot) return open({ parsedConfig, fixtures: root.fixtures, image: fromSnapshot, dueJobsLater: true });
     const key = sessionOptions.fixtures ? JSON.stringify(sessionOptions.fixtures) : '';
@@ -184,7 +195,13 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
     return Number.isFinite(expected) ? Math.max(1, Math.ceil((expected - at) / 1000)) : 1;
   }
 
-  async function create(sessionOptions: SessionOptions): Promise<Session> {
+  /** Whether the session would open a database image as it is: nothing of its input can fail it. */
+  function opensAnImage(sessionOptions: SessionOptions, snapshotImage: Buffer | undefined): boolean {
+    if (sessionOptions.snapshot) return snapshotImage !== undefined;
+    return images.has(sessionOptions.fixtures ? JSON.stringify(sessionOptions.fixtures) : '');
+  }
+
+  async function create(sessionOptions: SessionOptions, answer?: (session: Session) => void): Promise<Session> {
     if (closed) throw errors.unavailable('The server is shutting down');
     if (sessions.size + opening.size >= limit) {
       throw errors.tooManyRequests(
@@ -195,45 +212,48 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
         retryAfterSeconds(),
       );
     }
-    const sandbox = openFor(sessionOptions);
+    const snapshotImage = sessionOptions.snapshot?.sessionImage;
+    if (answer && opensAnImage(sessionOptions, snapshotImage)) {
+      // docs/sessions.md#how-fast: a session that opens an image is answered first and opened right after, in the same
+      // turn, so nothing reaches it in between and its creator reads the answer while its database opens
+      created += 1;
+      const seed = sessionOptions.seed ?? `${startSeed}/session-${created}`;
+      const session = register(sessionOptions, startingClock(sessionOptions), () => {
+        const sandbox = openFor(sessionOptions, snapshotImage);
+        try {
+          runNow(startSteps(sandbox, sessionOptions, seed, snapshotImage !== undefined));
+        } catch (error) {
+          void sandbox.close();
+          throw error;
+        }
+        return sandbox;
+      });
+      try {
+        answer(session);
+      } finally {
+        try {
+          void session.sandbox; // opens it
+        } catch (error) {
+          sessions.delete(session.id); // its answer is sent: its next request is a 404
+          throw error;
+        }
+      }
+      return session;
+    }
+    const sandbox = openFor(sessionOptions, snapshotImage);
     let started!: () => void;
     const starting = new Promise<void>((resolve) => {
       started = resolve;
     });
     opening.add(starting);
     try {
-      // docs/sessions.md#ids: a sequence of the session's own, so no two sessions hand out the same id; with a
-      // seed, the ids a fresh server started with that --seed would draw.
       created += 1;
-      sandbox.ctx.ids = createIdSource(sessionOptions.seed ?? `${startSeed}/session-${created}`, databaseCounter(sandbox.ctx.db));
-      const { snapshot } = sessionOptions;
-      if (snapshot) {
-        setStartingSnapshot(sandbox.ctx, snapshot); // its reset goes back to the snapshot
-        if (snapshot.sessionImage) {
-          // every table but meta is the snapshot's already; meta (its clock record, which the image leaves out) is
-          // put back as the full restore leaves it, then the clock as a restore sets it
-          restoreSnapshot(sandbox.ctx, { ...snapshot, tables: snapshot.tables.filter((table) => table.name === 'meta') });
-        } else {
-          // docs/control-plane.md#big-states: a big snapshot's restore takes turns (the new sandbox serves nothing yet,
-          // so nothing waits for it but its creator)
-          await runInTurns(restoreSnapshotSteps(sandbox.ctx, snapshot), () => (closed ? errors.unavailable('The server is shutting down') : null));
-          // docs/sessions.md#how-fast: later sessions from it open this database, while the process budget has room
-          // (the database's size bounds the image's: without room for it, no copy is made only to be thrown away)
-          const databaseBytes = Number(sandbox.ctx.db.pragma('page_count', { simple: true })) * Number(sandbox.ctx.db.pragma('page_size', { simple: true }));
-          // (a big one as it is: sessions opening an image restore `meta` from the snapshot, clock record included, so
-          // it needs no copy without that record)
-          if (!sessionConfig.snapshot && roomForImage(databaseBytes)) {
-            keepSessionImage(snapshot, databaseBytes > COMPACT_IMAGES_UP_TO ? sandbox.ctx.db.serialize() : sandboxImage(sandbox.ctx.db));
-          }
-        }
-      }
-      // docs/control-plane.md#big-states: a big snapshot's session notes the tables it writes from the start, so its
-      // reset compares those only, not every row of the snapshot
-      if (snapshot && rowsIn(snapshot) > BULK_RESTORE_ROWS) markEqualTo(sandbox.ctx, snapshot);
-      // A session sends only where its creator said, whatever its fixtures or snapshot name, and after every
-      // reset too (docs/sessions.md#webhooks): deliveries of two sessions never reach one receiver by accident.
-      pinSessionWebhookUrl(sandbox.ctx, sessionOptions.webhookUrl ?? null);
-      sandbox.ctx.db.pragma('shrink_memory');
+      const seed = sessionOptions.seed ?? `${startSeed}/session-${created}`;
+      // docs/control-plane.md#big-states: a big snapshot's restore takes turns (the new sandbox serves nothing yet, so
+      // nothing waits for it but its creator)
+      await runInTurns(startSteps(sandbox, sessionOptions, seed, snapshotImage !== undefined), () =>
+        closed ? errors.unavailable('The server is shutting down') : null,
+      );
       if (closed) throw errors.unavailable('The server is shutting down'); // while a restore took turns
     } catch (error) {
       await sandbox.close();
@@ -242,17 +262,71 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
       opening.delete(starting);
       started();
     }
+    const { clock } = sandbox.ctx;
+    const session = register(sessionOptions, clock.state().mode === 'frozen' ? clock.nowIso() : 'realtime', sandbox);
+    answer?.(session);
+    return session;
+  }
+
+  /**
+   * What a session's start does once its database is open: its ids, its snapshot (a snapshot's image holds every table
+   * but `meta`; without an image the snapshot's rows are restored, a chunk at a time for a big one), where it sends.
+   */
+  function* startSteps(sandbox: Sandbox, sessionOptions: SessionOptions, seed: string, openedSnapshotImage: boolean): Steps {
+    const { ctx } = sandbox;
+    // docs/sessions.md#ids: a sequence of the session's own, so no two sessions hand out the same id; with a seed, the
+    // ids a fresh server started with that --seed would draw.
+    ctx.ids = createIdSource(seed, databaseCounter(ctx.db));
+    const { snapshot } = sessionOptions;
+    if (snapshot) {
+      setStartingSnapshot(ctx, snapshot); // its reset goes back to the snapshot
+      if (openedSnapshotImage) {
+        // every table but meta is the snapshot's already; meta (its clock record, which the image leaves out) is put
+        // back as the full restore leaves it, then the clock as a restore sets it
+        restoreSnapshot(ctx, { ...snapshot, tables: snapshot.tables.filter((table) => table.name === 'meta') });
+      } else {
+        yield* restoreSnapshotSteps(ctx, snapshot);
+        // docs/sessions.md#how-fast: later sessions from it open this database, while the process budget has room
+        // (the database's size bounds the image's: without room for it, no copy is made only to be thrown away)
+        const databaseBytes = Number(ctx.db.pragma('page_count', { simple: true })) * Number(ctx.db.pragma('page_size', { simple: true }));
+        // (a big one as it is: sessions opening an image restore `meta` from the snapshot, clock record included, so
+        // it needs no copy without that record)
+        if (!sessionConfig.snapshot && roomForImage(databaseBytes)) {
+          keepSessionImage(snapshot, databaseBytes > COMPACT_IMAGES_UP_TO ? ctx.db.serialize() : sandboxImage(ctx.db));
+        }
+      }
+      // docs/control-plane.md#big-states: a big snapshot's session notes the tables it writes from the start, so its
+      // reset compares those only, not every row of the snapshot
+      if (rowsIn(snapshot) > BULK_RESTORE_ROWS) markEqualTo(ctx, snapshot);
+    }
+    // A session sends only where its creator said, whatever its fixtures or snapshot name, and after every
+    // reset too (docs/sessions.md#webhooks): deliveries of two sessions never reach one receiver by accident.
+    pinSessionWebhookUrl(ctx, sessionOptions.webhookUrl ?? null);
+    ctx.db.pragma('shrink_memory');
+  }
+
+  /** The session, listed and reachable from now on: its sandbox, or what opens it on first use; `clock` as it starts. */
+  function register(sessionOptions: SessionOptions, clock: string, opened: Sandbox | (() => Sandbox)): Session {
     const at = now();
+    let sandbox = typeof opened === 'function' ? undefined : opened;
     const session: Session = {
       id: `ses_${randomBytes(8).toString('hex')}`,
-      sandbox,
+      get sandbox() {
+        sandbox ??= (opened as () => Sandbox)();
+        return sandbox;
+      },
+      get opened() {
+        return sandbox !== undefined;
+      },
+      fixtures: sessionOptions.fixtures ?? root.fixtures,
+      pinnedWebhookUrl: sessionOptions.webhookUrl ?? null,
       createdAtMs: at,
       lastUsedAtMs: at,
       inFlight: 0,
       startedFrom: {
         fixtures: sessionOptions.fixtures ? 'given' : 'server',
         snapshot: sessionOptions.snapshot?.name ?? null,
-        clock: sandbox.ctx.clock.state().mode === 'frozen' ? sandbox.ctx.clock.nowIso() : 'realtime',
+        clock,
         seed: sessionOptions.seed ?? null,
       },
       label: sessionOptions.label ?? null,
@@ -261,6 +335,18 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
     sessions.set(session.id, session);
     startSweeper();
     return session;
+  }
+
+  /**
+   * The clock a session opening an image starts at, as its answer shows it before its database is open: a snapshot's
+   * instant (or `realtime`, a snapshot of a flowing clock), else its own `clock` or the server's `--clock` (a server
+   * started with `--snapshot` keeps no image: its sessions start from that file's clock, read once opened).
+   */
+  function startingClock(sessionOptions: SessionOptions): string {
+    const { snapshot } = sessionOptions;
+    if (snapshot) return snapshot.clockMode === 'frozen' ? new Date(snapshot.clockMs).toISOString() : 'realtime';
+    const start = clockStart(sessionOptions.clock ? { ...sessionConfig, clock: sessionOptions.clock } : sessionConfig);
+    return start.mode === 'frozen' ? new Date(start.atMs).toISOString() : 'realtime';
   }
 
   async function end(id: string, byClient = true): Promise<boolean> {

@@ -46,10 +46,16 @@ export const sessionsRoutes = (root: AppContext, registry: SessionRegistry): Fas
       },
       async (request, reply) => {
         const { scenario, ...options } = await sessionOptionsOf(root, request.body);
+        const origin = originOf(root, request);
+        if (!scenario) {
+          // docs/sessions.md#how-fast: a session that opens an image is answered before its database opens
+          await openSession(registry, options, (session) => void reply.status(201).send(sessionView(registry, session, origin)));
+          return reply;
+        }
         const session: Session = await openSession(registry, options);
         // docs/sessions.md#scenarios: the scenario's `given` is built before the answer; a failure ends the session
-        if (scenario) await startScenario(app, registry, session, SESSION_PATH + session.id, scenario);
-        return reply.status(201).send(sessionView(registry, session, originOf(root, request)));
+        await startScenario(app, registry, session, SESSION_PATH + session.id, scenario);
+        return reply.status(201).send(sessionView(registry, session, origin));
       },
     );
 

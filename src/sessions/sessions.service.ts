@@ -160,9 +160,9 @@ function optionsOf(root: AppContext, body: NonNullable<CreateSessionInput>): Ses
  * the currency's precision, a birth date after the session's clock): a 400 on fixtures or clock, never a 500
  * (docs/sessions.md#given-fixtures).
  */
-export async function openSession(registry: SessionRegistry, options: SessionOptions): Promise<Session> {
+export async function openSession(registry: SessionRegistry, options: SessionOptions, answer?: (session: Session) => void): Promise<Session> {
   try {
-    return await registry.create(options);
+    return await registry.create(options, answer);
   } catch (error) {
     // a uniqueness the fixtures' own checks do not know of (a counterparty id given twice): the database's word
     if (isConstraintError(error)) throw errors.field('InvalidValue', 'fixtures', `the fixtures cannot be seeded: ${(error as Error).message}`);
@@ -185,11 +185,11 @@ export function sessionOrThrow(registry: SessionRegistry, id: string): Session {
 
 /** `origin` is the scheme and host the client used (the request's Host), so baseUrl works through Docker's port mapping. */
 export function sessionView(registry: SessionRegistry, session: Session, origin: string): SessionView {
-  const { ctx } = session.sandbox;
-  const programme = ctx.fixtures.programmes[0]!;
+  const programme = session.fixtures.programmes[0]!;
   const single = programme.apiKeys.find((key) => key.integrationType === 'SINGLE_USER');
   const multi = programme.apiKeys.find((key) => key.integrationType === 'MULTI_USER');
-  const webhookUrl = listEndpoints(ctx, programme.id).endpoints[0]?.url ?? null;
+  // where it sends now (its client may have set another URL since); before its database opens, where its creator said
+  const webhookUrl = session.opened ? (listEndpoints(session.sandbox.ctx, programme.id).endpoints[0]?.url ?? null) : session.pinnedWebhookUrl;
   return {
     id: session.id,
     baseUrl: `${origin}${SESSION_PATH}${session.id}`,
