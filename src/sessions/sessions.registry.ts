@@ -131,6 +131,9 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
   // sessions being created (a big snapshot's restore takes turns of the event loop): counted against the limit, and
   // close() waits for them to end, their databases closed
   const opening = new Set<Promise<void>>();
+  // docs/control-plane.md#big-states: the first session from a snapshot without an image, while it restores it; other
+  // sessions from that snapshot wait for it and open the image it keeps
+  const firstFrom = new WeakMap<Snapshot, Promise<void>>();
   // docs/sessions.md#ids: unseeded sessions draw from the server's --seed, or without one from a seed of this start's
   // own, so no two starts hand out the same ids either.
   const startSeed = root.config.seed ?? `start-${randomBytes(8).toString('hex')}`;
@@ -195,6 +198,12 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
     return Number.isFinite(expected) ? Math.max(1, Math.ceil((expected - at) / 1000)) : 1;
   }
 
+  /** The start of the first session from the same snapshot, restoring it now (no image of it is kept yet). */
+  function restoring(sessionOptions: SessionOptions): Promise<void> | undefined {
+    const { snapshot } = sessionOptions;
+    return snapshot && !snapshot.sessionImage ? firstFrom.get(snapshot) : undefined;
+  }
+
   /** Whether the session would open a database image as it is: nothing of its input can fail it. */
   function opensAnImage(sessionOptions: SessionOptions, snapshotImage: Buffer | undefined): boolean {
     if (sessionOptions.snapshot) return snapshotImage !== undefined;
@@ -202,6 +211,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
   }
 
   async function create(sessionOptions: SessionOptions, answer?: (session: Session) => void): Promise<Session> {
+    for (let first = restoring(sessionOptions); first; first = restoring(sessionOptions)) await first;
     if (closed) throw errors.unavailable('The server is shutting down');
     if (sessions.size + opening.size >= limit) {
       throw errors.tooManyRequests(
@@ -246,6 +256,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
       started = resolve;
     });
     opening.add(starting);
+    if (sessionOptions.snapshot && !snapshotImage) firstFrom.set(sessionOptions.snapshot, starting);
     try {
       created += 1;
       const seed = sessionOptions.seed ?? `${startSeed}/session-${created}`;
@@ -260,6 +271,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
       throw error;
     } finally {
       opening.delete(starting);
+      if (sessionOptions.snapshot && firstFrom.get(sessionOptions.snapshot) === starting) firstFrom.delete(sessionOptions.snapshot);
       started();
     }
     const { clock } = sandbox.ctx;

@@ -9,6 +9,8 @@ import { DEFAULT_FIXTURES } from '../../src/config.js';
 import type { Db } from '../../src/db/db.js';
 import { BULK_RESTORE_ROWS, CHUNK_ROWS, readTables, readTablesSteps, WrittenMeanwhileError } from '../../src/db/snapshot-tables.js';
 import { withoutTriggers } from '../../src/db/triggers.js';
+import { createSessionRegistry } from '../../src/sessions/sessions.registry.js';
+import { openSandbox } from '../../src/sandbox.js';
 import { getSnapshot, heldInTurns } from '../../src/emulator/snapshots.service.js';
 import { captureSnapshotSteps, restoreSnapshotSteps } from '../../src/snapshots/snapshot.js';
 import { runNow } from '../../src/lib/turns.js';
@@ -301,4 +303,31 @@ t.test('a save reads every table a chunk at a time, the tables without a rowid i
   const read = tables.find((table) => table.name === 'transaction_accounts')!;
   t.same(read.rows, db.prepare('SELECT * FROM transaction_accounts ORDER BY account_id, transaction_id').raw(true).all(), 'every row once, in the order of the key');
   t.same(tables.map((table) => table.rows.length), readTables(db).map((table) => table.rows.length));
+});
+
+t.test('sessions created at once from a big snapshot: the first restores it, the others wait and open its image', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'snapshots-bulk-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const sandbox = await buildTestApp({ config: { fixtures: bigFixtures(dir) } });
+  t.teardown(() => sandbox.close());
+  // every transaction row differs from the fixtures' (the sessions' databases start as those): the restore rewrites them
+  sandbox.ctx.db.prepare('UPDATE transactions SET updated_at_ms = updated_at_ms + 1').run();
+  t.equal((await control(sandbox, 'POST', '/_emulator/snapshots', { name: 'big' })).statusCode, 201);
+  const snapshot = getSnapshot(sandbox.ctx, 'big');
+  const opened: Array<Buffer | undefined> = [];
+  const registry = createSessionRegistry(sandbox.ctx, (options) => {
+    opened.push(options.image);
+    return openSandbox(options);
+  });
+  t.teardown(() => registry.close());
+  await registry.end((await registry.create({})).id); // the image of the fixtures, which a first session from a snapshot opens
+  opened.length = 0;
+  const sessions = await Promise.all([registry.create({ snapshot }), registry.create({ snapshot }), registry.create({ snapshot })]);
+  t.ok(snapshot.sessionImage, 'the first kept an image of the snapshot');
+  t.same(
+    opened.map((image) => image === snapshot.sessionImage),
+    [false, true, true],
+    'one restore, from the fixtures; the two others opened the snapshot image it kept',
+  );
+  for (const session of sessions) t.same(comparable(readTables(session.sandbox.ctx.db)), comparable(snapshot.tables), 'each starts as saved');
 });
