@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { errors } from '../core/errors.js';
-import { holdsEnded, pendingJobs, runDueJobsInSlices } from '../scheduler/scheduler.js';
+import { afterOpenTransaction, pendingJobs, runDueJobsInSlices } from '../scheduler/scheduler.js';
 import { webhookDispatcherOf } from '../domains/webhooks/webhooks.dispatcher.js';
 import { waitingDeliveries } from '../domains/webhooks/webhooks.views.js';
 import type { SettleReport } from './settle.schema.js';
@@ -30,8 +30,7 @@ export async function settleSandbox(ctx: AppContext, timeoutMs: number): Promise
     // a big save, restore or reset of this sandbox is half way (docs/control-plane.md#big-states): look again after it,
     // past the deadline too (an answer reads the state whole, never half written)
     if (ctx.db.inTransaction) {
-      await holdsEnded(ctx);
-      if (ctx.db.inTransaction) await new Promise((resolve) => setTimeout(resolve, POLL_MS)); // a hold being let go
+      await afterOpenTransaction(ctx);
       continue;
     }
     const quiet = dispatcher ? dispatcher.idle() : true;

@@ -234,7 +234,8 @@ export class SandboxClosedError extends Error {}
 
 /**
  * Resolves once no save, restore or reset of the sandbox holds a transaction open across turns
- * (docs/control-plane.md#big-states): what a webhook attempt released meanwhile waits for before it reads or records.
+ * (docs/control-plane.md#big-states): what a webhook attempt released meanwhile waits for before it reads or records, and
+ * what settle waits for before it reads the state.
  */
 export async function afterOpenTransaction(ctx: AppContext): Promise<void> {
   let waited: Promise<unknown> | null = null;
@@ -321,11 +322,6 @@ export function writeAfterWait<T>(ctx: AppContext, during: string, write: () => 
     if (!ctx.db.open) throw errors.sandboxEnded(during);
     return write();
   });
-}
-
-/** Resolves once no hold of the sandbox is under way (settle looks at the state after it, never half way). */
-export function holdsEnded(ctx: AppContext): Promise<void> {
-  return whenUnheld(ctx.runtime.get(clockMoveSlot), () => undefined);
 }
 
 function moveTo(ctx: AppContext, ms: number, frozen: boolean): void {

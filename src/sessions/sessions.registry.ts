@@ -241,12 +241,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
       try {
         answer(session);
       } finally {
-        try {
-          void session.sandbox; // opens it
-        } catch (error) {
-          sessions.delete(session.id); // its answer is sent: its next request is a 404
-          throw error;
-        }
+        openAnswered(session);
       }
       return session;
     }
@@ -278,6 +273,16 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
     const session = register(sessionOptions, clock.state().mode === 'frozen' ? clock.nowIso() : 'realtime', sandbox);
     answer?.(session);
     return session;
+  }
+
+  /** Open a session answered before its database: a failure removes it (its next request is a 404) and is thrown. */
+  function openAnswered(session: Session): void {
+    try {
+      void session.sandbox; // the first use opens it
+    } catch (error) {
+      sessions.delete(session.id);
+      throw error;
+    }
   }
 
   /**
