@@ -74,13 +74,16 @@ export function schemaIdOf(operationId) {
   return withoutVerb || name;
 }
 
+/** Pages that name every area's paths without being any area's guide: figures, the index. */
+const NOT_AN_AREA = new Set(['benchmarks.md', 'README.md']);
+
 /** The docs page of an area: the page under docs/ that names the owner's existing paths most often. */
 export function docsPageOf(root, route) {
   const prefix = route.split('/').slice(0, 3).join('/');
   const docs = path.join(root, 'docs');
   if (!existsSync(docs)) return undefined;
   let best;
-  for (const name of readdirSync(docs).filter((file) => file.endsWith('.md'))) {
+  for (const name of readdirSync(docs).filter((file) => file.endsWith('.md') && !NOT_AN_AREA.has(file))) {
     const hits = readFileSync(path.join(docs, name), 'utf8').split(prefix).length - 1;
     if (hits > 0 && (!best || hits > best.hits)) best = { name, hits };
   }
