@@ -145,11 +145,11 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
   const sessionConfig: Config = configSchema.parse({ ...root.config, db: ':memory:', webhookUrl: undefined });
 
   /** `fromSnapshot`: the image of its snapshot's database, when one is kept (read once, in the turn the session starts). */
-  function openFor(sessionOptions: SessionOptions, fromSnapshot: Buffer | undefined): Sandbox {
+  /** `key`: its fixtures' key in `images`. */
+  function openFor(sessionOptions: SessionOptions, fromSnapshot: Buffer | undefined, key: string): Sandbox {
     const parsedConfig = sessionOptions.clock ? { ...sessionConfig, clock: sessionOptions.clock } : sessionConfig;
     // its jobs run once the clock is at the snapshot's instant, as after the restore below
     if (fromSnapshot) return open({ parsedConfig, fixtures: root.fixtures, image: fromSnapshot, dueJobsLater: true });
-    const key = sessionOptions.fixtures ? JSON.stringify(sessionOptions.fixtures) : '';
     const image = images.get(key);
     const sandbox = open({
       parsedConfig,
@@ -205,9 +205,8 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
   }
 
   /** Whether the session would open a database image as it is: nothing of its input can fail it. */
-  function opensAnImage(sessionOptions: SessionOptions, snapshotImage: Buffer | undefined): boolean {
-    if (sessionOptions.snapshot) return snapshotImage !== undefined;
-    return images.has(sessionOptions.fixtures ? JSON.stringify(sessionOptions.fixtures) : '');
+  function opensAnImage(sessionOptions: SessionOptions, snapshotImage: Buffer | undefined, key: string): boolean {
+    return sessionOptions.snapshot ? snapshotImage !== undefined : images.has(key);
   }
 
   async function create(sessionOptions: SessionOptions, answer?: (session: Session) => void): Promise<Session> {
@@ -223,13 +222,15 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
       );
     }
     const snapshotImage = sessionOptions.snapshot?.sessionImage;
-    if (answer && opensAnImage(sessionOptions, snapshotImage)) {
+    // the images of the server's fixtures are kept under '', of given ones under their JSON
+    const key = sessionOptions.fixtures ? JSON.stringify(sessionOptions.fixtures) : '';
+    if (answer && opensAnImage(sessionOptions, snapshotImage, key)) {
       // docs/sessions.md#how-fast: a session that opens an image is answered first and opened right after, in the same
       // turn, so nothing reaches it in between and its creator reads the answer while its database opens
       created += 1;
       const seed = sessionOptions.seed ?? `${startSeed}/session-${created}`;
       const session = register(sessionOptions, startingClock(sessionOptions), () => {
-        const sandbox = openFor(sessionOptions, snapshotImage);
+        const sandbox = openFor(sessionOptions, snapshotImage, key);
         try {
           runNow(startSteps(sandbox, sessionOptions, seed, snapshotImage !== undefined));
         } catch (error) {
@@ -245,7 +246,7 @@ export function createSessionRegistry(root: AppContext, open: OpenSandbox, optio
       }
       return session;
     }
-    const sandbox = openFor(sessionOptions, snapshotImage);
+    const sandbox = openFor(sessionOptions, snapshotImage, key);
     let started!: () => void;
     const starting = new Promise<void>((resolve) => {
       started = resolve;
