@@ -6,7 +6,6 @@ import { captureSnapshot, restoreSnapshotSteps, restoreTablesSteps, startingSnap
 import { runInTurns, runNow, type Steps } from '../lib/turns.js';
 import { sessionWebhookUrl, setWebhookEndpoint } from '../domains/webhooks/webhooks.endpoints.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
-import { forgetAttemptsOnTheWire } from '../domains/webhooks/webhooks.sender.js';
 
 /**
  * The state the fixtures seed, taken at a sandbox's first reset and put back by every later one
@@ -42,8 +41,9 @@ export function resetSandbox(ctx: AppContext): void {
  */
 function* resetSteps(ctx: AppContext): Steps {
   ctx.runtime.reset(); // every slot by its declaration (docs/faults.md#lifetime, docs/faults.md#reset-sessions-and-snapshots)
-  forgetAttemptsOnTheWire(ctx); // their deliveries' ids are drawn again by the new state (docs/webhooks.md#reset)
-  stateReplaced(ctx); // nor is a write prepared before it made in the new one (docs/control-plane.md#a-write-after-a-wait)
+  // attempts on the wire finish unrecorded: their deliveries' ids are drawn again by the new state (docs/webhooks.md#reset);
+  // nor is a write a handler prepared before it made in the new one (docs/control-plane.md#a-write-after-a-wait)
+  stateReplaced(ctx);
   const snapshot = startingSnapshot(ctx);
   const pinnedUrl = sessionWebhookUrl(ctx);
   if (snapshot) {

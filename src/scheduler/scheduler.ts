@@ -211,7 +211,10 @@ export function runDueJobsYielding(ctx: AppContext): Promise<number> {
 /** What a sandbox's move of the clock holds (docs/decisions.md#scheduler-slices): the move under way, if any. */
 export interface ClockMove {
   underWay: Promise<unknown> | null;
-  /** How many restores and resets have replaced the sandbox's state (docs/control-plane.md#a-write-after-a-wait). */
+  /**
+   * How many restores and resets have replaced the sandbox's state: a handler's write after a wait
+   * (docs/control-plane.md#a-write-after-a-wait) and a webhook attempt on the wire (docs/webhooks.md#reset) compare it.
+   */
   replaced: number;
 }
 

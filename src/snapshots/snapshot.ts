@@ -1,7 +1,6 @@
 import type { AppContext } from '../context.js';
 import { errors, type ServiceError } from '../core/errors.js';
 import { notifyOutbox } from '../domains/webhooks/outbox.js';
-import { forgetAttemptsOnTheWire } from '../domains/webhooks/webhooks.sender.js';
 import { rearmJobsTimer, stateReplaced } from '../scheduler/scheduler.js';
 import type { StateSlot } from '../runtime/sandbox-runtime.js';
 import { readTablesSteps, schemaVersionOf, triggerOrder, writeTablesSteps, type TableRows } from '../db/snapshot-tables.js';
@@ -69,8 +68,8 @@ export function restoreSnapshot(ctx: AppContext, snapshot: Snapshot): void {
 export function* restoreSnapshotSteps(ctx: AppContext, snapshot: Snapshot): Steps {
   // attempts under way are of deliveries the restore replaces (docs/webhooks.md#reset): forgotten before the rows are
   // written, so no result of theirs is recorded into a restore that takes turns (none starts during one)
-  forgetAttemptsOnTheWire(ctx);
-  stateReplaced(ctx); // a write prepared before it does not land in the restored state (docs/control-plane.md#a-write-after-a-wait)
+  // (docs/control-plane.md#a-write-after-a-wait: nor does a write a handler prepared before it land in the restored state)
+  stateReplaced(ctx);
   yield* restoreTablesSteps(ctx, snapshot);
   ctx.clock.freezeAt(snapshot.clockMs);
   if (snapshot.clockMode === 'realtime') ctx.clock.resume();

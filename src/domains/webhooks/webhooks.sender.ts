@@ -7,7 +7,7 @@ import { recordAttempt, RESPONSE_BODY_LOG_LIMIT } from './webhooks.record.js';
 import { deliveryInterceptorOf, noChaos, type AttemptChaos } from './webhooks.interceptor.js';
 import { deliveryTransportFor } from './webhooks.transport.js';
 import type { StateSlot } from '../../runtime/sandbox-runtime.js';
-import { afterOpenTransaction } from '../../scheduler/scheduler.js';
+import { afterOpenTransaction, stateReplacements } from '../../scheduler/scheduler.js';
 
 // The asynchronous half of one webhook attempt (docs/webhooks.md#delivery-rules, interface 6.1): prepare the signed
 // request in a short transaction, POST it (src/lib/http-post.ts) outside any transaction, then record the outcome in another.
@@ -21,16 +21,12 @@ interface SenderState {
   inFlight: Set<string>;
   /** Called after every attempt settles (the dispatcher wakes up; drain() re-checks). */
   listeners: Set<() => void>;
-  /**
-   * Moves with every reset and snapshot restore: an attempt on the wire across one is not recorded, since the
-   * deliveries it would be recorded against may now be others with the same ids (docs/webhooks.md#reset).
-   */
-  generation: number;
 }
 
 /**
  * Per sandbox (docs/architecture.md#runtime); a reset keeps its connections and the attempts on the wire, which finish
- * unrecorded: reset and restore move the generation (forgetAttemptsOnTheWire).
+ * unrecorded: an attempt on the wire across a reset or restore (stateReplacements moved) is not recorded, since the
+ * deliveries it would be recorded against may now be others with the same ids (docs/webhooks.md#reset).
  */
 export const senderSlot: StateSlot<SenderState> = {
   name: 'webhooks.sender',
@@ -41,12 +37,7 @@ export const senderSlot: StateSlot<SenderState> = {
 };
 
 function newSenderState(): SenderState {
-  return { agent: null, inFlight: new Set(), listeners: new Set(), generation: 0 };
-}
-
-/** A reset or snapshot restore rewinds the deliveries, ids included: attempts on the wire finish unrecorded. */
-export function forgetAttemptsOnTheWire(ctx: AppContext): void {
-  senderState(ctx).generation += 1;
+  return { agent: null, inFlight: new Set(), listeners: new Set() };
 }
 
 export function senderState(ctx: AppContext): SenderState {
@@ -84,7 +75,7 @@ export async function attemptDelivery(ctx: AppContext, deliveryId: string, kind:
     // (docs/control-plane.md#big-states)
     if (ctx.db.inTransaction) await afterOpenTransaction(ctx);
     if (!ctx.db.open) return 'ABORTED';
-    const generation = state.generation; // the deliveries as prepared; a reset during the send makes them others
+    const generation = stateReplacements(ctx); // the deliveries as prepared; a reset during the send makes them others
     const prepared = prepareAttempt(ctx, deliveryId, kind, chaos);
     if ('skipped' in prepared) return 'SKIPPED';
     const recorded = await sendAndRecord(ctx, state, prepared, options, generation);
@@ -124,7 +115,7 @@ async function sendAndRecord(ctx: AppContext, state: SenderState, prepared: Prep
   // recorded after a big save, restore or reset that holds the sandbox now, never into it (docs/control-plane.md#big-states)
   if (ctx.db.inTransaction) await afterOpenTransaction(ctx);
   // docs/webhooks.md#reset: reset or restored while on the wire; its delivery id may now name another event's delivery
-  if (state.generation !== generation) return 'ABORTED';
+  if (stateReplacements(ctx) !== generation) return 'ABORTED';
   try {
     return { outcome: result.outcome, number: recordAttempt(ctx, prepared, result) };
   } catch (error) {
